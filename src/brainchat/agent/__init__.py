@@ -1,0 +1,1 @@
+"""The agent core: a LangGraph state machine that knows nothing of the UI."""

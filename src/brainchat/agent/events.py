@@ -1,0 +1,239 @@
+"""Typed events emitted by a run: the only thing the UI, the CLI and the tests see of the core."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextvars
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, Literal
+
+StopReason = Literal["answered", "iteration_limit", "timeout", "loop", "cancelled", "error"]
+ToolStatus = Literal["success", "error", "refused", "cached", "skipped"]
+
+
+@dataclass(kw_only=True)
+class Event:
+    """Base of every event; `type` names the kind on the wire (JSON lines, tests)."""
+
+    type: ClassVar[str] = "event"
+    ts: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for key, value in list(data.items()):
+            if isinstance(value, bytes):
+                data[key] = base64.b64encode(value).decode("ascii")
+        return {"type": self.type, **data}
+
+
+@dataclass(kw_only=True)
+class RunStarted(Event):
+    type: ClassVar[str] = "run_started"
+    mode: Literal["chat", "agent"]
+    question: str
+    models: dict[str, str] = field(default_factory=dict)  # role -> model name
+    tools: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class ThinkingToken(Event):
+    type: ClassVar[str] = "thinking_token"
+    role: str
+    model: str
+    text: str
+    round: int = 0
+
+
+@dataclass(kw_only=True)
+class ThinkingDone(Event):
+    type: ClassVar[str] = "thinking_done"
+    role: str
+    model: str
+    text: str
+    round: int = 0
+    duration: float = 0.0
+    tool_calls: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class ToolCallStarted(Event):
+    type: ClassVar[str] = "tool_call_started"
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    source: str = "local"
+    round: int = 0
+
+
+@dataclass(kw_only=True)
+class ToolProgress(Event):
+    """Progress of a long-running tool (training epochs, ICA fitting...)."""
+
+    type: ClassVar[str] = "tool_progress"
+    call_id: str
+    name: str
+    message: str
+    fraction: float | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class ToolImage(Event):
+    """A PNG produced by a tool (EEG plots), to be shown under its step."""
+
+    type: ClassVar[str] = "tool_image"
+    call_id: str
+    name: str
+    title: str
+    png: bytes
+
+
+@dataclass(kw_only=True)
+class ToolFinished(Event):
+    type: ClassVar[str] = "tool_finished"
+    call_id: str
+    name: str
+    status: ToolStatus
+    duration: float
+    summary: str
+    content: str = ""
+    error: str | None = None
+    cache_hit: bool = False
+    result_count: int | None = None
+    top: list[dict[str, str]] = field(default_factory=list)  # title, url, snippet
+    structured: Any = None
+    started_at: float = 0.0
+    finished_at: float = 0.0
+
+
+@dataclass(kw_only=True)
+class Evaluation(Event):
+    type: ClassVar[str] = "evaluation"
+    verdict: Literal["continue", "answer", "stop"]
+    reason: str
+    round: int = 0
+
+
+@dataclass(kw_only=True)
+class ModelSwitch(Event):
+    type: ClassVar[str] = "model_switch"
+    role: str
+    model: str
+    reason: str
+
+
+@dataclass(kw_only=True)
+class AnswerToken(Event):
+    type: ClassVar[str] = "answer_token"
+    role: str
+    model: str
+    text: str
+
+
+@dataclass(kw_only=True)
+class Citations(Event):
+    type: ClassVar[str] = "citations"
+    sources: list[dict[str, Any]]  # n, title, url
+
+
+@dataclass(kw_only=True)
+class Notice(Event):
+    """Something the user should know in plain words: a limit, a loop, an error, a refusal."""
+
+    type: ClassVar[str] = "notice"
+    kind: Literal["iteration_limit", "timeout", "loop", "error", "refused", "cancelled", "info"]
+    message: str
+    hint: str = ""
+
+
+@dataclass(kw_only=True)
+class RoleStats:
+    role: str
+    model: str
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    estimated: bool = False
+    seconds: float = 0.0
+    ttft: float | None = None
+    cost: float | None = None
+
+
+@dataclass(kw_only=True)
+class Stats(Event):
+    type: ClassVar[str] = "stats"
+    rows: list[RoleStats]
+    total_seconds: float
+    ttft: float | None = None  # time from run start to the first answer token
+    total_cost: float | None = None
+    tool_seconds: float = 0.0
+
+
+@dataclass(kw_only=True)
+class StudyChanged(Event):
+    """The EEG study changed stage or content; the UI may refresh its view of it."""
+
+    type: ClassVar[str] = "study_changed"
+    stage: str
+    summary: str
+
+
+@dataclass(kw_only=True)
+class RunFinished(Event):
+    type: ClassVar[str] = "run_finished"
+    reason: StopReason
+    answer: str = ""
+    error: str | None = None
+
+
+EventCallback = Callable[[Event], None]
+
+_sink: contextvars.ContextVar[EventCallback | None] = contextvars.ContextVar(
+    "brainchat_event_sink", default=None
+)
+_tool_call: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
+    "brainchat_tool_call", default=None
+)
+
+
+def emit(event: Event) -> None:
+    """Send an event to the current run's sink, if any (safe from worker threads too)."""
+    sink = _sink.get()
+    if sink is not None:
+        sink(event)
+
+
+def current_tool_call() -> tuple[str, str]:
+    """(call_id, tool name) of the tool call running in this context, or ("", "")."""
+    return _tool_call.get() or ("", "")
+
+
+def set_tool_call(call_id: str, name: str) -> contextvars.Token:
+    return _tool_call.set((call_id, name))
+
+
+class EventQueue:
+    """An asyncio queue of events that worker threads may also push to."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._loop = asyncio.get_running_loop()
+        self._owner = threading.get_ident()
+
+    def put(self, event: Event | None) -> None:
+        if threading.get_ident() == self._owner:
+            self.queue.put_nowait(event)
+        else:
+            self._loop.call_soon_threadsafe(self.queue.put_nowait, event)
+
+    def bind(self) -> contextvars.Token:
+        """Make `emit` in this context (and tasks/threads started from it) feed this queue."""
+        return _sink.set(self.put)
+
+
+def unbind(token: contextvars.Token) -> None:
+    _sink.reset(token)

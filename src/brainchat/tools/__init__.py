@@ -1,0 +1,1 @@
+"""Tools the agent may call: web search, EEG analysis, MCP servers."""
