@@ -237,3 +237,36 @@ class EventQueue:
 
 def unbind(token: contextvars.Token) -> None:
     _sink.reset(token)
+
+
+async def stream_events(work: Callable[[], Any]) -> Any:
+    """Run `work()` (a coroutine function) in a task and yield the events it emits, in order.
+
+    Cancelling the consumer cancels the work; an exception in the work is re-raised after the
+    events emitted before it have been yielded.
+    """
+    events = EventQueue()
+
+    async def runner() -> None:
+        token = events.bind()
+        try:
+            await work()
+        finally:
+            unbind(token)
+            events.put(None)
+
+    task = asyncio.create_task(runner())
+    try:
+        while True:
+            event = await events.queue.get()
+            if event is None:
+                break
+            yield event
+        await task
+    finally:
+        if not task.done():
+            task.cancel()
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass

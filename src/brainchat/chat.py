@@ -1,0 +1,120 @@
+"""Chat mode: one model streams an answer with the (trimmed) conversation as context."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from brainchat.agent.events import (
+    Event,
+    Notice,
+    RunFinished,
+    RunStarted,
+    Stats,
+    emit,
+    stream_events,
+)
+from brainchat.llm import describe_error, make_chat_model
+from brainchat.settings import ModelSpec
+from brainchat.usage import UsageCallback, UsageLedger, count_message_tokens
+
+PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
+ANSWER_RESERVE = 1024  # tokens kept free for the answer when trimming history
+
+
+def load_prompt(name: str, variant: str | None = None) -> str:
+    """Read prompts/<name>.md (or <name>.<variant>.md when that variant exists)."""
+    if variant:
+        candidate = PROMPTS_DIR / f"{name}.{variant}.md"
+        if candidate.exists():
+            return candidate.read_text(encoding="utf-8").strip()
+    return (PROMPTS_DIR / f"{name}.md").read_text(encoding="utf-8").strip()
+
+
+def trim_history(
+    system: SystemMessage, history: list[BaseMessage], question: HumanMessage, budget: int
+) -> list[BaseMessage]:
+    """Keep the system prompt, the question and as many recent turns as fit in `budget` tokens."""
+    fixed = count_message_tokens([system, question])
+    kept: list[BaseMessage] = []
+    used = fixed
+    for message in reversed(history):
+        cost = count_message_tokens([message]) - 3
+        if used + cost > budget:
+            break
+        kept.append(message)
+        used += cost
+    while kept and not isinstance(kept[-1], HumanMessage):
+        kept.pop()  # never start the kept history with a dangling assistant reply
+    return [system, *reversed(kept), question]
+
+
+def stream_chat(spec: ModelSpec, history: list[BaseMessage], question: str) -> AsyncIterator[Event]:
+    """Yield the events of one chat turn. The caller owns `history` and appends on success."""
+
+    async def work() -> None:
+        await _chat_turn(spec, history, question)
+
+    return stream_events(work)
+
+
+async def _chat_turn(spec: ModelSpec, history: list[BaseMessage], question: str) -> None:
+    started = time.perf_counter()
+    emit(RunStarted(mode="chat", question=question, models={"chat": spec.name}))
+    system = SystemMessage(load_prompt("chat", spec.prompt_variant))
+    budget = max(512, spec.context_window - (spec.max_tokens or ANSWER_RESERVE))
+    messages = trim_history(system, history, HumanMessage(question), budget)
+    ledger = UsageLedger({"chat": spec})
+    model = make_chat_model(spec, "chat")
+    parts: list[str] = []
+    error: str | None = None
+    for attempt in range(2):
+        try:
+            async for chunk in model.astream(
+                messages, config={"callbacks": [UsageCallback(ledger)]}
+            ):
+                if isinstance(chunk.content, str):
+                    parts.append(chunk.content)
+            break
+        except Exception as exc:  # noqa: BLE001 - every model failure becomes a message
+            if attempt == 0 and not parts and _retryable_midstream(exc):
+                continue  # the stream broke before any text: one quiet retry
+            error = describe_error(exc, spec)
+            break
+    answer = "".join(parts)
+    if error:
+        emit(
+            Notice(
+                kind="error",
+                message=error,
+                hint="Your conversation is kept; send the message again.",
+            )
+        )
+    ttft = ledger.rows["chat"].ttft if "chat" in ledger.rows else None
+    emit(
+        Stats(
+            rows=ledger.stats(),
+            total_seconds=round(time.perf_counter() - started, 4),
+            ttft=ttft,
+            total_cost=ledger.total_cost(),
+        )
+    )
+    emit(RunFinished(reason="error" if error else "answered", answer=answer, error=error))
+
+
+def _retryable_midstream(exc: BaseException) -> bool:
+    import httpx
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        return False  # the SDK already retried 429/5xx with backoff
+    return isinstance(exc, httpx.HTTPError | openai.APIError | ValueError)
+
+
+def record_turn(history: list[BaseMessage], question: str, answer: str) -> None:
+    """Append a finished turn to the conversation (only answered turns become context)."""
+    history.append(HumanMessage(question))
+    history.append(AIMessage(answer))

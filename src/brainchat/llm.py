@@ -1,0 +1,81 @@
+"""Model spec -> a LangChain chat model (ChatOpenAI with base_url), one instance per role, tagged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.outputs import ChatGenerationChunk
+from langchain_openai import ChatOpenAI
+
+from brainchat.settings import ModelSpec
+
+ROLE_TAG_PREFIX = "brainchat-role:"
+
+
+class BrainChatOpenAI(ChatOpenAI):
+    """ChatOpenAI that also keeps `reasoning_content` deltas (DeepSeek, vLLM, llama.cpp)."""
+
+    def _convert_chunk_to_generation_chunk(
+        self, chunk: dict, default_chunk_class: type, base_generation_info: dict | None
+    ) -> ChatGenerationChunk | None:
+        generation = super()._convert_chunk_to_generation_chunk(
+            chunk, default_chunk_class, base_generation_info
+        )
+        choices = chunk.get("choices") or []
+        if generation is not None and choices and choices[0].get("delta"):
+            reasoning = choices[0]["delta"].get("reasoning_content")
+            if reasoning:
+                generation.message.additional_kwargs["reasoning_content"] = reasoning
+        return generation
+
+
+def make_chat_model(spec: ModelSpec, role: str, **overrides: Any) -> ChatOpenAI:
+    """A chat model for one role; its tags carry the role so callbacks can attribute usage."""
+    kwargs: dict[str, Any] = {
+        "model": spec.model,
+        "base_url": spec.base_url,
+        "api_key": spec.api_key or "not-needed",
+        "timeout": spec.timeout,
+        "max_retries": spec.max_retries,
+        "stream_usage": spec.stream_usage,
+        "streaming": True,
+        "tags": [f"{ROLE_TAG_PREFIX}{role}"],
+        "metadata": {"brainchat_role": role, "brainchat_model": spec.name},
+    }
+    if spec.temperature is not None:
+        kwargs["temperature"] = spec.temperature
+    if spec.max_tokens is not None:
+        kwargs["max_tokens"] = spec.max_tokens
+    kwargs.update(overrides)
+    return BrainChatOpenAI(**kwargs)
+
+
+def role_of(tags: list[str] | None, metadata: dict[str, Any] | None = None) -> str | None:
+    """The role a model call was made for, from its tags or metadata."""
+    if metadata and metadata.get("brainchat_role"):
+        return str(metadata["brainchat_role"])
+    for tag in tags or []:
+        if tag.startswith(ROLE_TAG_PREFIX):
+            return tag[len(ROLE_TAG_PREFIX) :]
+    return None
+
+
+def describe_error(exc: BaseException, spec: ModelSpec | None = None) -> str:
+    """A friendly one-line account of a model API failure (never the key, never a traceback)."""
+    import openai
+
+    where = f"{spec.name} at {spec.base_url}" if spec else "the model server"
+    if isinstance(exc, openai.RateLimitError):
+        return f"{where} is rate-limiting requests (HTTP 429), even after retries. Wait a moment and send your message again."
+    if isinstance(exc, openai.AuthenticationError):
+        return f"{where} refused the API key (HTTP 401). Check the key variable for this model."
+    if isinstance(exc, openai.NotFoundError):
+        return f"{where} does not know this model (HTTP 404). Check the model name in its spec."
+    if isinstance(exc, openai.APIStatusError):
+        return f"{where} answered with an error (HTTP {exc.status_code}). Try again; if it persists, check the server."
+    if isinstance(exc, openai.APITimeoutError):
+        return f"{where} did not answer in time. Raise the spec's timeout or try again."
+    if isinstance(exc, openai.APIConnectionError):
+        return f"Could not connect to {where}. Is the server running and the base_url right?"
+    name = type(exc).__name__
+    return f"The answer from {where} broke off ({name}). What arrived so far is kept; send your message again to retry."

@@ -1,0 +1,133 @@
+"""One conversation, headless: mode, effective settings, history, EEG study, tools. No Chainlit.
+
+The Chainlit app keeps one `Session` per browser session; the CLI makes one per command; tests
+make them directly. `ask` dispatches a question to Chat or Agent mode and yields events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from langchain_core.messages import BaseMessage
+from langchain_core.tools import BaseTool
+
+from brainchat.agent.events import Event, Notice, RunFinished
+from brainchat.chat import record_turn, stream_chat
+from brainchat.settings import Settings, with_overrides
+from brainchat.tools.registry import ToolFailure, ToolSet, flags_of
+
+if TYPE_CHECKING:
+    from brainchat.eeg.study import Study
+
+Confirm = Callable[[str, dict[str, Any]], Awaitable[bool]]
+NOT_CONFIGURED = (
+    "No model is configured. Set CHAT_MODEL (or AGENT_FUNCTION_CALL_MODEL) to a JSON model spec, "
+    'e.g. CHAT_MODEL=\'{"provider": "openai", "model": "gpt-4o-mini"}\' with OPENAI_API_KEY set, '
+    "or just OPENAI_API_KEY for the default model; then restart. See README.md, Configuration."
+)
+
+
+class Session:
+    """The state of one conversation and the entry point of every turn."""
+
+    def __init__(self, settings: Settings, *, extra_tools: ToolSet | None = None) -> None:
+        self.base_settings = settings
+        self.settings = settings
+        self.mode: Literal["chat", "agent"] = settings.default_mode
+        self.history: list[BaseMessage] = []
+        self.overrides: dict[str, Any] = {}
+        self.extra_tools = extra_tools or ToolSet()  # configured MCP servers, shared
+        self.user_tools: dict[str, list[BaseTool]] = {}  # user-connected MCP servers, by name
+        self.search_cache: dict[str, Any] = {}
+        self._study: Study | None = None
+
+    @property
+    def study(self) -> Study:
+        if self._study is None:
+            from brainchat.eeg.study import Study
+
+            self._study = Study(self.settings.data_dir)
+        return self._study
+
+    def set_mode(self, mode: str) -> None:
+        if mode not in ("chat", "agent"):
+            raise ValueError(f"mode {mode!r} is not valid; allowed: chat, agent")
+        self.mode = mode  # type: ignore[assignment]
+
+    def apply_settings(self, overrides: Mapping[str, Any]) -> Settings:
+        """Apply settings-panel values from the next message on; a bad value changes nothing."""
+        merged = {**self.overrides, **{k: v for k, v in overrides.items() if v is not None}}
+        settings = with_overrides(self.base_settings, merged)  # raises ConfigError
+        self.overrides, self.settings = merged, settings
+        return settings
+
+    def toolset(self) -> ToolSet:
+        """Every tool an agent turn gets now: web search, EEG, configured and user MCP tools."""
+        from brainchat.tools.catalog import local_toolset
+
+        local = local_toolset(self)
+        tools = list(local.tools)
+        failures = list(local.failures) + list(self.extra_tools.failures)
+        taken = {t.name for t in tools}
+        for tool in [*self.extra_tools.tools, *(t for ts in self.user_tools.values() for t in ts)]:
+            if tool.name in taken:
+                source = flags_of(tool).source.removeprefix("mcp:")
+                tool = tool.model_copy(update={"name": f"{source}__{tool.name}"})
+            taken.add(tool.name)
+            tools.append(tool)
+        return ToolSet(tools=tools, failures=failures)
+
+    def roles(self) -> dict[str, str]:
+        """Which model plays which role, by name."""
+        out = {}
+        for role in ("function_call", "answer"):
+            spec = self.settings.model_for(role)
+            out[role] = spec.name if spec else "(none)"
+        return out
+
+    def ask(self, question: str, confirm: Confirm | None = None) -> AsyncIterator[Event]:
+        """Run one turn in the current mode and yield its events; history grows on success."""
+        return self._ask(question, confirm)
+
+    async def _ask(self, question: str, confirm: Confirm | None) -> AsyncIterator[Event]:
+        problem = self.config_problem()
+        if problem:
+            yield Notice(
+                kind="error", message=problem, hint="Fix the configuration and restart the app."
+            )
+            yield RunFinished(reason="error", error=problem)
+            return
+        if self.mode == "chat":
+            spec = self.settings.model_for("chat")
+            assert spec is not None
+            stream = stream_chat(spec, self.history, question)
+        else:
+            from brainchat.agent.runner import stream_agent
+
+            stream = stream_agent(self, question, confirm)
+        async for event in stream:
+            if isinstance(event, RunFinished) and event.answer and event.reason != "error":
+                record_turn(self.history, question, event.answer)
+            yield event
+
+    def config_problem(self) -> str | None:
+        """The message a user sees instead of an answer when the configuration is unusable."""
+        if self.settings.errors:
+            lines = "\n".join(f"- {err}" for err in self.settings.errors)
+            return f"The configuration has {len(self.settings.errors)} problem(s):\n{lines}"
+        if not self.settings.configured:
+            return NOT_CONFIGURED
+        return None
+
+    def add_user_tools(self, server: str, tools: list[BaseTool]) -> None:
+        self.user_tools[server] = tools
+
+    def remove_user_tools(self, server: str) -> None:
+        self.user_tools.pop(server, None)
+
+    def with_failure(self, source: str, reason: str) -> None:
+        self.extra_tools = replace(
+            self.extra_tools, failures=[*self.extra_tools.failures, ToolFailure(source, reason)]
+        )

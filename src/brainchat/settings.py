@@ -1,0 +1,343 @@
+"""Environment (+ .env) and UI settings -> a typed, validated configuration that never raises.
+
+Every problem becomes a `ConfigError` naming the variable, the bad value and what is allowed;
+`load_settings` collects them so the app can start and show them instead of crashing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+PROVIDERS: dict[str, dict[str, str | None]] = {
+    # provider -> default base_url and the env var holding its key
+    "openai": {"base_url": "https://api.openai.com/v1", "key_env": "OPENAI_API_KEY"},
+    "deepseek": {"base_url": "https://api.deepseek.com/v1", "key_env": "DEEPSEEK_API_KEY"},
+    "ollama": {"base_url": "http://localhost:11434/v1", "key_env": None},
+    "vllm": {"base_url": "http://localhost:8000/v1", "key_env": None},
+    "openai-compatible": {"base_url": None, "key_env": None},
+}
+SPEC_KEYS = {
+    "provider", "model", "model_name", "base_url", "api_key", "api_key_env", "temperature",
+    "max_tokens", "timeout", "stream_usage", "input_price", "output_price", "prompt_variant",
+    "context_window", "max_retries", "label",
+}  # fmt: skip
+MODEL_VARS = ("CHAT_MODEL", "AGENT_FUNCTION_CALL_MODEL", "AGENT_ANSWER_MODEL")
+Mode = Literal["chat", "agent"]
+ExecutionMode = Literal["auto", "single_step"]
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot be used, with what would be accepted."""
+
+    def __init__(self, variable: str, value: object, allowed: str) -> None:
+        self.variable, self.value, self.allowed = variable, value, allowed
+        shown = value if isinstance(value, str | int | float | bool) or value is None else "…"
+        shown_text = str(shown)
+        if len(shown_text) > 120:
+            shown_text = shown_text[:117] + "..."
+        super().__init__(f"{variable}: {shown_text!r} is not valid; {allowed}")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One OpenAI-compatible model endpoint. The key never appears in repr or logs."""
+
+    model: str
+    provider: str = "openai"
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout: float = 60.0
+    max_retries: int = 2
+    stream_usage: bool = True
+    input_price: float | None = None  # USD per million input tokens
+    output_price: float | None = None  # USD per million output tokens
+    prompt_variant: str | None = None
+    context_window: int = 16000
+    label: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.label or self.model
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float | None:
+        if self.input_price is None and self.output_price is None:
+            return None
+        return (
+            input_tokens * (self.input_price or 0.0) + output_tokens * (self.output_price or 0.0)
+        ) / 1_000_000
+
+
+@dataclass(frozen=True)
+class AgentLimits:
+    max_iterations: int = 5
+    max_execution_time: float = 60.0
+    execution_mode: ExecutionMode = "auto"
+    max_auto_rounds: int = 5
+    min_result_chars: int = 20
+    enable_cache: bool = True
+    verbose: bool = False
+    tool_timeout: float = 30.0
+    loop_repeats_to_stop: int = 2
+    confirm_timeout: float = 120.0
+
+
+@dataclass(frozen=True)
+class Settings:
+    chat_model: ModelSpec | None = None
+    function_call_model: ModelSpec | None = None
+    answer_model: ModelSpec | None = None
+    limits: AgentLimits = AgentLimits()
+    default_mode: Mode = "chat"
+    data_dir: Path = Path("data")
+    mcp_config: Path | None = None
+    search_backend: str = "ddgs"
+    search_fixture: Path | None = None
+    errors: tuple[ConfigError, ...] = ()
+
+    @property
+    def models(self) -> dict[str, ModelSpec]:
+        """Every configured model by name (the settings panel's choices)."""
+        found: dict[str, ModelSpec] = {}
+        for spec in (self.chat_model, self.function_call_model, self.answer_model):
+            if spec is not None:
+                found.setdefault(spec.name, spec)
+        return found
+
+    def model_for(self, role: str) -> ModelSpec | None:
+        """The model playing a role: the answer model falls back to the function-call model."""
+        if role == "chat":
+            return self.chat_model or self.function_call_model
+        if role == "function_call":
+            return self.function_call_model or self.chat_model
+        return self.answer_model or self.function_call_model or self.chat_model
+
+    @property
+    def configured(self) -> bool:
+        return self.chat_model is not None or self.function_call_model is not None
+
+
+def _num(var: str, raw: object, kind: type, lo: float, hi: float) -> Any:
+    try:
+        value = kind(raw)
+        if isinstance(raw, bool) or (kind is int and isinstance(raw, float)):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ConfigError(var, raw, f"expected a {kind.__name__} from {lo} to {hi}") from None
+    if not lo <= value <= hi:
+        raise ConfigError(var, raw, f"allowed range is {lo} to {hi}")
+    return value
+
+
+def _bool(var: str, raw: object) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"0", "false", "no", "off", ""}:
+        return False
+    raise ConfigError(var, raw, "expected true or false")
+
+
+def parse_model_spec(var: str, raw: str | Mapping[str, Any], env: Mapping[str, str]) -> ModelSpec:
+    """Parse one JSON model spec (or a bare model name) into a ModelSpec."""
+    if isinstance(raw, str):
+        text = raw.strip()
+        if not text.startswith("{"):
+            if not text or any(c.isspace() for c in text):
+                raise ConfigError(
+                    var,
+                    raw,
+                    'expected JSON like {"provider": "openai", "model": "gpt-4o-mini"} or a model name',
+                )
+            data: dict[str, Any] = {"model": text}
+        else:
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(
+                    var, raw, f"broken JSON ({exc.msg} at character {exc.pos})"
+                ) from None
+    else:
+        data = dict(raw)
+    if not isinstance(data, dict):
+        raise ConfigError(var, raw, "expected a JSON object")
+    unknown = set(data) - SPEC_KEYS
+    if unknown:
+        raise ConfigError(
+            f"{var}.{sorted(unknown)[0]}",
+            data[sorted(unknown)[0]],
+            f"known keys: {', '.join(sorted(SPEC_KEYS))}",
+        )
+    provider = str(
+        data.get("provider") or ("openai-compatible" if data.get("base_url") else "openai")
+    ).lower()
+    if provider not in PROVIDERS:
+        raise ConfigError(f"{var}.provider", provider, f"allowed: {', '.join(PROVIDERS)}")
+    model = data.get("model") or data.get("model_name")
+    if not isinstance(model, str) or not model.strip():
+        raise ConfigError(
+            f"{var}.model", model, "a model name is required (key 'model' or 'model_name')"
+        )
+    preset = PROVIDERS[provider]
+    base_url = data.get("base_url") or preset["base_url"]
+    if provider == "openai" and not data.get("base_url") and env.get("OPENAI_BASE_URL"):
+        base_url = env["OPENAI_BASE_URL"]
+    if not base_url:
+        raise ConfigError(
+            f"{var}.base_url",
+            None,
+            f"provider {provider!r} needs a base_url such as http://localhost:8000/v1",
+        )
+    if not str(base_url).startswith(("http://", "https://")):
+        raise ConfigError(f"{var}.base_url", base_url, "must start with http:// or https://")
+    api_key = data.get("api_key")
+    key_env = data.get("api_key_env") or preset["key_env"]
+    if not api_key and key_env:
+        api_key = env.get(str(key_env))
+        if not api_key:
+            raise ConfigError(
+                f"{var}.api_key",
+                None,
+                f"set the environment variable {key_env} or give api_key / api_key_env in the spec",
+            )
+    return ModelSpec(
+        model=model.strip(),
+        provider=provider,
+        base_url=str(base_url).rstrip("/"),
+        api_key=api_key or "not-needed",
+        temperature=None if data.get("temperature") is None else _num(f"{var}.temperature", data["temperature"], float, 0, 2),
+        max_tokens=None if data.get("max_tokens") is None else _num(f"{var}.max_tokens", data["max_tokens"], int, 1, 1_000_000),
+        timeout=_num(f"{var}.timeout", data.get("timeout", 60), float, 1, 3600),
+        max_retries=_num(f"{var}.max_retries", data.get("max_retries", 2), int, 0, 10),
+        stream_usage=_bool(f"{var}.stream_usage", data.get("stream_usage", True)),
+        input_price=None if data.get("input_price") is None else _num(f"{var}.input_price", data["input_price"], float, 0, 10_000),
+        output_price=None if data.get("output_price") is None else _num(f"{var}.output_price", data["output_price"], float, 0, 10_000),
+        prompt_variant=data.get("prompt_variant"),
+        context_window=_num(f"{var}.context_window", data.get("context_window", 16000), int, 512, 10_000_000),
+        label=data.get("label"),
+    )  # fmt: skip
+
+
+def _default_model(env: Mapping[str, str]) -> ModelSpec | None:
+    """OPENAI_API_KEY (+ OPENAI_BASE_URL, OPENAI_MODEL) alone make a usable default."""
+    if not env.get("OPENAI_API_KEY"):
+        return None
+    spec: dict[str, Any] = {"provider": "openai", "model": env.get("OPENAI_MODEL") or "gpt-4o-mini"}
+    if env.get("OPENAI_BASE_URL"):
+        spec.update(
+            provider="openai-compatible",
+            base_url=env["OPENAI_BASE_URL"],
+            api_key_env="OPENAI_API_KEY",
+        )
+    return parse_model_spec("OPENAI_MODEL", spec, env)
+
+
+def _read(
+    env: Mapping[str, str], errors: list[ConfigError], var: str, parse: Any, default: Any
+) -> Any:
+    raw = env.get(var)
+    if raw is None or str(raw).strip() == "":
+        return default
+    try:
+        return parse(var, raw.strip())
+    except ConfigError as exc:
+        errors.append(exc)
+        return default
+
+
+def _mode(var: str, raw: str) -> Mode:
+    if raw.lower() not in ("chat", "agent"):
+        raise ConfigError(var, raw, "allowed: chat, agent")
+    return raw.lower()  # type: ignore[return-value]
+
+
+def _exec_mode(var: str, raw: str) -> ExecutionMode:
+    value = raw.lower().replace("-", "_")
+    if value not in ("auto", "single_step"):
+        raise ConfigError(var, raw, "allowed: auto, single_step")
+    return value  # type: ignore[return-value]
+
+
+def load_settings(env: Mapping[str, str] | None = None, *, dotenv: bool = True) -> Settings:
+    """Read the configuration; never raises. Problems are in `settings.errors`."""
+    if env is None:
+        if dotenv:
+            from dotenv import dotenv_values
+
+            values = {k: v for k, v in dotenv_values(".env").items() if v is not None}
+            env = {**values, **os.environ}
+        else:
+            env = dict(os.environ)
+    errors: list[ConfigError] = []
+    models: dict[str, ModelSpec | None] = {}
+    for var in MODEL_VARS:
+        models[var] = _read(env, errors, var, lambda v, r: parse_model_spec(v, r, env), None)
+    if not any(models.values()) and not any(e.variable.startswith(MODEL_VARS) for e in errors):
+        try:
+            models["CHAT_MODEL"] = _default_model(env)
+        except ConfigError as exc:
+            errors.append(exc)
+    limits = AgentLimits(
+        max_iterations=_read(env, errors, "AGENT_MAX_ITERATIONS", lambda v, r: _num(v, r, int, 1, 10), 5),
+        max_execution_time=_read(env, errors, "AGENT_MAX_EXECUTION_TIME", lambda v, r: _num(v, r, float, 10, 300), 60.0),
+        execution_mode=_read(env, errors, "AGENT_EXECUTION_MODE", _exec_mode, "auto"),
+        min_result_chars=_read(env, errors, "AGENT_MIN_RESULT_CHARS", lambda v, r: _num(v, r, int, 0, 10_000), 20),
+        enable_cache=_read(env, errors, "AGENT_ENABLE_CACHE", _bool, True),
+        verbose=_read(env, errors, "AGENT_VERBOSE", _bool, False),
+        tool_timeout=_read(env, errors, "AGENT_TOOL_TIMEOUT", lambda v, r: _num(v, r, float, 1, 3600), 30.0),
+    )  # fmt: skip
+    fixture = env.get("BRAINCHAT_SEARCH_FIXTURE")
+    return Settings(
+        chat_model=models["CHAT_MODEL"],
+        function_call_model=models["AGENT_FUNCTION_CALL_MODEL"],
+        answer_model=models["AGENT_ANSWER_MODEL"],
+        limits=limits,
+        default_mode=_read(env, errors, "DEFAULT_MODE", _mode, "chat"),
+        data_dir=Path(env.get("BRAINCHAT_DATA_DIR") or "data"),
+        mcp_config=Path(env["MCP_CONFIG"]) if env.get("MCP_CONFIG") else None,
+        search_backend="fixture" if fixture else (env.get("BRAINCHAT_SEARCH_BACKEND") or "ddgs"),
+        search_fixture=Path(fixture) if fixture else None,
+        errors=tuple(errors),
+    )
+
+
+def with_overrides(settings: Settings, overrides: Mapping[str, Any]) -> Settings:
+    """Apply settings-panel values; raises ConfigError (settings unchanged) on a bad one."""
+    limits = settings.limits
+    updates: dict[str, Any] = {}
+    lim: dict[str, Any] = {}
+    checks = {
+        "max_iterations": lambda v: _num("Max iterations", v, int, 1, 10),
+        "max_execution_time": lambda v: _num("Max execution time", v, float, 10, 300),
+        "execution_mode": lambda v: _exec_mode("Execution mode", str(v)),
+    }
+    for key, check in checks.items():
+        if key in overrides and overrides[key] is not None:
+            lim[key] = check(overrides[key])
+    for role, attr in (
+        ("function_call", "function_call_model"),
+        ("answer", "answer_model"),
+        ("chat", "chat_model"),
+    ):
+        base = settings.model_for(role)
+        name = overrides.get(f"{role}_model")
+        temp = overrides.get(f"{role}_temperature")
+        if base is None or (name is None and temp is None):
+            continue
+        spec = settings.models.get(str(name)) if name else base
+        if spec is None:
+            if not str(name).strip() or any(c.isspace() for c in str(name).strip()):
+                raise ConfigError(f"{role} model", name, "a model id without spaces")
+            spec = replace(base, model=str(name).strip(), label=None)
+        if temp is not None and temp != "":
+            spec = replace(spec, temperature=_num(f"{role} temperature", temp, float, 0, 2))
+        updates[attr] = spec
+    return replace(settings, limits=replace(limits, **lim), **updates)  # fmt: skip

