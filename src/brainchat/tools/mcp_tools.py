@@ -1,0 +1,259 @@
+"""MCP tools as LangChain tools: schemas, names without clashes, results flattened to text."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import timedelta
+from typing import Any
+
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from mcp import ClientSession, McpError, types
+
+from brainchat.agent import events
+from brainchat.tools.registry import set_flags
+
+MAX_RESULT_CHARS = 16_000
+# Tool name for the model: OpenAI allows ^[a-zA-Z0-9_-]{1,64}$.
+_BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+PREFIX_SEP = "__"
+
+CallFn = Callable[[str, dict[str, Any], float], Awaitable[types.CallToolResult]]
+
+
+def safe_name(name: str) -> str:
+    """A tool name the OpenAI API accepts; long names keep a hash so they stay distinct."""
+    clean = _BAD_CHARS.sub("_", name) or "tool"
+    if len(clean) > 64:
+        clean = clean[:55] + "_" + hashlib.sha1(name.encode()).hexdigest()[:8]
+    return clean
+
+
+def assign_names(
+    server_tools: dict[str, list[str]], reserved: Iterable[str] = ()
+) -> dict[tuple[str, str], str]:
+    """(server, tool) -> exposed name; a name offered twice, or reserved, gets `server__tool`."""
+    reserved = set(reserved)
+    counts: dict[str, int] = {}
+    for tools in server_tools.values():
+        for tool in set(tools):
+            counts[safe_name(tool)] = counts.get(safe_name(tool), 0) + 1
+    names: dict[tuple[str, str], str] = {}
+    taken = set(reserved)
+    for server in sorted(server_tools):
+        for tool in server_tools[server]:
+            plain = safe_name(tool)
+            name = plain
+            if counts[plain] > 1 or plain in reserved:
+                name = safe_name(f"{server}{PREFIX_SEP}{tool}")
+            base, n = name, 2
+            while name in taken:  # only for pathological names
+                name, n = safe_name(f"{base}_{n}"), n + 1
+            taken.add(name)
+            names[(server, tool)] = name
+    return names
+
+
+def input_schema(tool: types.Tool) -> dict[str, Any]:
+    """The server's JSON schema, made acceptable to OpenAI-style function calling."""
+    schema = dict(tool.inputSchema or {})
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    return schema
+
+
+def flatten_result(result: types.CallToolResult) -> tuple[str, list[tuple[str, bytes]]]:
+    """Text for the model, plus (mime, bytes) of images; structured content as compact JSON."""
+    texts: list[str] = []
+    images: list[tuple[str, bytes]] = []
+    for block in result.content:
+        if isinstance(block, types.TextContent):
+            texts.append(block.text)
+        elif isinstance(block, types.ImageContent):
+            raw = base64.b64decode(block.data)
+            images.append((block.mimeType, raw))
+            texts.append(f"[image {block.mimeType}, {len(raw)} bytes, shown to the user]")
+        elif isinstance(block, types.AudioContent):
+            texts.append(f"[audio {block.mimeType}, not shown]")
+        elif isinstance(block, types.ResourceLink):
+            texts.append(f"[resource {block.name}: {block.uri}]")
+        elif isinstance(block, types.EmbeddedResource):
+            res = block.resource
+            if isinstance(res, types.TextResourceContents):
+                texts.append(res.text)
+            else:
+                texts.append(f"[resource {res.uri} ({res.mimeType or 'binary'})]")
+    texts = [_compact_json(t) for t in texts]
+    structured = result.structuredContent
+    if structured is not None:
+        wrapped = set(structured) == {"result"}  # FastMCP wraps a plain return value this way
+        if not (wrapped and any(_parses_to(t, structured["result"]) for t in texts)):
+            # Servers often repeat structured output as JSON text: keep only the compact form.
+            texts = [t for t in texts if not _parses_to(t, structured)]
+            texts.append(json.dumps(structured, separators=(",", ":"), ensure_ascii=False, default=str))
+    text = "\n".join(t for t in texts if t) or "(the tool returned no content)"
+    if len(text) > MAX_RESULT_CHARS:
+        text = text[:MAX_RESULT_CHARS] + f"\n[truncated: {len(text)} characters in all]"
+    return text, images
+
+
+def _compact_json(text: str) -> str:
+    """JSON objects and arrays in text, re-dumped without indentation (fewer tokens)."""
+    if not text.lstrip().startswith(("{", "[")):
+        return text
+    try:
+        return json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+    except ValueError:
+        return text
+
+
+def _parses_to(text: str, value: Any) -> bool:
+    try:
+        return json.loads(text) == value
+    except ValueError:
+        return False
+
+
+def error_text(result: types.CallToolResult) -> str:
+    parts = [b.text for b in result.content if isinstance(b, types.TextContent)]
+    return "\n".join(parts).strip() or "no message"
+
+
+def make_tool(
+    server: str,
+    mcp_tool: types.Tool,
+    call: CallFn,
+    *,
+    name: str,
+    read_only: bool,
+    destructive: bool,
+    timeout: float,
+) -> StructuredTool:
+    """One MCP tool as a LangChain tool returning (text, artifact); artifact = rich data for the UI."""
+    tool_name = mcp_tool.name
+    schema = input_schema(mcp_tool)
+    required = set(schema.get("required", []))
+
+    async def run(**kwargs: Any) -> tuple[str, dict[str, Any]]:
+        # Models often send null for optional arguments; strict servers reject it.
+        args = {k: v for k, v in kwargs.items() if v is not None or k in required}
+        result = await call(tool_name, args, timeout)
+        if result.isError:
+            raise ToolException(
+                f"MCP server '{server}', tool '{tool_name}' returned an error: {error_text(result)}"
+            )
+        text, images = flatten_result(result)
+        _emit_images(tool_name, images)
+        artifact = {
+            "server": server,
+            "tool": tool_name,
+            "structured": result.structuredContent,
+            "content": [_block_for_ui(b) for b in result.content],
+        }
+        return text, artifact
+
+    tool = StructuredTool(
+        name=name,
+        description=(mcp_tool.description or mcp_tool.title or f"Tool '{tool_name}'")
+        + ("" if name == tool_name else f" (tool '{tool_name}' of MCP server '{server}')"),
+        args_schema=schema,
+        coroutine=run,
+        response_format="content_and_artifact",
+        metadata={"mcp_server": server, "mcp_tool": tool_name},
+    )
+    return set_flags(  # type: ignore[return-value]
+        tool, source=f"mcp:{server}", read_only=read_only, destructive=destructive, timeout=timeout
+    )
+
+
+def _emit_images(tool_name: str, images: list[tuple[str, bytes]]) -> None:
+    call_id, name = events.current_tool_call()
+    for i, (mime, raw) in enumerate(images):
+        if mime == "image/png":
+            title = f"{tool_name} image {i + 1}"
+            events.emit(
+                events.ToolImage(call_id=call_id, name=name or tool_name, title=title, png=raw)
+            )
+
+
+def _block_for_ui(block: types.ContentBlock) -> dict[str, Any]:
+    data = block.model_dump(mode="json", exclude_none=True)
+    if "data" in data and isinstance(block, types.ImageContent | types.AudioContent):
+        data["data"] = f"<{len(data['data'])} base64 chars, sent as a ToolImage event>"
+    return data
+
+
+async def list_all_tools(session: ClientSession) -> list[types.Tool]:
+    """Every tool of a session, following pagination."""
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    for _ in range(100):
+        page = await session.list_tools(
+            params=types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        )
+        tools.extend(page.tools)
+        cursor = page.nextCursor
+        if not cursor:
+            break
+    return tools
+
+
+async def tools_from_session(
+    server_name: str,
+    session: ClientSession,
+    *,
+    read_only: bool = False,
+    destructive: bool = False,
+    timeout: float = 30.0,
+    reserved_names: Iterable[str] = (),
+) -> list[BaseTool]:
+    """Wrap an open session owned by someone else (Chainlit's `on_mcp_connect`) as tools."""
+    mcp_tools = await list_all_tools(session)
+    names = assign_names({server_name: [t.name for t in mcp_tools]}, reserved_names)
+
+    async def call(tool: str, args: dict[str, Any], seconds: float) -> types.CallToolResult:
+        try:
+            async with asyncio.timeout(seconds):
+                return await session.call_tool(
+                    tool, args, read_timeout_seconds=timedelta(seconds=seconds)
+                )
+        except TimeoutError:
+            raise ToolException(
+                f"MCP server '{server_name}', tool '{tool}' did not answer within {seconds:g} s"
+            ) from None
+        except McpError as exc:
+            raise ToolException(
+                f"MCP server '{server_name}', tool '{tool}' failed: {exc}"
+            ) from None
+        except Exception as exc:  # transport gone: closed stream, HTTP error...
+            raise ToolException(
+                f"MCP server '{server_name}' is unreachable ({describe_error(exc)}); "
+                "reconnect it from the MCP button in the chat bar"
+            ) from None
+
+    return [
+        make_tool(
+            server_name,
+            t,
+            call,
+            name=names[(server_name, t.name)],
+            read_only=read_only,
+            destructive=destructive,
+            timeout=timeout,
+        )
+        for t in mcp_tools
+    ]
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line for an exception, unwrapping the exception groups anyio raises."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip()
+    if isinstance(exc, McpError):
+        return text or "MCP error"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
