@@ -42,6 +42,9 @@ class Session:
         self.user_tools: dict[str, list[BaseTool]] = {}  # user-connected MCP servers, by name
         self.search_cache: dict[str, Any] = {}
         self._study: Study | None = None
+        self.last_agent: Any = (
+            None  # the Agent of the latest agent turn (its ledger, for /tools and tests)
+        )
 
     @property
     def study(self) -> Study:

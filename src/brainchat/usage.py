@@ -68,14 +68,15 @@ class _Call:
 class UsageLedger:
     """Per-role totals for one run; roles keep separate rows even when they share a model."""
 
-    def __init__(self, specs: dict[str, ModelSpec]) -> None:
+    def __init__(self, specs: dict[str, ModelSpec], names: dict[str, str] | None = None) -> None:
         self.specs = specs
+        self.names = {**(names or {}), **{role: spec.name for role, spec in specs.items()}}
         self.rows: dict[str, _Row] = {}
 
     def row(self, role: str) -> _Row:
         if role not in self.rows:
             spec = self.specs.get(role)
-            self.rows[role] = _Row(role=role, model=spec.name if spec else "?", spec=spec)
+            self.rows[role] = _Row(role=role, model=self.names.get(role, "?"), spec=spec)
         return self.rows[role]
 
     def record(
@@ -157,8 +158,7 @@ class UsageCallback(AsyncCallbackHandler):
             return
         if call.first_token is None:
             call.first_token = time.perf_counter()
-        spec = self.ledger.specs.get(call.role)
-        model = spec.name if spec else "?"
+        model = self.ledger.names.get(call.role, "?")
         for piece in tool_chunks:
             call.text.append(str(piece.get("name") or "") + str(piece.get("args") or ""))
         if reasoning:

@@ -1,0 +1,186 @@
+"""build_agent: the dual-LLM LangGraph state machine decide -> act -> evaluate -> ... -> answer."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.tools import BaseTool
+from langgraph.graph import END, START, StateGraph
+
+from brainchat.agent.events import (
+    Event,
+    Notice,
+    RunFinished,
+    RunStarted,
+    Stats,
+    ToolFinished,
+    emit,
+    stream_events,
+)
+from brainchat.agent.nodes import Deps, Nodes
+from brainchat.agent.policy import Evaluator, default_evaluator
+from brainchat.agent.state import AgentState, RunContext
+from brainchat.agent.toolrun import Confirm, ToolRunner
+from brainchat.settings import AgentLimits, ModelSpec
+from brainchat.usage import UsageCallback, UsageLedger
+
+log = logging.getLogger("brainchat.agent")
+
+
+def _route(state: AgentState) -> Literal["act", "answer", "decide", "finish"]:
+    return state["route"]  # type: ignore[return-value]
+
+
+def _graph(nodes: Nodes) -> Any:
+    graph = StateGraph(AgentState)
+    graph.add_node("decide", nodes.decide)
+    graph.add_node("act", nodes.act)  # runs the calls, then evaluates them (the policy step)
+    graph.add_node("answer", nodes.answer)
+    graph.add_edge(START, "decide")
+    graph.add_conditional_edges("decide", _route, {"act": "act", "answer": "answer", "finish": END})
+    graph.add_conditional_edges("act", _route, {"decide": "decide", "answer": "answer"})
+    graph.add_edge("answer", END)
+    return graph.compile()
+
+
+def _model_name(llm: BaseChatModel) -> str:
+    meta = getattr(llm, "metadata", None) or {}
+    return str(
+        meta.get("brainchat_model")
+        or getattr(llm, "model_name", None)
+        or getattr(llm, "model", "model")
+    )
+
+
+class Agent:
+    """A configured agent; `run` yields the events of one turn. Build one per settings change."""
+
+    def __init__(self, deps: Deps, specs: dict[str, ModelSpec]) -> None:
+        self.deps = deps
+        self.specs = specs
+        self.last_run: RunContext | None = None
+
+    def run(self, question: str, history: list[BaseMessage] | None = None) -> AsyncIterator[Event]:
+        return stream_events(lambda: self._run(question, list(history or [])))
+
+    async def _run(self, question: str, history: list[BaseMessage]) -> None:
+        d = self.deps
+        d.history = history
+        started = time.perf_counter()
+        ctx = RunContext(
+            question=question,
+            started=started,
+            deadline=started + d.limits.max_execution_time,
+            usage=UsageLedger(self.specs, d.names),
+        )
+        self.last_run = ctx
+        callback = UsageCallback(ctx.usage, answer_roles=("answer",))
+        nodes = Nodes(d, ctx, callback)
+        emit(
+            RunStarted(
+                mode="agent", question=question, models=dict(d.names), tools=list(d.runner.tools)
+            )
+        )
+        state: dict[str, Any] = {}
+        reason, answer, error = "answered", "", None
+        try:
+            state = await _graph(nodes).ainvoke(
+                {"messages": [HumanMessage(question)], "round": 0, "tool_rounds": 0},
+                {"recursion_limit": 4 * d.limits.max_iterations + 10},
+            )
+            answer, error = state.get("answer", ""), state.get("error")
+            reason = "error" if error else (state.get("stop_reason") or "answered")
+        except asyncio.CancelledError:
+            self._close_cancelled(ctx)
+            self._emit_stats(ctx, started)
+            emit(RunFinished(reason="cancelled", answer="", error=None))
+            raise
+        except Exception as exc:  # noqa: BLE001 - the graph never crashes the app
+            log.exception("agent run failed")
+            error = f"The agent failed unexpectedly ({type(exc).__name__}: {exc}). Your conversation is kept."
+            emit(
+                Notice(
+                    kind="error",
+                    message=error,
+                    hint="Send the message again, or switch to Chat mode.",
+                )
+            )
+            reason = "error"
+        self._emit_stats(ctx, started)
+        emit(RunFinished(reason=reason, answer=answer, error=error))  # type: ignore[arg-type]
+
+    def _close_cancelled(self, ctx: RunContext) -> None:
+        for entry in ctx.ledger.entries:
+            if entry.status in ("pending", "cancelled"):
+                entry.finish("cancelled", error="the run was cancelled")
+                emit(
+                    ToolFinished(
+                        call_id=entry.call_id,
+                        name=entry.name,
+                        status="error",
+                        duration=0.0,
+                        summary="stopped",
+                        error="the run was cancelled",
+                        started_at=entry.started_at,
+                        finished_at=time.time(),
+                    )
+                )
+        emit(
+            Notice(
+                kind="cancelled",
+                message="Stopped. Partial results stay above; the next message starts afresh.",
+            )
+        )
+
+    def _emit_stats(self, ctx: RunContext, started: float) -> None:
+        ttft = (
+            None if ctx.first_answer_token is None else round(ctx.first_answer_token - started, 4)
+        )
+        emit(
+            Stats(
+                rows=ctx.usage.stats(),
+                total_seconds=round(time.perf_counter() - started, 4),
+                ttft=ttft,
+                total_cost=ctx.usage.total_cost(),
+                tool_seconds=round(ctx.tool_seconds, 4),
+            )
+        )
+
+
+def build_agent(
+    function_call_llm: BaseChatModel,
+    answer_llm: BaseChatModel | None = None,
+    tools: list[BaseTool] | None = None,
+    limits: AgentLimits | None = None,
+    *,
+    confirm: Confirm | None = None,
+    context: Callable[[], str] | None = None,
+    evaluator: Evaluator | None = None,
+    specs: dict[str, ModelSpec] | None = None,
+) -> Agent:
+    """Assemble an agent; answer_llm defaults to function_call_llm (one model plays both roles)."""
+    limits = limits or AgentLimits()
+    answer_llm = answer_llm or function_call_llm
+    tools = list(tools or [])
+    specs = specs or {}
+    deps = Deps(
+        function_call_llm=function_call_llm,
+        answer_llm=answer_llm,
+        bound_llm=function_call_llm.bind_tools(tools) if tools else function_call_llm,
+        names={"function_call": specs["function_call"].name if "function_call" in specs else _model_name(function_call_llm),
+               "answer": specs["answer"].name if "answer" in specs else _model_name(answer_llm)},
+        limits=limits,
+        runner=ToolRunner(tools, limits.tool_timeout, confirm, limits.confirm_timeout),
+        evaluator=evaluator or default_evaluator(limits.min_result_chars),
+        context=context,
+        prompt_variants={"function_call": specs["function_call"].prompt_variant if "function_call" in specs else None,
+                         "answer": specs["answer"].prompt_variant if "answer" in specs else None},
+        history=[],
+    )  # fmt: skip
+    return Agent(deps, specs)

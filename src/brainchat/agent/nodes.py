@@ -1,0 +1,259 @@
+"""The graph's nodes: decide (function_call_llm), act (tools), evaluate (policy), answer (answer_llm)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+)
+
+from brainchat.agent.events import Citations, Evaluation, ModelSwitch, Notice, ThinkingDone, emit
+from brainchat.agent.policy import Evaluator, next_step
+from brainchat.agent.state import AgentState, RunContext
+from brainchat.agent.toolrun import ToolRunner
+from brainchat.chat import load_prompt
+from brainchat.llm import describe_error
+from brainchat.settings import AgentLimits
+from brainchat.usage import UsageCallback
+
+CITATION = re.compile(r"\[(\d{1,3})\]")
+
+
+@dataclass
+class Deps:
+    """Everything the nodes need, injected by build_agent."""
+
+    function_call_llm: BaseChatModel
+    answer_llm: BaseChatModel
+    bound_llm: Any  # function_call_llm with the tools bound
+    names: dict[str, str]  # role -> model name
+    limits: AgentLimits
+    runner: ToolRunner
+    evaluator: Evaluator
+    context: Callable[[], str] | None
+    prompt_variants: dict[str, str | None]
+    history: list[BaseMessage]
+
+
+class Nodes:
+    """Plain async node functions over AgentState; per-run bookkeeping lives in `ctx`."""
+
+    def __init__(self, deps: Deps, ctx: RunContext, callback: UsageCallback) -> None:
+        self.d, self.ctx, self.cb = deps, ctx, callback
+
+    def _system(self) -> SystemMessage:
+        prompt = load_prompt("function_call", self.d.prompt_variants.get("function_call"))
+        study = ""
+        if self.d.context is not None:
+            try:
+                study = "Current EEG study: " + self.d.context()
+            except Exception as exc:  # noqa: BLE001 - the summary is a hint, never fatal
+                study = f"(EEG study summary unavailable: {exc})"
+        return SystemMessage(prompt.replace("{study}", study))
+
+    async def decide(self, state: AgentState) -> dict[str, Any]:
+        round_ = state.get("round", 0) + 1
+        self.cb.round = round_
+        messages = [self._system(), *self.d.history, *state["messages"]]
+        started = time.perf_counter()
+        try:
+            reply = await asyncio.wait_for(self._stream(messages), max(self.ctx.remaining(), 0.1))
+        except TimeoutError:
+            return self._stop(
+                "timeout",
+                f"time limit of {self.d.limits.max_execution_time:g} s reached while the model was thinking",
+                round_,
+            )
+        except Exception as exc:  # noqa: BLE001 - API failures stop the run with a message
+            message = describe_error(exc)
+            emit(
+                Notice(
+                    kind="error",
+                    message=message,
+                    hint="What was gathered so far is kept; try again in a moment.",
+                )
+            )
+            return {"round": round_, "route": "finish", "stop_reason": "error", "error": message}
+        calls = [dict(c) for c in reply.tool_calls]
+        for bad in reply.invalid_tool_calls:
+            calls.append(
+                {
+                    "name": bad.get("name") or "?",
+                    "args": {},
+                    "id": bad.get("id"),
+                    "invalid": f"the arguments were not valid JSON: {str(bad.get('args'))[:200]}",
+                }
+            )
+        thought = reply.content if isinstance(reply.content, str) else ""
+        emit(
+            ThinkingDone(
+                role="function_call",
+                model=self.d.names["function_call"],
+                text=thought,
+                round=round_,
+                duration=round(time.perf_counter() - started, 4),
+                tool_calls=[c["name"] for c in calls],
+            )
+        )
+        ai = AIMessage(
+            content=thought,
+            tool_calls=[
+                {
+                    "name": c["name"],
+                    "args": c.get("args") or {},
+                    "id": c.get("id"),
+                    "type": "tool_call",
+                }
+                for c in calls
+            ],
+        )
+        if not calls:
+            emit(
+                Evaluation(verdict="answer", reason="the model needs no (more) tools", round=round_)
+            )
+            return {"round": round_, "messages": [*state["messages"], ai], "route": "answer"}
+        return {
+            "round": round_,
+            "messages": [*state["messages"], ai],
+            "pending_calls": calls,
+            "route": "act",
+        }
+
+    async def _stream(self, messages: list[BaseMessage]) -> AIMessageChunk:
+        reply: AIMessageChunk | None = None
+        async for chunk in self.d.bound_llm.astream(messages, config={"callbacks": [self.cb]}):
+            reply = chunk if reply is None else reply + chunk
+        return reply if reply is not None else AIMessageChunk(content="")
+
+    def _stop(self, reason: str, why: str, round_: int) -> dict[str, Any]:
+        limits = self.d.limits
+        emit(Evaluation(verdict="answer", reason=why, round=round_))
+        emit(
+            Notice(
+                kind="timeout",
+                message=f"The agent hit its time limit ({limits.max_execution_time:g} s) and answers from what it gathered.",
+                hint="Raise the max execution time in the settings, or ask a narrower question.",
+            )
+        )
+        return {"round": round_, "route": "answer", "stop_reason": reason}
+
+    async def act(self, state: AgentState) -> dict[str, Any]:
+        round_ = state.get("round", 0)
+        messages, entries, looped = await self.d.runner.run_round(
+            self.ctx, state.get("pending_calls", []), round_
+        )
+        if looped:
+            self.ctx.loop_hits += 1
+        verdicts = [self.d.evaluator(e) for e in entries]
+        useful = [v.reason for v in verdicts if v.ok]
+        problems = [v.reason for v in verdicts if not v.ok]
+        tool_rounds = state.get("tool_rounds", 0) + (1 if useful else 0)
+        decision = next_step(self.ctx, self.d.limits, round_, tool_rounds, useful, problems, looped)
+        emit(Evaluation(verdict=decision.verdict, reason=decision.reason, round=round_))  # type: ignore[arg-type]
+        if decision.notice:
+            emit(Notice(kind=decision.stop_reason, message=decision.notice, hint=decision.hint))  # type: ignore[arg-type]
+        return {
+            "messages": [*state["messages"], *messages],
+            "tool_rounds": tool_rounds,
+            "pending_calls": [],
+            "route": decision.route,
+            "stop_reason": decision.stop_reason,
+        }
+
+    async def answer(self, state: AgentState) -> dict[str, Any]:
+        ctx = self.ctx
+        for entry in ctx.ledger.pending():
+            entry.finish("error", error="never received a result")
+            emit(
+                Notice(
+                    kind="error",
+                    message=f"The call to {entry.name} never returned a result; it is left out of the answer.",
+                )
+            )
+        name = self.d.names["answer"]
+        same = name == self.d.names["function_call"]
+        why = (
+            "the function-call model finished gathering"
+            if state.get("stop_reason") is None
+            else f"the tool loop stopped ({state['stop_reason']})"
+        )
+        emit(
+            ModelSwitch(
+                role="answer",
+                model=name,
+                reason=why + ("; the same model writes the answer" if same else ""),
+            )
+        )
+        messages = [
+            SystemMessage(load_prompt("answer", self.d.prompt_variants.get("answer"))),
+            *self.d.history,
+            HumanMessage(self._answer_input()),
+        ]
+        parts: list[str] = []
+        try:
+            async for chunk in self.d.answer_llm.astream(messages, config={"callbacks": [self.cb]}):
+                if isinstance(chunk.content, str) and chunk.content:
+                    if ctx.first_answer_token is None:
+                        ctx.first_answer_token = time.perf_counter()
+                    parts.append(chunk.content)
+        except Exception as exc:  # noqa: BLE001
+            message = describe_error(exc)
+            emit(
+                Notice(
+                    kind="error",
+                    message=message,
+                    hint="The tool results above are kept; send the message again to retry the answer.",
+                )
+            )
+            return {
+                "answer": "".join(parts),
+                "route": "finish",
+                "stop_reason": "error",
+                "error": message,
+            }
+        text = "".join(parts)
+        cited = sorted({int(n) for n in CITATION.findall(text)})
+        real = [s for s in ctx.ledger.sources if s["n"] in cited]
+        if real:
+            emit(
+                Citations(
+                    sources=[{"n": s["n"], "title": s["title"], "url": s["url"]} for s in real]
+                )
+            )
+        return {"answer": text, "route": "finish"}
+
+    def _answer_input(self) -> str:
+        """The question plus only the results that really exist (the ledger's successes)."""
+        ledger = self.ctx.ledger
+        lines = [f"User request: {self.ctx.question}", ""]
+        if ledger.sources:
+            lines.append("Web sources (cite as [n]):")
+            lines += [
+                f"[{s['n']}] {s['title']} — {s['url']}\n    {s['snippet']}" for s in ledger.sources
+            ]
+            lines.append("")
+        others = [e for e in ledger.successful() if not e.sources]
+        if others:
+            lines.append("Tool results:")
+            for e in others:
+                lines.append(f"- {e.name}({json.dumps(e.args, default=str)}):\n{e.result[:3000]}")
+            lines.append("")
+        failed = [e for e in ledger.entries if e.status in ("error", "refused")]
+        if failed:
+            lines.append("Tool calls that failed (do not use them as evidence):")
+            lines += [f"- {e.name}: {e.error}" for e in failed]
+        if len(lines) == 2:
+            lines.append("No tools were used; answer from your own knowledge.")
+        return "\n".join(lines)

@@ -1,0 +1,114 @@
+"""The agent's graph state and the per-run context (tool-call ledger, usage, deadline)."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypedDict
+
+from langchain_core.messages import BaseMessage
+
+from brainchat.usage import UsageLedger
+
+CallStatus = Literal["pending", "success", "error", "refused", "skipped", "cancelled"]
+
+
+@dataclass
+class LedgerEntry:
+    """One tool call, from request to result: the verification record."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    round: int
+    status: CallStatus = "pending"
+    result: str = ""
+    error: str | None = None
+    sources: list[dict[str, Any]] = field(default_factory=list)  # numbered search results
+    structured: Any = None
+    cache_hit: bool = False
+    started_at: float = field(default_factory=time.time)
+    finished_at: float | None = None
+
+    def finish(self, status: CallStatus, result: str = "", error: str | None = None) -> None:
+        self.status, self.result, self.error = status, result, error
+        self.finished_at = time.time()
+
+
+class ToolLedger:
+    """Every tool call of a run; the answer stage reads only what really came back."""
+
+    def __init__(self) -> None:
+        self.entries: list[LedgerEntry] = []
+        self.sources: list[dict[str, Any]] = []  # n, title, url, snippet (global numbering)
+        self._by_url: dict[str, int] = {}
+
+    def open(self, call_id: str, name: str, args: dict[str, Any], round_: int) -> LedgerEntry:
+        entry = LedgerEntry(call_id=call_id, name=name, args=args, round=round_)
+        self.entries.append(entry)
+        return entry
+
+    def pending(self) -> list[LedgerEntry]:
+        return [e for e in self.entries if e.status == "pending"]
+
+    def successful(self) -> list[LedgerEntry]:
+        return [e for e in self.entries if e.status == "success"]
+
+    def number_sources(self, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Give search results global numbers [n], the same URL always the same number."""
+        numbered = []
+        for item in results:
+            url = str(item.get("url") or item.get("href") or "")
+            if url and url in self._by_url:
+                numbered.append(self.sources[self._by_url[url] - 1])
+                continue
+            source = {
+                "n": len(self.sources) + 1,
+                "title": str(item.get("title") or url or "untitled"),
+                "url": url,
+                "snippet": str(item.get("snippet") or item.get("body") or ""),
+            }
+            self.sources.append(source)
+            if url:
+                self._by_url[url] = source["n"]
+            numbered.append(source)
+        return numbered
+
+
+def call_signature(name: str, args: dict[str, Any]) -> str:
+    """Identity of a call for loop detection: tool name + normalized arguments."""
+    normal = {k: (v.strip().lower() if isinstance(v, str) else v) for k, v in args.items()}
+    return name + json.dumps(normal, sort_keys=True, default=str)
+
+
+@dataclass
+class RunContext:
+    """Mutable per-run bookkeeping shared by the nodes (not part of the routed state)."""
+
+    question: str
+    started: float
+    deadline: float
+    usage: UsageLedger
+    ledger: ToolLedger = field(default_factory=ToolLedger)
+    seen: dict[str, str] = field(default_factory=dict)  # signature -> earlier result
+    loop_hits: int = 0
+    tool_seconds: float = 0.0
+    first_answer_token: float | None = None
+    notices: list[str] = field(default_factory=list)
+
+    def remaining(self) -> float:
+        return self.deadline - time.perf_counter()
+
+
+class AgentState(TypedDict, total=False):
+    """What flows between the nodes. Routers read `route`; nodes return partial updates."""
+
+    messages: list[BaseMessage]  # the function-call model's conversation of this run
+    round: int  # model calls made by decide
+    tool_rounds: int  # tool rounds with at least one useful result
+    pending_calls: list[dict[str, Any]]
+    route: str
+    stop_reason: str | None
+    answer: str
+    error: str | None

@@ -1,0 +1,236 @@
+"""Running one round of tool calls: validation, confirmation, timeouts, parallelism, the ledger."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+from pydantic import ValidationError
+
+from brainchat.agent.events import ToolCallStarted, ToolFinished, emit, set_tool_call
+from brainchat.agent.state import LedgerEntry, RunContext, call_signature
+from brainchat.tools.registry import flags_of
+
+Confirm = Callable[[str, dict[str, Any]], Awaitable[bool]]
+
+
+class ToolRunner:
+    """Executes tool calls for the act node; no exception ever leaves `run_round`."""
+
+    def __init__(
+        self,
+        tools: list[BaseTool],
+        default_timeout: float,
+        confirm: Confirm | None,
+        confirm_timeout: float,
+    ) -> None:
+        self.tools = {t.name: t for t in tools}
+        self.default_timeout = default_timeout
+        self.confirm = confirm
+        self.confirm_timeout = confirm_timeout
+
+    async def run_round(
+        self, ctx: RunContext, calls: list[dict[str, Any]], round_: int
+    ) -> tuple[list[ToolMessage], list[LedgerEntry], bool]:
+        """Run a model response's calls; returns tool messages (in order), entries, and whether all were repeats."""
+        entries = [
+            ctx.ledger.open(
+                c.get("id") or f"call_{round_}_{i}", c["name"], c.get("args") or {}, round_
+            )
+            for i, c in enumerate(calls)
+        ]
+        for entry, call in zip(entries, calls, strict=True):
+            if call.get("invalid"):
+                entry.error = call["invalid"]
+        repeats = [self._repeat_of(ctx, e) for e in entries]
+        parallel = all(self._read_only(e.name) for e in entries)
+        runs = [self._run_one(ctx, e, r) for e, r in zip(entries, repeats, strict=True)]
+        if parallel and len(runs) > 1:
+            await asyncio.gather(*runs)
+        else:
+            for run in runs:
+                await run
+        messages = [
+            ToolMessage(
+                content=_for_model(e),
+                tool_call_id=e.call_id,
+                name=e.name,
+                status="success" if e.status == "success" else "error",
+            )
+            for e in entries
+        ]
+        looped = all(r is not None for r in repeats)
+        return messages, entries, looped
+
+    def _read_only(self, name: str) -> bool:
+        tool = self.tools.get(name)
+        return tool is not None and flags_of(tool).read_only
+
+    def _repeat_of(self, ctx: RunContext, entry: LedgerEntry) -> str | None:
+        return ctx.seen.get(call_signature(entry.name, entry.args))
+
+    async def _run_one(self, ctx: RunContext, entry: LedgerEntry, repeat: str | None) -> None:
+        tool = self.tools.get(entry.name)
+        source = flags_of(tool).source if tool else "unknown"
+        emit(
+            ToolCallStarted(
+                call_id=entry.call_id,
+                name=entry.name,
+                args=entry.args,
+                source=source,
+                round=entry.round,
+            )
+        )
+        started = time.perf_counter()
+        token = set_tool_call(entry.call_id, entry.name)
+        try:
+            await self._execute(ctx, entry, tool, repeat)
+        except asyncio.CancelledError:
+            entry.finish("cancelled", error="the run was cancelled")
+            raise
+        finally:
+            duration = time.perf_counter() - started
+            ctx.tool_seconds += duration
+            if entry.status != "cancelled":
+                emit(_finished_event(entry, duration))
+            from brainchat.agent.events import _tool_call
+
+            _tool_call.reset(token)
+
+    async def _execute(
+        self, ctx: RunContext, entry: LedgerEntry, tool: BaseTool | None, repeat: str | None
+    ) -> None:
+        if entry.error is not None:
+            entry.finish("error", error=entry.error)
+            return
+        if repeat is not None:
+            entry.finish(
+                "skipped",
+                result=repeat,
+                error="already called with the same arguments; reuse that result",
+            )
+            return
+        if tool is None:
+            entry.finish(
+                "error",
+                error=f"unknown tool {entry.name!r}; available tools: {', '.join(sorted(self.tools)) or 'none'}",
+            )
+            return
+        flags = flags_of(tool)
+        if flags.destructive and not await self._confirmed(entry):
+            entry.finish(
+                "refused",
+                error=f"the user did not approve running {entry.name}; continue without it",
+            )
+            return
+        timeout = min(flags.timeout or self.default_timeout, max(ctx.remaining(), 0.5))
+        try:
+            message = await asyncio.wait_for(
+                tool.ainvoke(
+                    {
+                        "name": entry.name,
+                        "args": entry.args,
+                        "id": entry.call_id,
+                        "type": "tool_call",
+                    }
+                ),
+                timeout,
+            )
+        except TimeoutError:
+            entry.finish(
+                "error", error=f"{entry.name} did not finish within {timeout:.0f} s and was stopped"
+            )
+            return
+        except ValidationError as exc:
+            entry.finish(
+                "error", error=f"invalid arguments for {entry.name}: {_validation_text(exc)}"
+            )
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a tool failure is a message, not a crash
+            entry.finish("error", error=_error_text(entry.name, exc))
+            return
+        _absorb(ctx, entry, message)
+
+    async def _confirmed(self, entry: LedgerEntry) -> bool:
+        if self.confirm is None:
+            return False  # headless runs refuse destructive tools unless a confirm hook allows them
+        try:
+            return bool(
+                await asyncio.wait_for(self.confirm(entry.name, entry.args), self.confirm_timeout)
+            )
+        except TimeoutError:
+            return False
+
+
+def _absorb(ctx: RunContext, entry: LedgerEntry, message: Any) -> None:
+    """Take a tool's ToolMessage (content + optional artifact) into the ledger."""
+    content = message.content if hasattr(message, "content") else message
+    text = content if isinstance(content, str) else json.dumps(content, default=str)
+    artifact = getattr(message, "artifact", None)
+    if isinstance(artifact, dict):
+        if artifact.get("sources"):
+            entry.sources = ctx.ledger.number_sources(list(artifact["sources"]))
+            text = _numbered_text(entry.sources)
+        entry.cache_hit = bool(artifact.get("cache_hit"))
+        entry.structured = artifact.get("structured")
+    elif artifact is not None:
+        entry.structured = artifact
+    entry.finish("success", result=text)
+    ctx.seen[call_signature(entry.name, entry.args)] = text
+
+
+def _numbered_text(sources: list[dict[str, Any]]) -> str:
+    return "\n".join(f"[{s['n']}] {s['title']}\n{s['url']}\n{s['snippet']}" for s in sources)
+
+
+def _for_model(entry: LedgerEntry) -> str:
+    if entry.status == "success":
+        return entry.result
+    if entry.status == "skipped":
+        return f"You already called {entry.name} with these arguments. Its result was:\n{entry.result}\nDo not call it again; use this result or try different arguments."
+    return f"Error: {entry.error}"
+
+
+def _finished_event(entry: LedgerEntry, duration: float) -> ToolFinished:
+    status = {"success": "success", "skipped": "skipped", "refused": "refused"}.get(
+        entry.status, "error"
+    )
+    top = [
+        {"title": s["title"], "url": s["url"], "snippet": s["snippet"]} for s in entry.sources[:3]
+    ]
+    if entry.sources:
+        summary = f"{len(entry.sources)} results" + (" (from cache)" if entry.cache_hit else "")
+    elif entry.status == "success":
+        first = entry.result.strip().splitlines()[0] if entry.result.strip() else "(empty result)"
+        summary = first[:200]
+    else:
+        summary = entry.error or entry.status
+    return ToolFinished(
+        call_id=entry.call_id, name=entry.name, status=status, duration=round(duration, 4), summary=summary,
+        content=entry.result[:4000], error=entry.error if status != "success" else None, cache_hit=entry.cache_hit,
+        result_count=len(entry.sources) if entry.sources else None, top=top, structured=entry.structured,
+        started_at=entry.started_at, finished_at=entry.finished_at or time.time(),
+    )  # fmt: skip
+
+
+def _validation_text(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:5]:
+        where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+        parts.append(f"{where}: {err.get('msg')}")
+    return "; ".join(parts)
+
+
+def _error_text(name: str, exc: BaseException) -> str:
+    from langchain_core.tools import ToolException
+
+    if isinstance(exc, ToolException):
+        return str(exc)
+    return f"{name} failed: {type(exc).__name__}: {exc}"

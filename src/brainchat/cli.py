@@ -1,0 +1,189 @@
+"""Command line: `brainchat` starts the web app; `ask`, `tools` and `demo-data` work headless."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from brainchat.agent.events import Event
+
+APP = Path(__file__).resolve().parent / "app.py"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands = {"ask": _ask, "tools": _tools, "demo-data": _demo_data}
+    if argv and argv[0] in commands:
+        return commands[argv[0]](argv[1:])
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__ + "\n\nbrainchat [run] [chainlit run options: --host H --port P --headless ...]\n"
+              "brainchat ask [--mode chat|agent] [--json] QUESTION\nbrainchat tools [--json]\n"
+              "brainchat demo-data [--subjects N] [--trials N] [--format edf|fif]")  # fmt: skip
+        return 0
+    return _run_app(argv[1:] if argv and argv[0] == "run" else argv)
+
+
+def _run_app(args: list[str]) -> int:
+    """`chainlit run` of the app with host/port and other flags passed through."""
+    from chainlit.cli import cli
+
+    try:
+        cli.main(["run", str(APP), *args], prog_name="brainchat", standalone_mode=False)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+def _session() -> Any:
+    import logging
+
+    from brainchat.session import Session
+    from brainchat.settings import load_settings
+
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    return Session(load_settings())
+
+
+def _ask(args: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="brainchat ask", description="Run one turn headless.")
+    parser.add_argument("--mode", choices=["chat", "agent"], default=None)
+    parser.add_argument("--json", action="store_true", help="one JSON event per line")
+    parser.add_argument(
+        "--allow-destructive", action="store_true", help="approve destructive tools without asking"
+    )
+    parser.add_argument("question", nargs="+")
+    opts = parser.parse_args(args)
+    session = _session()
+    problem = session.config_problem()
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    if opts.mode:
+        session.set_mode(opts.mode)
+    question = " ".join(opts.question)
+    return asyncio.run(_print_run(session, question, opts.json, opts.allow_destructive))
+
+
+async def _print_run(session: Any, question: str, as_json: bool, allow: bool) -> int:
+    async def confirm(name: str, args: dict[str, Any]) -> bool:
+        print(
+            f"{'approved' if allow else 'refused'} destructive tool {name} (use --allow-destructive to approve)",
+            file=sys.stderr,
+        )
+        return allow
+
+    status = 0
+    async for event in session.ask(question, confirm=confirm):
+        if as_json:
+            print(json.dumps(event.to_dict(), default=str), flush=True)
+        else:
+            _print_event(event)
+        if event.type == "run_finished" and event.reason == "error":  # type: ignore[attr-defined]
+            status = 1
+            print(event.error, file=sys.stderr)  # type: ignore[attr-defined]
+    return status
+
+
+def _print_event(event: Event) -> None:
+    """The same events the browser shows, as terminal lines."""
+    e: Any = event
+    out = sys.stdout
+    if e.type == "answer_token":
+        out.write(e.text)
+    elif e.type == "thinking_done" and (e.text or e.tool_calls):
+        out.write(f"· thinking ({e.model}): {e.text.strip()[:300]}\n")
+    elif e.type == "tool_call_started":
+        out.write(f"→ {e.name}({json.dumps(e.args, default=str)})\n")
+    elif e.type == "tool_progress":
+        out.write(f"  … {e.name}: {e.message}\n")
+    elif e.type == "tool_image":
+        out.write(f"  [image] {e.title}\n")
+    elif e.type == "tool_finished":
+        mark = "✓" if e.status == "success" else "✗"
+        out.write(
+            f"{mark} {e.name} {e.status} in {e.duration:.2f}s: {e.summary}{' (cache hit)' if e.cache_hit else ''}\n"
+        )
+        for top in e.top:
+            out.write(f"    - {top['title']} <{top['url']}>\n")
+    elif e.type == "evaluation":
+        out.write(f"· evaluation: {e.verdict}: {e.reason}\n")
+    elif e.type == "model_switch":
+        out.write(f"· answering with {e.model}: {e.reason}\n\n")
+    elif e.type == "citations":
+        out.write(
+            "\n\nSources:\n" + "".join(f"[{s['n']}] {s['title']} <{s['url']}>\n" for s in e.sources)
+        )
+    elif e.type == "notice":
+        out.write(f"\n! {e.message}{' ' + e.hint if e.hint else ''}\n")
+    elif e.type == "stats":
+        out.write("\n\n" + format_stats(e) + "\n")
+    out.flush()
+
+
+def format_stats(stats: Any) -> str:
+    """Compact per-role stats lines (shared by the CLI; the UI renders its own table)."""
+    lines = []
+    for r in stats.rows:
+        est = " (est.)" if r.estimated else ""
+        ttft = f", ttft {r.ttft:.2f}s" if r.ttft is not None else ""
+        cost = f", ${r.cost:.5f}" if r.cost is not None else ""
+        lines.append(
+            f"{r.role}: {r.model} · {r.calls} call(s) · {r.input_tokens} in / {r.output_tokens} out{est} · {r.seconds:.2f}s{ttft}{cost}"
+        )
+    ttft = f", first answer token {stats.ttft:.2f}s" if stats.ttft is not None else ""
+    cost = f", cost ${stats.total_cost:.5f}" if stats.total_cost is not None else ""
+    lines.append(f"total {stats.total_seconds:.2f}s{ttft}{cost}")
+    return "\n".join(lines)
+
+
+def _tools(args: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="brainchat tools", description="List the agent's tools.")
+    parser.add_argument("--json", action="store_true")
+    opts = parser.parse_args(args)
+    session = _session()
+    session.extra_tools = asyncio.run(_configured_mcp(session))
+    toolset = session.toolset()
+    if opts.json:
+        print(
+            json.dumps(
+                {"tools": toolset.describe(), "failures": [f.__dict__ for f in toolset.failures]},
+                indent=2,
+            )
+        )
+        return 0
+    for row in toolset.describe():
+        flags = [k for k in ("read_only", "destructive", "long_running") if row[k]]
+        args_ = ", ".join((row["args_schema"].get("properties") or {}).keys())
+        print(
+            f"{row['name']}({args_})  [{row['source']}{'; ' + ', '.join(flags) if flags else ''}]"
+        )
+    for failure in toolset.failures:
+        print(f"FAILED {failure.source}: {failure.reason}")
+    return 0
+
+
+async def _configured_mcp(session: Any) -> Any:
+    """Connect the configured MCP servers once to list their tools, then close them."""
+    from brainchat.tools.mcp_runtime import open_configured
+
+    hub, toolset = await open_configured(session.settings, reserved=set(session.toolset().names()))
+    await hub.close()
+    return toolset
+
+
+def _demo_data(args: list[str]) -> int:
+    from brainchat.eeg.synthetic import main as demo_main
+    from brainchat.settings import load_settings
+
+    settings = load_settings()
+    if not any(a.startswith("--data-dir") for a in args):
+        args = ["--data-dir", str(settings.data_dir), *args]
+    return int(demo_main(args) or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
