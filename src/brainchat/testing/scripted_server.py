@@ -1,0 +1,330 @@
+"""A scripted OpenAI-compatible model server: real HTTP and SSE on 127.0.0.1, for tests and demos.
+
+Point any OpenAI client at `server.base_url` ("http://127.0.0.1:<port>/v1"); it serves
+`POST /v1/chat/completions` (streamed and not) and `GET /v1/models`. Each model has a queue of
+scripted replies; when it is empty the model's default reply is used, then the server-wide
+default, then a Text echoing "(scripted) " + the last user message::
+
+    from brainchat.testing.scripted_server import Call, Drop, Fault, ScriptedServer, Text, ToolCalls
+
+    with ScriptedServer() as server:                     # or the `scripted_server` pytest fixture
+        server.queue("m1", ToolCalls([Call("web_search", {"query": "EEG"})]), Text("Done."))
+        server.queue("m2", Fault(429), Text("Hi", reasoning="Greeting.", ttft=0.2))
+        server.send_usage = False                        # server-wide: never send a usage chunk
+        ...                                              # run the app against server.base_url
+        assert server.requests_for("m1")[0].tools[0]["function"]["name"] == "web_search"
+
+A final usage chunk is streamed when the request sets `stream_options.include_usage` and
+`server.send_usage` is true; a reply's `usage=True/False` forces it either way. Usage numbers are
+deterministic (formula in `brainchat.testing.replies`) and the exact usage sent is in the request
+log. Every request is recorded (`server.requests`, a list of `RecordedRequest`) as it arrives;
+`usage`, `first_chunk_at`, `finished_at` and `outcome` are filled in as it is served. Timestamps are
+`time.time()` seconds. The server runs uvicorn in a background thread with its own event loop, so
+sync tests, async tests and app subprocesses can all use it.
+
+Admin API (for a server in another process, e.g. one started by hand), at the server root:
+`POST /_admin/queue {"model", "replies": [reply dicts]}`, `POST /_admin/default {"model" | null,
+"reply"}`, `POST /_admin/config {"send_usage": bool}`, `GET /_admin/requests`, `POST /_admin/reset`.
+
+By hand: `python -m brainchat.testing.scripted_server [--port 8765] [examples/scripted_demo.json]`
+prints the base_url and serves until Ctrl-C. A script file is
+`{"send_usage": true, "default": reply, "defaults": {model: reply}, "queues": {model: [reply...]}}`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import logging
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from brainchat.testing.replies import (
+    Call,
+    Drop,
+    Fault,
+    Malformed,
+    Reply,
+    Text,
+    ToolCalls,
+    message_text,
+    reply_from_dict,
+    reply_to_dict,
+)
+from brainchat.testing.wire import Exchange, RecordedRequest, error_response
+
+__all__ = ["Call", "Drop", "Fault", "Malformed", "RecordedRequest", "Reply", "ScriptedServer"]
+__all__ += ["Text", "ToolCalls", "reply_from_dict", "reply_to_dict"]
+
+log = logging.getLogger(__name__)
+
+
+class _QuietDrops(logging.Filter):
+    """Hide uvicorn's complaint about the streams we cut on purpose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("ASGI callable returned without completing")
+
+
+class ScriptedServer:
+    """A scripted OpenAI-compatible server on 127.0.0.1; see the module docstring."""
+
+    def __init__(
+        self, port: int = 0, *, send_usage: bool = True, script: dict | str | Path | None = None
+    ) -> None:
+        self.port = port
+        self.send_usage = send_usage
+        self._initial_send_usage = send_usage
+        self._lock = threading.Lock()
+        self._queues: dict[str, list[Reply]] = {}
+        self._defaults: dict[str | None, Reply] = {}
+        self._requests: list[RecordedRequest] = []
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.app = Starlette(routes=self._routes())
+        if script is not None:
+            self.load_script(script)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    @property
+    def admin_url(self) -> str:
+        return f"{self.url}/_admin"
+
+    # -- scripting -------------------------------------------------------------------------
+    def queue(self, model: str, *replies: Reply | dict[str, Any]) -> None:
+        """Append replies (objects or dicts) to `model`'s queue."""
+        parsed = [r if isinstance(r, Reply) else reply_from_dict(r) for r in replies]
+        with self._lock:
+            self._queues.setdefault(model, []).extend(parsed)
+
+    def set_default(self, model: str | None, reply: Reply | dict[str, Any] | None) -> None:
+        """Set the reply used when `model`'s queue is empty (model None: any model; reply None: unset)."""
+        with self._lock:
+            if reply is None:
+                self._defaults.pop(model, None)
+            else:
+                self._defaults[model] = (
+                    reply if isinstance(reply, Reply) else reply_from_dict(reply)
+                )
+
+    def remaining(self, model: str | None = None) -> int:
+        """How many queued replies are still unserved (for one model, or all)."""
+        with self._lock:
+            return sum(len(q) for m, q in self._queues.items() if model in (None, m))
+
+    def load_script(self, script: dict[str, Any] | str | Path) -> None:
+        """Load a script: a dict or a JSON file path (format in the module docstring)."""
+        data = script if isinstance(script, dict) else json.loads(Path(script).read_text())
+        unknown = sorted(k for k in data if not k.startswith("_"))
+        unknown = [k for k in unknown if k not in {"send_usage", "default", "defaults", "queues"}]
+        if unknown:
+            raise ValueError(
+                f"script: unknown key(s) {unknown}; allowed: send_usage, default, defaults, queues"
+            )
+        self.send_usage = bool(data.get("send_usage", self.send_usage))
+        if data.get("default") is not None:
+            self.set_default(None, data["default"])
+        for model, reply in data.get("defaults", {}).items():
+            self.set_default(model, reply)
+        for model, replies in data.get("queues", {}).items():
+            self.queue(model, *replies)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every chat-completion request so far, oldest first (a copy of the list)."""
+        with self._lock:
+            return list(self._requests)
+
+    def requests_for(self, model: str) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.model == model]
+
+    def clear(self) -> None:
+        """Forget the recorded requests (queues and defaults stay)."""
+        with self._lock:
+            self._requests.clear()
+
+    def reset(self) -> None:
+        """Forget requests, queues and defaults, and restore `send_usage`."""
+        with self._lock:
+            self._requests.clear()
+            self._queues.clear()
+            self._defaults.clear()
+        self.send_usage = self._initial_send_usage
+
+    def _next_reply(self, model: str, messages: list[dict[str, Any]]) -> Reply:
+        with self._lock:
+            queue = self._queues.get(model)
+            if queue:
+                return queue.pop(0)
+            default = self._defaults.get(model) or self._defaults.get(None)
+        if default is not None:
+            return default
+        last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+        return Text("(scripted) " + message_text(last_user))
+
+    # -- HTTP ------------------------------------------------------------------------------
+    def _routes(self) -> list[Route]:
+        return [
+            Route("/v1/chat/completions", self._chat, methods=["POST"]),
+            Route("/v1/models", self._models, methods=["GET"]),
+            Route("/_admin/queue", self._admin_queue, methods=["POST"]),
+            Route("/_admin/default", self._admin_default, methods=["POST"]),
+            Route("/_admin/config", self._admin_config, methods=["POST"]),
+            Route("/_admin/requests", self._admin_requests, methods=["GET"]),
+            Route("/_admin/reset", self._admin_reset, methods=["POST"]),
+        ]
+
+    async def _chat(self, request: Request) -> Response:
+        try:
+            body = await request.json()
+            model, messages = str(body["model"]), list(body["messages"])
+        except (ValueError, KeyError, TypeError) as exc:
+            return error_response(400, f"bad chat completion request: {exc!r}")
+        stream, options = bool(body.get("stream")), body.get("stream_options")
+        rec = RecordedRequest(model, messages, body.get("tools"), stream, options, body)
+        with self._lock:
+            self._requests.append(rec)
+            cid = f"chatcmpl-scripted-{len(self._requests)}"
+        reply = self._next_reply(model, messages)
+        rec.reply = reply_to_dict(reply)
+        log.info("%s <- %d message(s); serving %s", model, len(messages), rec.reply["type"])
+        if isinstance(reply, Fault):
+            await asyncio.sleep(reply.ttft)
+            rec.outcome, rec.first_chunk_at = "fault", time.time()
+            rec.finished_at = time.time()
+            return error_response(reply.status, reply.message)
+        asked = bool((options or {}).get("include_usage")) if stream else True
+        wanted = reply.usage if reply.usage is not None else self.send_usage and asked
+        return Exchange(rec, reply, cid, bool(wanted))
+
+    async def _models(self, request: Request) -> Response:
+        with self._lock:
+            names = (
+                set(self._queues)
+                | {m for m in self._defaults if m}
+                | {r.model for r in self._requests}
+            )
+        data = [
+            {"id": m, "object": "model", "created": 0, "owned_by": "scripted"}
+            for m in sorted(names)
+        ]
+        return JSONResponse({"object": "list", "data": data})
+
+    async def _admin_queue(self, request: Request) -> Response:
+        body = await request.json()
+        try:
+            self.queue(str(body["model"]), *body.get("replies", []))
+        except (ValueError, KeyError, TypeError) as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        return JSONResponse(
+            {"queued": len(body.get("replies", [])), "remaining": self.remaining(body["model"])}
+        )
+
+    async def _admin_default(self, request: Request) -> Response:
+        body = await request.json()
+        try:
+            self.set_default(body.get("model"), body.get("reply"))
+        except (ValueError, TypeError) as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        return JSONResponse({"ok": True})
+
+    async def _admin_config(self, request: Request) -> Response:
+        body = await request.json()
+        if "send_usage" in body:
+            self.send_usage = bool(body["send_usage"])
+        return JSONResponse({"send_usage": self.send_usage})
+
+    async def _admin_requests(self, request: Request) -> Response:
+        return JSONResponse([dataclasses.asdict(r) for r in self.requests])
+
+    async def _admin_reset(self, request: Request) -> Response:
+        self.reset()
+        return JSONResponse({"ok": True})
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self, timeout: float = 10.0) -> ScriptedServer:
+        """Bind 127.0.0.1:`port` (0: an ephemeral one) and serve in a background thread."""
+        if self._thread is not None:
+            return self
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", self.port))
+        self.port = sock.getsockname()[1]
+        logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
+        config = uvicorn.Config(
+            self.app, log_config=None, access_log=False, lifespan="off", timeout_graceful_shutdown=1
+        )
+        self._server = server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=server.run,
+            kwargs={"sockets": [sock]},
+            daemon=True,
+            name=f"scripted-server-{self.port}",
+        )
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"scripted server on port {self.port} did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and wait for the thread (streams still open are cut after ~1 s)."""
+        if self._server is not None and self._thread is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=5)
+        self._server = self._thread = None
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve a script file by hand until Ctrl-C."""
+    parser = argparse.ArgumentParser(
+        prog="python -m brainchat.testing.scripted_server", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "script", nargs="?", type=Path, help="JSON script file (see the module docstring)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free one)"
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    server = ScriptedServer(args.port, script=args.script).start()
+    print(server.base_url, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
