@@ -120,9 +120,9 @@ def reply_from_dict(data: dict[str, Any]) -> Reply:
     unknown = sorted(set(data) - allowed)
     if unknown:
         raise ValueError(f"{kind} reply: unknown field(s) {unknown}; allowed: {sorted(allowed)}")
-    if cls is ToolCalls:
-        data["calls"] = [c if isinstance(c, Call) else Call(**c) for c in data.get("calls", [])]
     try:
+        if cls is ToolCalls:
+            data["calls"] = [c if isinstance(c, Call) else Call(**c) for c in data.get("calls", [])]
         return cls(**data)
     except TypeError as exc:
         raise ValueError(f"{kind} reply: {exc}") from None

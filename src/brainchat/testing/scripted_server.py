@@ -77,6 +77,9 @@ class _QuietDrops(logging.Filter):
         return not record.getMessage().startswith("ASGI callable returned without completing")
 
 
+_QUIET_DROPS = _QuietDrops()
+
+
 class ScriptedServer:
     """A scripted OpenAI-compatible server on 127.0.0.1; see the module docstring."""
 
@@ -177,7 +180,9 @@ class ScriptedServer:
             default = self._defaults.get(model) or self._defaults.get(None)
         if default is not None:
             return default
-        last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+        last_user: dict[str, Any] = next(
+            (m for m in reversed(messages) if m.get("role") == "user"), {}
+        )
         return Text("(scripted) " + message_text(last_user))
 
     # -- HTTP ------------------------------------------------------------------------------
@@ -268,7 +273,7 @@ class ScriptedServer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", self.port))
         self.port = sock.getsockname()[1]
-        logging.getLogger("uvicorn.error").addFilter(_QuietDrops())
+        logging.getLogger("uvicorn.error").addFilter(_QUIET_DROPS)  # adding twice is a no-op
         config = uvicorn.Config(
             self.app, log_config=None, access_log=False, lifespan="off", timeout_graceful_shutdown=1
         )
