@@ -38,6 +38,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import signal
 import socket
 import threading
 import time
@@ -308,7 +309,7 @@ class ScriptedServer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Serve a script file by hand until Ctrl-C."""
+    """Serve a script file by hand until Ctrl-C (or SIGTERM)."""
     parser = argparse.ArgumentParser(
         prog="python -m brainchat.testing.scripted_server", description=__doc__.split("\n")[0]
     )
@@ -320,9 +321,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    server = ScriptedServer(args.port, script=args.script).start()
-    print(server.base_url, flush=True)
+    server = ScriptedServer(args.port, script=args.script)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # `kill` stops it like Ctrl-C
     try:
+        print(server.start().base_url, flush=True)
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
