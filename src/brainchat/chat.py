@@ -82,7 +82,7 @@ async def _chat_turn(spec: ModelSpec, history: list[BaseMessage], question: str)
         except Exception as exc:  # noqa: BLE001 - every model failure becomes a message
             if attempt == 0 and not parts and _retryable_midstream(exc):
                 continue  # the stream broke before any text: one quiet retry
-            error = describe_error(exc, spec)
+            error = describe_error(exc, spec, midstream=bool(parts))
             break
     answer = "".join(parts)
     if error:

@@ -60,11 +60,15 @@ def role_of(tags: list[str] | None, metadata: dict[str, Any] | None = None) -> s
     return None
 
 
-def describe_error(exc: BaseException, spec: ModelSpec | None = None) -> str:
+def describe_error(
+    exc: BaseException, spec: ModelSpec | None = None, *, midstream: bool = False
+) -> str:
     """A friendly one-line account of a model API failure (never the key, never a traceback)."""
     import openai
 
     where = f"{spec.name} at {spec.base_url}" if spec else "the model server"
+    if midstream:
+        return f"The answer from {where} broke off in the middle ({type(exc).__name__}). What arrived so far is kept; send your message again to retry."
     if isinstance(exc, openai.RateLimitError):
         return f"{where} is rate-limiting requests (HTTP 429), even after retries. Wait a moment and send your message again."
     if isinstance(exc, openai.AuthenticationError):

@@ -153,6 +153,15 @@ class Agent:
         )
 
 
+def _retag(llm: BaseChatModel, role: str) -> BaseChatModel:
+    """The same model under another role's tag, so its usage lands in that role's row."""
+    from brainchat.llm import ROLE_TAG_PREFIX
+
+    tags = [t for t in (llm.tags or []) if not t.startswith(ROLE_TAG_PREFIX)]
+    meta = {**(llm.metadata or {}), "brainchat_role": role}
+    return llm.model_copy(update={"tags": [*tags, ROLE_TAG_PREFIX + role], "metadata": meta})
+
+
 def build_agent(
     function_call_llm: BaseChatModel,
     answer_llm: BaseChatModel | None = None,
@@ -166,7 +175,7 @@ def build_agent(
 ) -> Agent:
     """Assemble an agent; answer_llm defaults to function_call_llm (one model plays both roles)."""
     limits = limits or AgentLimits()
-    answer_llm = answer_llm or function_call_llm
+    answer_llm = answer_llm or _retag(function_call_llm, "answer")
     tools = list(tools or [])
     specs = specs or {}
     deps = Deps(

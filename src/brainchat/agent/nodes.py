@@ -87,6 +87,7 @@ class Nodes:
             )
             return {"round": round_, "route": "finish", "stop_reason": "error", "error": message}
         calls = [dict(c) for c in reply.tool_calls]
+        _flag_broken_json(calls, reply)
         for bad in reply.invalid_tool_calls:
             calls.append(
                 {
@@ -209,7 +210,7 @@ class Nodes:
                         ctx.first_answer_token = time.perf_counter()
                     parts.append(chunk.content)
         except Exception as exc:  # noqa: BLE001
-            message = describe_error(exc)
+            message = describe_error(exc, midstream=bool(parts))
             emit(
                 Notice(
                     kind="error",
@@ -257,3 +258,16 @@ class Nodes:
         if len(lines) == 2:
             lines.append("No tools were used; answer from your own knowledge.")
         return "\n".join(lines)
+
+
+def _flag_broken_json(calls: list[dict[str, Any]], reply: AIMessageChunk) -> None:
+    """Streaming parsers forgive broken JSON (it becomes {}); the model should hear it was broken."""
+    raw = {c.get("id"): c.get("args") or "" for c in reply.tool_call_chunks}
+    for call in calls:
+        args = raw.get(call.get("id"), "")
+        if not args.strip():
+            continue
+        try:
+            json.loads(args)
+        except json.JSONDecodeError:
+            call["invalid"] = f"the arguments were not valid JSON: {args[:200]}"

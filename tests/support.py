@@ -1,0 +1,74 @@
+"""Helpers shared by tests: model specs pointed at the scripted server, event collection."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from brainchat.agent.events import Event
+from brainchat.settings import ModelSpec
+
+SEARCH_RESULTS = [
+    {
+        "title": "EEGNet: a compact CNN for EEG-based BCIs",
+        "url": "https://example.org/eegnet",
+        "snippet": "EEGNet uses depthwise and separable convolutions for EEG decoding.",
+    },
+    {
+        "title": "Motor imagery and mu rhythm desynchronisation",
+        "url": "https://example.org/mu-erd",
+        "snippet": "Imagined hand movement suppresses 8-13 Hz mu power over contralateral C3/C4.",
+    },
+    {
+        "title": "CSP filters for motor imagery",
+        "url": "https://example.org/csp",
+        "snippet": "Common spatial patterns maximise variance differences between two classes.",
+    },
+    {
+        "title": "MNE-Python documentation",
+        "url": "https://example.org/mne",
+        "snippet": "MNE-Python reads EDF, BDF, FIF, BrainVision and EEGLAB files.",
+    },
+]
+
+
+def spec(server: Any, model: str, **kw: Any) -> ModelSpec:
+    return ModelSpec(
+        model=model,
+        provider="openai-compatible",
+        base_url=server.base_url,
+        api_key="test-key",
+        max_retries=kw.pop("max_retries", 0),
+        **kw,
+    )
+
+
+def spec_json(server: Any, model: str, **kw: Any) -> str:
+    return json.dumps(
+        {
+            "provider": "openai-compatible",
+            "model": model,
+            "base_url": server.base_url,
+            "api_key": "test-key",
+            **kw,
+        }
+    )
+
+
+def write_fixture(path: Path, data: Any = None) -> Path:
+    path.write_text(json.dumps(SEARCH_RESULTS if data is None else data), encoding="utf-8")
+    return path
+
+
+async def collect(events: AsyncIterator[Event]) -> list[Event]:
+    return [e async for e in events]
+
+
+def of(events: list[Event], kind: str) -> list[Any]:
+    return [e for e in events if e.type == kind]
+
+
+def text(events: list[Event], kind: str = "answer_token") -> str:
+    return "".join(e.text for e in of(events, kind))  # type: ignore[attr-defined]

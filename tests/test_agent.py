@@ -1,0 +1,410 @@
+"""The agent graph against the scripted server over HTTP: events, limits, ledger, usage."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from langchain_core.tools import StructuredTool, ToolException
+
+from brainchat.agent.graph import build_agent
+from brainchat.llm import make_chat_model
+from brainchat.settings import AgentLimits
+from brainchat.testing.scripted_server import Call, Fault, Text, ToolCalls
+from brainchat.tools.registry import set_flags
+from brainchat.tools.search import FixtureBackend, make_search_tool
+
+from support import collect, of, spec, text, write_fixture
+
+
+def models(server, fc="fc", answer="ans"):
+    return (
+        make_chat_model(spec(server, fc), "function_call"),
+        make_chat_model(spec(server, answer), "answer") if answer else None,
+    )
+
+
+@pytest.fixture
+def search(tmp_path):
+    return make_search_tool(FixtureBackend(write_fixture(tmp_path / "fx.json")), {})
+
+
+def sleeper(name: str, seconds: float, log: list, read_only: bool = True) -> StructuredTool:
+    async def run(tag: str = "") -> str:
+        start = time.time()
+        await asyncio.sleep(seconds)
+        log.append((name, start, time.time()))
+        return f"{name} finished after {seconds} s with tag {tag!r}"
+
+    return set_flags(
+        StructuredTool.from_function(coroutine=run, name=name, description=f"sleep {seconds}s"),
+        read_only=read_only,
+    )  # type: ignore[return-value]
+
+
+async def test_two_search_rounds_then_answer(scripted_server, search) -> None:
+    s = scripted_server
+    s.queue(
+        "fc",
+        ToolCalls([Call("web_search", {"query": "EEGNet"})], content="Searching EEGNet."),
+        ToolCalls([Call("web_search", {"query": "mu ERD motor imagery"})]),
+        Text("I have enough."),
+    )
+    s.queue("ans", Text("EEGNet is compact [1]; mu power drops [2]. Bogus [9]."))
+    fc, ans = models(s)
+    events = await collect(build_agent(fc, ans, [search]).run("Tell me about EEGNet and mu ERD"))
+    kinds = [e.type for e in events if not e.type.endswith("_token")]
+    assert kinds == [
+        "run_started",
+        "thinking_done",
+        "tool_call_started",
+        "tool_finished",
+        "evaluation",
+        "thinking_done",
+        "tool_call_started",
+        "tool_finished",
+        "evaluation",
+        "thinking_done",
+        "evaluation",
+        "model_switch",
+        "citations",
+        "stats",
+        "run_finished",
+    ]
+    assert (
+        "".join(e.text for e in of(events, "thinking_token") if e.round == 1) == "Searching EEGNet."
+    )
+    finished = of(events, "tool_finished")
+    assert finished[0].result_count == 4 and finished[0].top[0]["title"].startswith("EEGNet")
+    assert len(finished[0].top) == 3
+    assert [e.verdict for e in of(events, "evaluation")] == ["continue", "continue", "answer"]
+    assert text(events).startswith("EEGNet is compact [1]")
+    assert [c["n"] for c in of(events, "citations")[0].sources] == [
+        1,
+        2,
+    ]  # [9] is not a real source
+    assert of(events, "run_finished")[0].reason == "answered"
+    fc_requests, ans_requests = s.requests_for("fc"), s.requests_for("ans")
+    assert len(fc_requests) == 3 and len(ans_requests) == 1
+    assert fc_requests[0].tools[0]["function"]["name"] == "web_search"
+    assert not ans_requests[0].tools  # the answer model gets no tools, only verified results
+    assert "[1] EEGNet: a compact CNN" in ans_requests[0].messages[-1]["content"]
+    assert of(events, "model_switch")[0].model == "ans"
+
+
+async def test_no_tool_needed_still_ends_in_answer_stage(scripted_server, search) -> None:
+    s = scripted_server
+    s.queue("fc", Text("No tools needed."))
+    s.queue("ans", Text("Hello! How can I help with your EEG work?"))
+    events = await collect(build_agent(*models(s), [search]).run("hi"))
+    assert text(events) == "Hello! How can I help with your EEG work?"
+    assert not of(events, "tool_call_started")
+    assert "No tools were used" in s.requests_for("ans")[0].messages[-1]["content"]
+
+
+async def test_single_model_plays_both_roles(scripted_server, search) -> None:
+    s = scripted_server
+    s.queue(
+        "solo",
+        ToolCalls([Call("web_search", {"query": "csp"})]),
+        Text("done"),
+        Text("CSP maximises variance [3]."),
+    )
+    fc, _ = models(s, fc="solo", answer=None)
+    events = await collect(build_agent(fc, None, [search]).run("what is CSP?"))
+    assert [r.model for r in s.requests] == ["solo", "solo", "solo"]
+    assert s.requests[-1].tools in (None, [])  # the answer call is made without tools
+    rows = {r.role: r for r in of(events, "stats")[0].rows}
+    assert rows["function_call"].calls == 2 and rows["answer"].calls == 1  # separate rows per role
+    assert rows["function_call"].model == rows["answer"].model == "solo"
+
+
+async def test_usage_per_role_equals_what_server_reported(scripted_server, search) -> None:
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("web_search", {"query": "alpha"})]), Text("ok"))
+    s.queue("ans", Text("Alpha is 8-12 Hz [1]."))
+    fc = make_chat_model(spec(s, "fc", input_price=1.0, output_price=2.0), "function_call")
+    events = await collect(
+        build_agent(
+            fc,
+            models(s)[1],
+            [search],
+            specs={
+                "function_call": spec(s, "fc", input_price=1.0, output_price=2.0),
+                "answer": spec(s, "ans"),
+            },
+        ).run("alpha?")
+    )
+    rows = {r.role: r for r in of(events, "stats")[0].rows}
+    for role, model in (("function_call", "fc"), ("answer", "ans")):
+        sent = [r.usage for r in s.requests_for(model)]
+        assert rows[role].input_tokens == sum(u["prompt_tokens"] for u in sent)
+        assert rows[role].output_tokens == sum(u["completion_tokens"] for u in sent)
+        assert rows[role].estimated is False
+    fc_row = rows["function_call"]
+    assert fc_row.cost == pytest.approx(
+        (fc_row.input_tokens * 1.0 + fc_row.output_tokens * 2.0) / 1e6
+    )
+    stats = of(events, "stats")[0]
+    assert stats.ttft is not None and stats.ttft <= stats.total_seconds
+
+
+async def test_iteration_limit_stops_and_answers_with_notice(scripted_server, search) -> None:
+    s = scripted_server
+    s.queue("fc", *[ToolCalls([Call("web_search", {"query": f"q{i}"})]) for i in range(5)])
+    s.queue("ans", Text("Partial answer."))
+    events = await collect(
+        build_agent(*models(s), [search], AgentLimits(max_iterations=2)).run("endless")
+    )
+    assert len(s.requests_for("fc")) == 2
+    notice = of(events, "notice")[0]
+    assert notice.kind == "iteration_limit" and "2 iterations" in notice.message and notice.hint
+    assert of(events, "run_finished")[0].reason == "iteration_limit"
+    assert text(events) == "Partial answer."
+
+
+async def test_timeout_keeps_partial_results_and_answers(scripted_server, search) -> None:
+    s = scripted_server
+    log: list = []
+    s.queue(
+        "fc",
+        ToolCalls([Call("web_search", {"query": "eegnet"})]),
+        ToolCalls([Call("slow", {"tag": "x"})]),
+        Text("never reached"),
+    )
+    s.queue("ans", Text("From what I found [1]."))
+    agent = build_agent(
+        *models(s), [search, sleeper("slow", 3.0, log)], AgentLimits(max_execution_time=1.0)
+    )
+    started = time.perf_counter()
+    events = await collect(agent.run("slow question"))
+    assert time.perf_counter() - started < 10  # bounded: the slow tool was stopped
+    statuses = [(e.name, e.status) for e in of(events, "tool_finished")]
+    assert statuses == [("web_search", "success"), ("slow", "error")]
+    assert of(events, "notice")[-1].kind == "timeout"
+    assert of(events, "run_finished")[0].reason == "timeout"
+    assert (
+        "EEGNet" in s.requests_for("ans")[0].messages[-1]["content"]
+    )  # partial results reach the answer
+    assert text(events) == "From what I found [1]."
+
+
+async def test_loop_is_detected_not_reexecuted_and_stops(scripted_server, search) -> None:
+    s = scripted_server
+    same = ToolCalls([Call("web_search", {"query": "EEGNet"})])
+    s.queue("fc", same, ToolCalls([Call("web_search", {"query": "  eegnet "})]), same, same)
+    s.queue("ans", Text("Answer."))
+    events = await collect(build_agent(*models(s), [search]).run("loop"))
+    statuses = [e.status for e in of(events, "tool_finished")]
+    assert statuses == ["success", "skipped", "skipped"]
+    assert "already called" in s.requests_for("fc")[2].messages[-1]["content"]
+    assert of(events, "run_finished")[0].reason == "loop"
+    notice = of(events, "notice")[0]
+    assert notice.kind == "loop" and "Chat mode" in notice.hint
+
+
+async def test_tool_errors_become_messages_not_exceptions(scripted_server, search) -> None:
+    async def broken(x: int) -> str:
+        raise RuntimeError("disk on fire")
+
+    async def refuses(x: int) -> str:
+        raise ToolException("no data loaded: call load_data first")
+
+    tools = [
+        search,
+        StructuredTool.from_function(coroutine=broken, name="broken", description="b"),
+        StructuredTool.from_function(coroutine=refuses, name="refuses", description="r"),
+    ]
+    s = scripted_server
+    s.queue(
+        "fc",
+        ToolCalls(
+            [
+                Call("nope", {}),
+                Call("web_search", {"query": "x" * 2, "max_results": 50}),
+                Call("broken", {"x": 1}),
+                Call("refuses", {"x": 1}),
+                Call("web_search", "{not json"),
+            ]
+        ),
+        Text("give up"),
+    )
+    s.queue("ans", Text("Sorry."))
+    events = await collect(build_agent(*models(s), tools).run("break things"))
+    finished = of(events, "tool_finished")
+    assert [e.status for e in finished] == ["error"] * 5
+    errors = [e.error for e in finished]
+    assert "unknown tool 'nope'" in errors[0] and "web_search" in errors[0]
+    assert "invalid arguments for web_search" in errors[1] and "max_results" in errors[1]
+    assert "broken failed: RuntimeError: disk on fire" in errors[2]
+    assert errors[3] == "no data loaded: call load_data first"
+    assert "not valid JSON" in errors[4]
+    tool_msgs = [m for m in s.requests_for("fc")[1].messages if m["role"] == "tool"]
+    assert len(tool_msgs) == 5 and all(m["content"].startswith("Error:") for m in tool_msgs)
+    assert of(events, "run_finished")[0].reason == "answered"
+
+
+async def test_tool_timeout_is_an_error_for_the_model(scripted_server) -> None:
+    log: list = []
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("slow", {})]), Text("ok"))
+    s.queue("ans", Text("done"))
+    events = await collect(
+        build_agent(*models(s), [sleeper("slow", 5, log)], AgentLimits(tool_timeout=0.5)).run("q")
+    )
+    finished = of(events, "tool_finished")[0]
+    assert finished.status == "error" and "did not finish within" in finished.error
+
+
+async def test_read_only_calls_run_in_parallel_others_in_order(scripted_server) -> None:
+    log: list = []
+    tools = [sleeper(f"ro{i}", 1.0, log) for i in range(3)] + [
+        sleeper(f"rw{i}", 0.3, log, read_only=False) for i in range(2)
+    ]
+    s = scripted_server
+    s.queue(
+        "fc",
+        ToolCalls([Call(f"ro{i}", {"tag": str(i)}) for i in range(3)]),
+        ToolCalls([Call("rw0", {}), Call("ro0", {"tag": "z"}), Call("rw1", {})]),
+        Text("done"),
+    )
+    s.queue("ans", Text("ok"))
+    await collect(build_agent(*models(s), tools).run("parallel"))
+    first = {n: (a, b) for n, a, b in log[:3]}
+    assert max(a for a, _ in first.values()) < min(
+        b for _, b in first.values()
+    )  # all three overlapped
+    second = log[3:]
+    assert [n for n, _, _ in second] == ["rw0", "ro0", "rw1"]
+    assert all(
+        second[i][2] <= second[i + 1][1] for i in range(2)
+    )  # sequential when one changes state
+    tool_msgs = [m for m in s.requests_for("fc")[1].messages if m["role"] == "tool"]
+    assert [m["content"].split()[0] for m in tool_msgs] == ["ro0", "ro1", "ro2"]  # original order
+
+
+async def test_single_step_mode_allows_one_tool_round(scripted_server, search) -> None:
+    s = scripted_server
+    s.queue(
+        "fc",
+        ToolCalls([Call("web_search", {"query": "one"})]),
+        ToolCalls([Call("web_search", {"query": "two"})]),
+    )
+    s.queue("ans", Text("ok"))
+    events = await collect(
+        build_agent(*models(s), [search], AgentLimits(execution_mode="single_step")).run("q")
+    )
+    assert len(of(events, "tool_finished")) == 1 and len(s.requests_for("fc")) == 1
+    assert "single-step" in of(events, "evaluation")[-1].reason
+
+
+async def test_auto_mode_caps_successful_rounds(scripted_server, search) -> None:
+    s = scripted_server
+    s.queue("fc", *[ToolCalls([Call("web_search", {"query": f"q{i}"})]) for i in range(8)])
+    s.queue("ans", Text("ok"))
+    events = await collect(
+        build_agent(*models(s), [search], AgentLimits(max_iterations=10, max_auto_rounds=3)).run(
+            "q"
+        )
+    )
+    assert len(of(events, "tool_finished")) == 3
+    assert "auto mode: 3 tool rounds" in of(events, "evaluation")[-1].reason
+
+
+async def test_short_results_are_not_enough_and_custom_evaluator(scripted_server, tmp_path) -> None:
+    from brainchat.agent.policy import Verdict
+
+    empty = make_search_tool(FixtureBackend(write_fixture(tmp_path / "e.json", [])), {})
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("web_search", {"query": "nothing"})]), Text("stop"))
+    s.queue("ans", Text("none"))
+    events = await collect(build_agent(*models(s), [empty]).run("q"))
+    reason = of(events, "evaluation")[0].reason
+    assert "too short" in reason and "try another way" in reason
+    s.queue("fc", ToolCalls([Call("web_search", {"query": "nothing"})]), Text("stop"))
+    s.queue("ans", Text("none"))
+    agent = build_agent(*models(s), [empty], evaluator=lambda e: Verdict(True, "custom says fine"))
+    events = await collect(agent.run("q"))
+    assert "custom says fine" in of(events, "evaluation")[0].reason
+
+
+async def test_destructive_tools_ask_first(scripted_server) -> None:
+    wiped: list = []
+
+    async def wipe() -> str:
+        wiped.append(1)
+        return "study cleared"
+
+    tool = set_flags(
+        StructuredTool.from_function(
+            coroutine=wipe, name="clear_everything", description="destructive"
+        ),
+        destructive=True,
+    )
+    s = scripted_server
+    for _ in range(3):
+        s.queue("fc", ToolCalls([Call("clear_everything", {})]), Text("ok"))
+        s.queue("ans", Text("ok"))
+    events = await collect(build_agent(*models(s), [tool]).run("wipe"))  # headless: refused
+    assert of(events, "tool_finished")[0].status == "refused" and not wiped
+    asked: list = []
+
+    async def approve(name, args):
+        asked.append(name)
+        return True
+
+    events = await collect(build_agent(*models(s), [tool], confirm=approve).run("wipe"))
+    assert (
+        asked == ["clear_everything"]
+        and wiped == [1]
+        and of(events, "tool_finished")[0].status == "success"
+    )
+
+    async def reject(name, args):
+        return False
+
+    events = await collect(build_agent(*models(s), [tool], confirm=reject).run("wipe"))
+    assert of(events, "tool_finished")[0].status == "refused" and wiped == [1]
+    assert (
+        "did not approve"
+        in [m for m in s.requests_for("fc")[-1].messages if m["role"] == "tool"][0]["content"]
+    )
+
+
+async def test_model_api_failure_stops_with_friendly_message(scripted_server, search) -> None:
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("web_search", {"query": "x1"})]), Fault(500))
+    events = await collect(build_agent(*models(s), [search]).run("q"))
+    assert (
+        of(events, "tool_finished")[0].status == "success"
+    )  # what was gathered stays in the events
+    notice = of(events, "notice")[0]
+    assert notice.kind == "error" and "HTTP 500" in notice.message
+    assert of(events, "run_finished")[0].reason == "error"
+    assert of(events, "stats")
+
+
+async def test_cancellation_stops_promptly_and_closes_every_call(scripted_server) -> None:
+    log: list = []
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("slow", {})]))
+    agent = build_agent(*models(s), [sleeper("slow", 30, log)])
+    seen: list = []
+
+    async def consume():
+        async for event in agent.run("q"):
+            seen.append(event)
+
+    task = asyncio.create_task(consume())
+    while not any(e.type == "tool_call_started" for e in seen):
+        await asyncio.sleep(0.02)
+    started = time.perf_counter()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.perf_counter() - started < 2
+    assert not log  # the slow tool never completed
+    assert agent.last_run is not None
+    assert [e.status for e in agent.last_run.ledger.entries] == ["cancelled"]
+    assert not agent.last_run.ledger.pending()

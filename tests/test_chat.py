@@ -1,0 +1,149 @@
+"""Chat mode through real ChatOpenAI against the scripted server over HTTP."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+from brainchat.chat import stream_chat, trim_history
+from brainchat.session import Session
+from brainchat.settings import Settings
+from brainchat.testing.scripted_server import Drop, Fault, Malformed, Text
+from brainchat.usage import count_message_tokens
+
+from support import collect, of, spec, text
+
+
+def session_for(server, **kw) -> Session:
+    return Session(Settings(chat_model=spec(server, "chat-m", **kw)))
+
+
+async def test_streams_tokens_and_reports_server_usage(scripted_server) -> None:
+    scripted_server.queue("chat-m", Text("Alpha rhythm is 8 to 12 Hz.", ttft=0.05))
+    events = await collect(stream_chat(spec(scripted_server, "chat-m"), [], "What is alpha?"))
+    tokens = of(events, "answer_token")
+    assert len(tokens) >= 3 and text(events) == "Alpha rhythm is 8 to 12 Hz."
+    stats = of(events, "stats")[0]
+    reported = scripted_server.requests[-1].usage
+    row = stats.rows[0]
+    assert (row.input_tokens, row.output_tokens) == (
+        reported["prompt_tokens"],
+        reported["completion_tokens"],
+    )
+    assert row.estimated is False and row.model == "chat-m" and row.calls == 1
+    assert row.ttft is not None and row.ttft >= 0.04 and stats.total_seconds >= row.ttft
+    assert of(events, "run_finished")[0].reason == "answered"
+    assert scripted_server.requests[-1].stream_options == {"include_usage": True}
+    assert scripted_server.requests[-1].messages[0]["role"] == "system"
+
+
+async def test_no_usage_from_server_is_estimated_and_flagged(scripted_server) -> None:
+    scripted_server.send_usage = False
+    scripted_server.queue("chat-m", Text("Beta is 13 to 30 Hz."))
+    events = await collect(
+        stream_chat(spec(scripted_server, "chat-m", stream_usage=False), [], "Beta?")
+    )
+    row = of(events, "stats")[0].rows[0]
+    assert row.estimated is True and row.output_tokens > 0 and row.input_tokens > 0
+    assert scripted_server.requests[-1].stream_options is None  # stream_usage off: not even asked
+
+
+async def test_conversation_is_context_and_history_grows(scripted_server) -> None:
+    session = session_for(scripted_server)
+    scripted_server.queue("chat-m", Text("First answer."), Text("Second answer."))
+    await collect(session.ask("first question"))
+    await collect(session.ask("second question"))
+    sent = scripted_server.requests[-1].messages
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+    assert sent[1]["content"] == "first question" and sent[2]["content"] == "First answer."
+    assert len(session.history) == 4
+
+
+def test_history_is_trimmed_to_budget_keeping_recent_turns() -> None:
+    system, question = SystemMessage("sys"), HumanMessage("now?")
+    history = []
+    for i in range(40):
+        history += [
+            HumanMessage(f"question {i} " + "word " * 50),
+            AIMessage(f"answer {i} " + "word " * 50),
+        ]
+    kept = trim_history(system, history, question, budget=800)
+    assert count_message_tokens(kept) <= 800
+    assert kept[0] is system and kept[-1] is question
+    assert isinstance(kept[1], HumanMessage)  # never starts with a dangling answer
+    assert "question 39" in kept[-3].content and "answer 39" in kept[-2].content
+    assert len(kept) < len(history)
+
+
+async def test_long_chat_never_overflows_window(scripted_server) -> None:
+    session = session_for(scripted_server, context_window=1200, max_tokens=200)
+    for i in range(12):
+        scripted_server.queue("chat-m", Text(f"reply {i} " + "lorem ipsum " * 40))
+        await collect(session.ask(f"message {i} " + "dolor sit " * 40))
+    sent = scripted_server.requests[-1].messages
+    assert sent[-1]["content"].startswith("message 11")
+    assert len(sent) < 2 * 12 + 1
+    assert scripted_server.requests[-1].usage["prompt_tokens"] < 1400
+
+
+async def test_rate_limit_is_retried_then_answers(scripted_server) -> None:
+    scripted_server.queue("chat-m", Fault(429), Text("after retry"))
+    events = await collect(stream_chat(spec(scripted_server, "chat-m", max_retries=2), [], "hi"))
+    assert text(events) == "after retry"
+    assert len(scripted_server.requests_for("chat-m")) == 2
+
+
+async def test_server_error_gives_friendly_message_and_next_message_works(scripted_server) -> None:
+    session = session_for(scripted_server)
+    scripted_server.queue("chat-m", Fault(500), Text("recovered"))
+    events = await collect(session.ask("first"))
+    notice = of(events, "notice")[0]
+    assert (
+        notice.kind == "error"
+        and "HTTP 500" in notice.message
+        and "Traceback" not in notice.message
+    )
+    assert of(events, "run_finished")[0].reason == "error"
+    assert session.history == []
+    events = await collect(session.ask("second"))
+    assert text(events) == "recovered" and len(session.history) == 2
+
+
+async def test_refused_connection_names_the_server() -> None:
+    from brainchat.settings import ModelSpec
+
+    dead = ModelSpec(
+        model="m",
+        provider="openai-compatible",
+        base_url="http://127.0.0.1:9/v1",
+        api_key="k",
+        max_retries=0,
+    )
+    events = await collect(stream_chat(dead, [], "hi"))
+    message = of(events, "notice")[0].message
+    assert "Could not connect" in message and "127.0.0.1:9" in message
+
+
+async def test_stream_cut_midway_keeps_partial_and_says_so(scripted_server) -> None:
+    scripted_server.queue("chat-m", Drop(after_chunks=2, content="one two three four five"))
+    events = await collect(stream_chat(spec(scripted_server, "chat-m"), [], "hi"))
+    assert text(events).startswith("one two")
+    assert "broke off" in of(events, "notice")[0].message
+
+
+async def test_stream_cut_before_any_text_is_retried(scripted_server) -> None:
+    scripted_server.queue("chat-m", Drop(after_chunks=0), Text("whole answer"))
+    events = await collect(stream_chat(spec(scripted_server, "chat-m"), [], "hi"))
+    assert text(events) == "whole answer" and not of(events, "notice")
+
+
+async def test_malformed_chunk_is_an_error_message(scripted_server) -> None:
+    scripted_server.queue("chat-m", Malformed(after_chunks=2), Malformed(after_chunks=2))
+    events = await collect(stream_chat(spec(scripted_server, "chat-m"), [], "hi"))
+    assert of(events, "notice")[0].kind == "error"
+    assert of(events, "run_finished")[0].reason == "error"
+
+
+async def test_timeout_is_reported(scripted_server) -> None:
+    scripted_server.queue("chat-m", Text("late", ttft=3), Text("late again", ttft=3))
+    events = await collect(stream_chat(spec(scripted_server, "chat-m", timeout=1), [], "hi"))
+    assert "did not answer in time" in of(events, "notice")[0].message

@@ -1,0 +1,167 @@
+"""Configuration parsing: every bad input becomes one clear ConfigError, never a crash or a clamp."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from brainchat.session import NOT_CONFIGURED, Session
+from brainchat.settings import (
+    ConfigError,
+    ModelSpec,
+    load_settings,
+    parse_model_spec,
+    with_overrides,
+)
+
+
+def spec(**kw: object) -> str:
+    return json.dumps(
+        {
+            "provider": "openai-compatible",
+            "model": "m",
+            "base_url": "http://127.0.0.1:1/v1",
+            "api_key": "k",
+            **kw,
+        }
+    )
+
+
+def test_full_spec_is_parsed_with_model_name_alias() -> None:
+    raw = json.dumps(
+        {
+            "provider": "deepseek",
+            "model_name": "deepseek-chat",
+            "temperature": 0.2,
+            "max_tokens": 500,
+            "timeout": 30,
+            "stream_usage": False,
+            "input_price": 0.27,
+            "output_price": 1.1,
+        }
+    )
+    parsed = parse_model_spec("CHAT_MODEL", raw, {"DEEPSEEK_API_KEY": "sk-ds"})
+    assert parsed.model == "deepseek-chat"
+    assert parsed.base_url == "https://api.deepseek.com/v1"
+    assert parsed.api_key == "sk-ds" and "sk-ds" not in repr(parsed)
+    assert parsed.stream_usage is False and parsed.temperature == 0.2
+    assert parsed.cost(1_000_000, 1_000_000) == pytest.approx(1.37)
+
+
+def test_presets_and_key_env() -> None:
+    ollama = parse_model_spec("V", {"provider": "ollama", "model": "llama3.1"}, {})
+    assert ollama.base_url == "http://localhost:11434/v1"
+    custom = parse_model_spec(
+        "V",
+        {
+            "provider": "openai-compatible",
+            "model": "x",
+            "base_url": "http://h:1/v1",
+            "api_key_env": "MY_KEY",
+        },
+        {"MY_KEY": "s"},
+    )
+    assert custom.api_key == "s"
+
+
+@pytest.mark.parametrize(
+    ("env", "variable", "fragment"),
+    [
+        ({"CHAT_MODEL": '{"model": "x",'}, "CHAT_MODEL", "broken JSON"),
+        (
+            {"CHAT_MODEL": spec(provider="acme")},
+            "CHAT_MODEL.provider",
+            "allowed: openai, deepseek, ollama",
+        ),
+        (
+            {"CHAT_MODEL": '{"provider": "openai", "model": "gpt-4o"}'},
+            "CHAT_MODEL.api_key",
+            "OPENAI_API_KEY",
+        ),
+        ({"CHAT_MODEL": spec(temperature=3)}, "CHAT_MODEL.temperature", "0 to 2"),
+        ({"CHAT_MODEL": spec(base_url="ftp://x")}, "CHAT_MODEL.base_url", "http://"),
+        ({"CHAT_MODEL": spec(colour="red")}, "CHAT_MODEL.colour", "known keys"),
+        ({"CHAT_MODEL": spec(model="")}, "CHAT_MODEL.model", "model name is required"),
+        ({"AGENT_MAX_ITERATIONS": "11"}, "AGENT_MAX_ITERATIONS", "1 to 10"),
+        ({"AGENT_MAX_ITERATIONS": "five"}, "AGENT_MAX_ITERATIONS", "expected a int"),
+        ({"AGENT_MAX_EXECUTION_TIME": "5"}, "AGENT_MAX_EXECUTION_TIME", "10 to 300"),
+        ({"DEFAULT_MODE": "turbo"}, "DEFAULT_MODE", "chat, agent"),
+        ({"AGENT_VERBOSE": "maybe"}, "AGENT_VERBOSE", "true or false"),
+    ],
+)
+def test_bad_values_name_variable_value_and_allowed(
+    env: dict[str, str], variable: str, fragment: str
+) -> None:
+    settings = load_settings({"OPENAI_API_KEY": "", **env}, dotenv=False)
+    assert len(settings.errors) == 1, settings.errors
+    err = settings.errors[0]
+    assert err.variable == variable
+    assert fragment in str(err)
+    assert Session(settings).config_problem() and variable in Session(settings).config_problem()
+
+
+def test_out_of_range_is_refused_not_clamped() -> None:
+    settings = load_settings({"AGENT_MAX_ITERATIONS": "0"}, dotenv=False)
+    assert settings.limits.max_iterations == 5  # the default stays; the error is reported
+    assert settings.errors
+
+
+def test_defaults_and_roles() -> None:
+    settings = load_settings({"AGENT_FUNCTION_CALL_MODEL": spec(model="fc")}, dotenv=False)
+    assert settings.errors == ()
+    assert settings.limits.max_iterations == 5 and settings.limits.max_execution_time == 60
+    assert settings.model_for("answer").model == "fc"  # one model plays both roles
+    assert settings.default_mode == "chat"
+
+
+def test_openai_key_alone_gives_a_default_model() -> None:
+    settings = load_settings(
+        {"OPENAI_API_KEY": "sk-x", "OPENAI_MODEL": "gpt-4.1-mini"}, dotenv=False
+    )
+    assert settings.chat_model is not None and settings.chat_model.model == "gpt-4.1-mini"
+    assert settings.chat_model.base_url == "https://api.openai.com/v1"
+
+
+def test_nothing_configured_says_what_to_set() -> None:
+    settings = load_settings({}, dotenv=False)
+    assert not settings.configured and settings.errors == ()
+    assert Session(settings).config_problem() == NOT_CONFIGURED
+    assert "CHAT_MODEL" in NOT_CONFIGURED and "OPENAI_API_KEY" in NOT_CONFIGURED
+
+
+def test_dotenv_is_read(tmp_path, monkeypatch) -> None:
+    (tmp_path / ".env").write_text(f"CHAT_MODEL='{spec(model='from-dotenv')}'\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CHAT_MODEL", raising=False)
+    assert load_settings().chat_model.model == "from-dotenv"
+
+
+def test_ui_overrides_refuse_bad_values_and_keep_previous() -> None:
+    base = load_settings(
+        {"AGENT_FUNCTION_CALL_MODEL": spec(model="fc"), "AGENT_ANSWER_MODEL": spec(model="ans")},
+        dotenv=False,
+    )
+    session = Session(base)
+    session.apply_settings(
+        {"max_iterations": 3, "answer_model": "other-model", "answer_temperature": 0.5}
+    )
+    assert session.settings.limits.max_iterations == 3
+    assert session.settings.model_for("answer").model == "other-model"
+    assert session.settings.model_for("answer").temperature == 0.5
+    with pytest.raises(ConfigError, match="Max iterations"):
+        session.apply_settings({"max_iterations": 42})
+    assert session.settings.limits.max_iterations == 3  # previous valid settings stay
+    with pytest.raises(ConfigError):
+        with_overrides(base, {"execution_mode": "turbo"})
+
+
+def test_key_never_in_error_text() -> None:
+    settings = load_settings(
+        {"CHAT_MODEL": spec(api_key="sk-secret-123", temperature=9)}, dotenv=False
+    )
+    assert "sk-secret-123" not in str(settings.errors[0])
+
+
+def test_model_spec_repr_hides_key() -> None:
+    assert "sekrit" not in repr(ModelSpec(model="m", api_key="sekrit"))
