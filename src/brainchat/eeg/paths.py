@@ -1,0 +1,70 @@
+"""The data folder and the rule that tools read and write only inside it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from langchain_core.tools import ToolException
+
+DATA_DIR_ENV = "BRAINCHAT_DATA_DIR"
+SUPPORTED_EXTENSIONS = (".edf", ".bdf", ".gdf", ".fif", ".fif.gz", ".set", ".vhdr")
+
+
+def default_data_dir() -> Path:
+    """The data folder: $BRAINCHAT_DATA_DIR, or ./data."""
+    return Path(os.environ.get(DATA_DIR_ENV) or "./data")
+
+
+def resolve_in_data_dir(data_dir: Path | str, user_path: str | Path) -> Path:
+    """Resolve `user_path` (relative to the data folder, or absolute) and refuse anything outside.
+
+    Symlinks and `..` are resolved before the check, so a link pointing out is refused too.
+    """
+    root = Path(data_dir).expanduser().resolve()
+    text = str(user_path).strip()
+    if not text:
+        raise ToolException("empty path: give a file name relative to the data folder")
+    candidate = Path(text).expanduser()
+    if not candidate.is_absolute():
+        candidate = root / candidate
+    resolved = candidate.resolve(strict=False)
+    if resolved != root and not resolved.is_relative_to(root):
+        raise ToolException(
+            f"refused: '{text}' resolves to {resolved}, outside the data folder {root}; "
+            "only files inside the data folder can be used (call list_data_files to see them)"
+        )
+    return resolved
+
+
+def existing_data_file(data_dir: Path | str, user_path: str | Path) -> Path:
+    """Like resolve_in_data_dir, but the file must exist and have a supported format."""
+    path = resolve_in_data_dir(data_dir, user_path)
+    if not path.is_file():
+        raise ToolException(
+            f"file '{user_path}' not found in the data folder {Path(data_dir).resolve()}; "
+            "call list_data_files to see the available files"
+        )
+    if not file_format(path):
+        raise ToolException(
+            f"'{user_path}' is not a supported EEG file; supported: {', '.join(SUPPORTED_EXTENSIONS)}"
+        )
+    return path
+
+
+def file_format(path: Path) -> str | None:
+    """The reader to use for a path ('edf', 'fif', ...), or None if unsupported."""
+    name = path.name.lower()
+    for ext in SUPPORTED_EXTENSIONS:
+        if name.endswith(ext):
+            return ext.split(".")[1]
+    return None
+
+
+def relative_name(data_dir: Path | str, path: Path) -> str:
+    """A path as shown to the model: relative to the data folder."""
+    root = Path(data_dir).resolve()
+    try:
+        return str(path.resolve().relative_to(root))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,72 @@
+"""Compact text views of a study for the model: the per-turn summary and get_study_state."""
+
+from __future__ import annotations
+
+from brainchat.eeg.loading import class_counts
+from brainchat.eeg.study import StudyState
+
+
+def _files_line(state: StudyState) -> str:
+    names = [r.name for r in state.recordings]
+    shown = ", ".join(names[:4]) + (f" (+{len(names) - 4} more)" if len(names) > 4 else "")
+    subjects = sorted({r.subject for r in state.recordings})
+    return f"{len(names)} file(s) [{shown}], {len(subjects)} subject(s)"
+
+
+def _models_line(state: StudyState) -> str:
+    parts = []
+    for name, model in state.models.items():
+        result = state.results.get(name)
+        if result:
+            parts.append(f"{name} test acc {result['accuracy']:.2f}")
+        else:
+            val = model.history.get("val_acc") or [None]
+            parts.append(
+                f"{name} (val acc {val[-1]:.2f}, not evaluated)"
+                if val[-1] is not None
+                else f"{name} (not evaluated)"
+            )
+    return "; models: " + ", ".join(parts) if parts else ""
+
+
+def summary(state: StudyState) -> str:
+    """One or two lines: stage, files, epochs per class, model results."""
+    if state.stage == "empty":
+        return "EEG study: empty (no data loaded; call list_data_files, then load_data)."
+    raw = state.raws[0]
+    line = (
+        f"EEG study: stage={state.stage}; {_files_line(state)}; "
+        f"{len(raw.ch_names)} ch @ {raw.info['sfreq']:g} Hz"
+    )
+    if state.history:
+        line += "; preprocessing: " + ", ".join(s.label for s in state.history)
+    if state.epochs is not None:
+        counts = ", ".join(f"{k} {v}" for k, v in state.epochs.counts().items())
+        line += f"\nepochs: {counts}"
+        if state.split is not None:
+            s = state.split
+            line += f"; split by {s.by}: train {len(s.train)}/val {len(s.val)}/test {len(s.test)}"
+    return line + _models_line(state)
+
+
+def describe(state: StudyState) -> str:
+    """The detailed state for get_study_state."""
+    if state.stage == "empty":
+        return summary(state)
+    lines = [f"stage: {state.stage}"]
+    for rec, raw in zip(state.recordings, state.raws, strict=True):
+        counts = ", ".join(f"{k} {v}" for k, v in class_counts(raw).items()) or "none"
+        lines.append(
+            f"- {rec.name}: subject {rec.subject}, session {rec.session}, "
+            f"{len(raw.ch_names)} ch @ {raw.info['sfreq']:g} Hz, {raw.times[-1]:.0f} s, "
+            f"events: {counts}"
+        )
+    lines.append("channels: " + ", ".join(state.raws[0].ch_names))
+    hist = [s.label for s in state.history]
+    lines.append("preprocessing: " + (", ".join(hist) if hist else "none (data as loaded)"))
+    if state.ica is not None:
+        lines.append(f"ICA fitted, not applied: {state.ica.n_components_} components")
+    rest = summary(state).split("\n", 1)
+    if len(rest) > 1:
+        lines.append(rest[1])
+    return "\n".join(lines)

@@ -1,0 +1,163 @@
+"""The headless EEG study of one chat session: its data, stage and results, changed atomically."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from langchain_core.tools import ToolException
+
+from brainchat.agent.events import StudyChanged, emit
+from brainchat.eeg.loading import Recording
+
+STAGES = ("empty", "loaded", "epoched", "split", "trained")
+MISSING = {
+    "loaded": "no data loaded: call load_data first",
+    "epoched": "no epochs yet: call epoch_data first",
+    "split": "the epochs are not split into train/validation/test: call split_dataset first",
+    "trained": "no trained model yet: call train_model first",
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One preprocessing step, replayable on the data as loaded."""
+
+    op: str
+    params: dict[str, Any]
+    label: str
+
+
+@dataclass(frozen=True)
+class EpochSet:
+    """Epochs of all recordings, as arrays, with the labels and groups splits need."""
+
+    X: Any  # (n_epochs, n_channels, n_times) float64, volts
+    y: Any  # (n_epochs,) int index into classes
+    classes: tuple[str, ...]
+    subjects: Any  # (n_epochs,) str
+    sessions: Any  # (n_epochs,) str
+    info: Any  # mne.Info of the epochs
+    tmin: float
+    dropped: int = 0
+
+    def counts(self) -> dict[str, int]:
+        return {c: int((self.y == i).sum()) for i, c in enumerate(self.classes)}
+
+
+@dataclass(frozen=True)
+class Split:
+    by: str
+    seed: int
+    train: Any
+    val: Any
+    test: Any
+
+
+@dataclass(frozen=True)
+class TrainedModel:
+    name: str
+    kind: str
+    predictor: Any  # a torch module wrapper or a sklearn pipeline
+    config: dict[str, Any]
+    history: dict[str, list[float]]
+    seconds: float
+    device: str
+
+
+@dataclass(frozen=True)
+class StudyState:
+    recordings: tuple[Recording, ...] = ()
+    raws: tuple[Any, ...] = ()  # mne Raw, one per recording, preprocessed
+    history: tuple[Step, ...] = ()
+    ica: Any = None  # a fitted, not yet applied mne ICA
+    epochs: EpochSet | None = None
+    split: Split | None = None
+    models: dict[str, TrainedModel] = field(default_factory=dict)
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def stage(self) -> str:
+        if self.models:
+            return "trained"
+        if self.split is not None:
+            return "split"
+        if self.epochs is not None:
+            return "epoched"
+        return "loaded" if self.raws else "empty"
+
+    def require(self, stage: str) -> None:
+        """Raise a ToolException naming what is missing and which tool to call first."""
+        if STAGES.index(self.stage) < STAGES.index(stage):
+            raise ToolException(MISSING[stage])
+
+    def without_derived(self) -> StudyState:
+        """The same continuous data, with epochs, split and models dropped."""
+        return replace(self, epochs=None, split=None, models={}, results={})
+
+
+Op = Callable[[StudyState, threading.Event], tuple[StudyState, str]]
+
+
+class Study:
+    """One per chat session. Operations run one at a time, in a worker thread, and commit at the
+    end: a failed or cancelled operation leaves the state exactly as it was."""
+
+    def __init__(self, data_dir: Path | str) -> None:
+        self.data_dir = Path(data_dir)
+        self.state = StudyState()
+        self._lock = asyncio.Lock()
+
+    @property
+    def stage(self) -> str:
+        return self.state.stage
+
+    def summary(self) -> str:
+        from brainchat.eeg.report import summary
+
+        return summary(self.state)
+
+    async def run(self, op: Op, *, mutates_data: bool = False) -> str:
+        """Run `op(state, stop_flag)` off the event loop and commit the state it returns.
+
+        `mutates_data`: the op changes the loaded recordings in place (preprocessing, to keep
+        memory at one copy); on failure or cancellation they are rebuilt from the files and
+        the history replayed.
+        """
+        async with self._lock:
+            before = self.state
+            stop = threading.Event()
+            try:
+                after, text = await _in_thread(op, before, stop)
+            except BaseException as exc:
+                # a ToolException is raised by the checks, before any change
+                if mutates_data and not isinstance(exc, ToolException):
+                    from brainchat.eeg.preprocessing import rebuild
+
+                    self.state = await _in_thread(lambda s, _: rebuild(s), before, stop)
+                raise
+            if after is not before:
+                self.state = after
+                emit(StudyChanged(stage=after.stage, summary=self.summary()))
+            return text
+
+
+async def _in_thread(fn: Callable[[Any, threading.Event], Any], arg: Any, stop: threading.Event):
+    """Run fn in a thread; if cancelled, set `stop`, wait for the thread to end, then re-raise."""
+    fut = asyncio.ensure_future(asyncio.to_thread(fn, arg, stop))
+    try:
+        return await asyncio.shield(fut)
+    except asyncio.CancelledError:
+        stop.set()
+        while not fut.done():
+            try:
+                await asyncio.wait({fut})
+            except asyncio.CancelledError:
+                continue
+        if not fut.cancelled():
+            fut.exception()  # retrieved, so asyncio does not log it
+        raise

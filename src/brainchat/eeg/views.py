@@ -1,0 +1,117 @@
+"""Read-only study operations that draw figures and list files."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from langchain_core.tools import ToolException
+
+from brainchat.eeg.decoding import emit_image
+from brainchat.eeg.loading import infer_subject_session
+from brainchat.eeg.paths import SUPPORTED_EXTENSIONS, file_format
+from brainchat.eeg.preprocessing import _canonical, check_channels
+from brainchat.eeg.study import Op, StudyState
+
+
+def list_files(data_dir: Path, pattern: str, limit: int = 200) -> str:
+    root = data_dir.resolve()
+    if not root.is_dir():
+        return f"the data folder {root} does not exist yet (run `brainchat demo-data` to create a demo set)"
+    if ".." in Path(pattern).parts or Path(pattern).is_absolute():
+        raise ToolException("the pattern must be relative to the data folder, without '..'")
+    found = []
+    for path in sorted(root.rglob(pattern)):
+        resolved = path.resolve()
+        if path.is_file() and file_format(path) and resolved.is_relative_to(root):
+            subject, session = infer_subject_session(path)
+            size = path.stat().st_size / 1e6
+            found.append(f"{path.relative_to(root)} ({size:.1f} MB, subject {subject}, session {session})")
+    if not found:
+        return (f"no EEG files match '{pattern}' in {root} (formats: {', '.join(SUPPORTED_EXTENSIONS)}); "
+                "`brainchat demo-data` writes a demo set")  # fmt: skip
+    more = f"\n... {len(found) - limit} more" if len(found) > limit else ""
+    return f"{len(found)} file(s) in {root}:\n" + "\n".join(found[:limit]) + more
+
+
+def _pick_raw(state: StudyState, file: str | None):
+    if file is None:
+        return state.raws[0]
+    for rec, raw in zip(state.recordings, state.raws, strict=True):
+        if file in (rec.name, rec.path.name):
+            return raw
+    raise ToolException(f"'{file}' is not loaded; loaded: {', '.join(r.name for r in state.recordings)}")
+
+
+def plot_raw_op(channels: list[str] | None, start: float, duration: float, file: str | None) -> Op:
+    def op(state: StudyState, stop: threading.Event) -> tuple[StudyState, str]:
+        from brainchat.eeg.plots import raw_traces
+
+        state.require("loaded")
+        raw = _pick_raw(state, file)
+        if channels:
+            check_channels((raw,), channels)
+        names = _canonical(raw, channels) if channels else raw.ch_names[:20]
+        if start >= raw.times[-1]:
+            raise ToolException(f"start {start:g} s is past the end of the data ({raw.times[-1]:.0f} s)")
+        title = f"raw traces {start:g}-{start + duration:g} s"
+        return state, emit_image(raw_traces(raw, names, start, duration), title)
+
+    return op
+
+
+def plot_psd_op(fmin: float, fmax: float, topomap: bool) -> Op:
+    def op(state: StudyState, stop: threading.Event) -> tuple[StudyState, str]:
+        from brainchat.eeg import plots
+
+        state.require("loaded")
+        nyquist = state.raws[0].info["sfreq"] / 2
+        if fmax > nyquist:
+            raise ToolException(f"fmax {fmax:g} Hz is above Nyquist ({nyquist:g} Hz)")
+        if topomap:
+            title = f"band-power topomap {fmin:g}-{fmax:g} Hz"
+            return state, emit_image(plots.band_topomap(list(state.raws), fmin, fmax), title)
+        title = f"PSD per channel group {fmin:g}-{fmax:g} Hz"
+        return state, emit_image(plots.psd_by_group(list(state.raws), fmin, fmax), title)
+
+    return op
+
+
+def plot_epochs_op(channels: list[str] | None) -> Op:
+    def op(state: StudyState, stop: threading.Event) -> tuple[StudyState, str]:
+        import numpy as np
+
+        from brainchat.eeg.plots import epochs_average
+
+        state.require("epoched")
+        e = state.epochs
+        names = list(e.info.ch_names)
+        if channels:
+            check_channels(state.raws, channels)
+            chosen = _canonical(state.raws[0], channels)
+        else:
+            chosen = [c for c in ("C3", "Cz", "C4") if c in names] or names[:3]
+        times = e.tmin + np.arange(e.X.shape[2]) / e.info["sfreq"]
+        png = epochs_average(e.X, e.y, e.classes, times, names, chosen)
+        return state, emit_image(png, f"epochs average per class ({', '.join(chosen)})")
+
+    return op
+
+
+def ica_components_op(components: list[int] | None) -> Op:
+    def op(state: StudyState, stop: threading.Event) -> tuple[StudyState, str]:
+        from brainchat.eeg.plots import ica_components
+
+        if state.ica is None:
+            raise ToolException("no ICA fitted: call ica_fit first")
+        n = state.ica.n_components_
+        picks = components or list(range(min(n, 20)))
+        bad = [k for k in picks if not 0 <= k < n]
+        if bad:
+            raise ToolException(f"component(s) {bad} out of range 0..{n - 1}")
+        var = state.ica.pca_explained_variance_[:n] / state.ica.pca_explained_variance_.sum()
+        desc = ", ".join(f"ICA{k:03d} {100 * var[k]:.1f}%" for k in picks)
+        img = emit_image(ica_components(state.ica, state.raws[0].info, picks), "ICA components")
+        return state, f"{n} components (approx. variance share): {desc}\n{img}"
+
+    return op
