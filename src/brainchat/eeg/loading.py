@@ -70,6 +70,10 @@ def read_raw(path: Path) -> mne.io.BaseRaw:
             f"could not read '{path.name}' as {fmt.upper()}: {reason}. "
             "The file may be corrupt or truncated; choose another file"
         ) from None
+    if fmt == "vhdr":  # BrainVision writes free-text labels as "Comment/<label>"
+        desc = [d.removeprefix("Comment/") for d in raw.annotations.description]
+        ann = raw.annotations
+        raw.set_annotations(mne.Annotations(ann.onset, ann.duration, desc, orig_time=ann.orig_time))
     eeg = mne.pick_types(raw.info, eeg=True, exclude=[])
     if len(eeg) == 0 and len(raw.ch_names) > 0:
         raw.set_channel_types(dict.fromkeys(raw.ch_names, "eeg"), verbose="error")

@@ -72,12 +72,12 @@ def psd_by_group(raws: list[Any], fmin: float, fmax: float) -> bytes:
 
 def with_positions(info: Any) -> Any:
     """The info, given standard 10-05 positions if it has none (for topomaps)."""
-    import mne
+    from brainchat.eeg.preprocessing import montage_name
 
     if info.get_montage() is not None:
         return info
     info = info.copy()
-    info.set_montage("standard_1005", match_case=False, on_missing="ignore", verbose="error")
+    info.set_montage(montage_name("standard_1005"), match_case=False, on_missing="ignore", verbose="error")
     return info
 
 

@@ -90,7 +90,7 @@ def apply_step(raws: tuple, step: Step) -> None:
             if p.get("drop"):
                 raw.drop_channels(_canonical(raw, p["drop"]))
         elif step.op == "montage":
-            raw.set_montage(p["name"], match_case=False, on_missing="ignore", verbose="error")
+            raw.set_montage(montage_name(p["name"]), match_case=False, on_missing="ignore", verbose="error")
         elif step.op == "ica":
             p["ica"].apply(raw, exclude=p["exclude"], verbose="error")
         else:  # pragma: no cover - steps are built by this module
@@ -121,11 +121,21 @@ def check_step(raws: tuple, step: Step) -> None:
         _check_montage(raws, p["name"])
 
 
+def montage_name(name: str) -> str:
+    """MNE 1.13 renamed standard_10xx to colin27_10xx (the old names warn, then go)."""
+    import mne
+
+    builtin = mne.channels.get_builtin_montages()
+    if name.startswith("standard_") and name not in builtin:
+        return name.replace("standard_", "colin27_")
+    return name
+
+
 def _check_montage(raws: tuple, name: str) -> None:
     import mne
 
     try:
-        montage = mne.channels.make_standard_montage(name)
+        montage = mne.channels.make_standard_montage(montage_name(name))
     except ValueError:
         raise ToolException(f"unknown montage '{name}'; try standard_1005 or biosemi64") from None
     known = {c.lower() for c in montage.ch_names}

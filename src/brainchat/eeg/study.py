@@ -92,8 +92,9 @@ class StudyState:
 
     def require(self, stage: str) -> None:
         """Raise a ToolException naming what is missing and which tool to call first."""
-        if STAGES.index(self.stage) < STAGES.index(stage):
-            raise ToolException(MISSING[stage])
+        have = STAGES.index(self.stage)
+        if have < STAGES.index(stage):
+            raise ToolException(MISSING[STAGES[have + 1]])  # the first missing step
 
     def without_derived(self) -> StudyState:
         """The same continuous data, with epochs, split and models dropped."""

@@ -1,0 +1,262 @@
+"""The EEG tools called directly against a Study: pipeline, preconditions, bad arguments, paths."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import mne
+import numpy as np
+import pytest
+from langchain_core.tools import ToolException
+from pydantic import ValidationError
+
+from brainchat.agent import events
+from brainchat.eeg.study import Study
+from brainchat.eeg.synthetic import make_recording, write_demo_set
+from brainchat.eeg.tools import build_eeg_tools
+from brainchat.tools.registry import flags_of
+
+PNG = b"\x89PNG\r\n\x1a\n"
+FILES = [f"sub-0{s}_ses-0{k}_task-mi_eeg.edf" for s in (1, 2) for k in (1, 2)]
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("eeg")
+    write_demo_set(root, subjects=2, sessions=2, trials=24, seed=1)
+    return root
+
+
+class Harness:
+    """A study, its tools by name, and the events they emit."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.study = Study(data_dir)
+        self.tools = {t.name: t for t in build_eeg_tools(self.study)}
+        self.events: list[events.Event] = []
+        self._token = events._sink.set(self.events.append)
+
+    async def call(self, name: str, args: dict | None = None) -> str:
+        events.set_tool_call(f"call-{name}", name)
+        result = await self.tools[name].ainvoke(args or {})
+        await asyncio.sleep(0)
+        return result
+
+    def images(self) -> list[events.ToolImage]:
+        return [e for e in self.events if isinstance(e, events.ToolImage)]
+
+    def fingerprint(self) -> tuple:
+        s = self.study.state
+        data = tuple(float(np.sum(np.abs(r.get_data()))) for r in s.raws)
+        return s.stage, self.study.summary(), data, s.history
+
+
+@pytest.fixture
+async def h(data_dir: Path) -> Harness:
+    return Harness(data_dir)
+
+
+async def loaded(h: Harness) -> Harness:
+    await h.call("load_data", {"files": FILES})
+    return h
+
+
+def test_flags(data_dir: Path) -> None:
+    tools = {t.name: flags_of(t) for t in build_eeg_tools(Study(data_dir))}
+    assert {n for n, f in tools.items() if f.read_only} == {
+        "list_data_files", "get_study_state", "ica_components", "plot_raw", "plot_psd",
+        "plot_topomap", "plot_epochs_average"}  # fmt: skip
+    assert {n for n, f in tools.items() if f.destructive} == {"reset_preprocessing", "clear_study"}
+    assert {n for n, f in tools.items() if f.long_running} == {"train_model", "ica_fit"}
+
+
+async def test_pipeline_with_images_and_events(h: Harness) -> None:
+    listing = await h.call("list_data_files", {"pattern": "*.edf"})
+    assert "4 file(s)" in listing and "subject 02, session 02" in listing
+    text = await loaded(h) and await h.call("get_study_state")
+    assert "stage: loaded" in text and "left_hand 12, right_hand 12" in text
+    assert "22 ch @ 250 Hz" in text
+    assert "applied band-pass 8-30 Hz" in await h.call("bandpass_filter", {"l_freq": 8, "h_freq": 30})
+    await h.call("notch_filter", {"freqs": [50]})
+    await h.call("resample_data", {"sfreq": 125})
+    await h.call("set_reference", {"ref": "average"})
+    await h.call("select_channels", {"drop": ["Fz"]})
+    await h.call("set_montage", {"name": "standard_1005"})
+    for tool in ("plot_raw", "plot_psd", "plot_topomap"):
+        assert "shown to the user" in await h.call(tool)
+    text = await h.call("epoch_data", {"tmin": 0.5, "tmax": 2.5, "baseline": None})
+    assert "96 epochs (left_hand 48, right_hand 48), 21 ch x 251 samples" in text
+    await h.call("plot_epochs_average")
+    for by in ("subject", "session", "trial"):
+        assert f"split by {by}" in await h.call("split_dataset", {"by": by, "test_ratio": 0.25})
+    assert "trained 'csp_lda'" in await h.call("train_model", {"model": "csp_lda"})
+    result = await h.call("evaluate_model", {"model": "csp_lda"})
+    assert "accuracy" in result and "kappa" in result and "ROC AUC" in result
+    assert h.study.stage == "trained" and "csp_lda test acc" in h.study.summary()
+    titles = [i.title for i in h.images()]
+    assert len(titles) == 5 and "csp_lda confusion matrix" in titles
+    assert all(i.png.startswith(PNG) and i.call_id.startswith("call-") for i in h.images())
+    stages = [e.stage for e in h.events if isinstance(e, events.StudyChanged)]
+    assert stages[0] == "loaded" and stages[-1] == "trained" and "split" in stages
+
+
+PRECONDITIONS = [
+    ("epoch_data", {}, "no data loaded: call load_data first"),
+    ("bandpass_filter", {"l_freq": 1, "h_freq": 40}, "call load_data first"),
+    ("plot_raw", {}, "call load_data first"),
+    ("split_dataset", {}, "call load_data first"),
+    ("plot_epochs_average", {}, "call load_data first"),
+    ("train_model", {"model": "csp_lda"}, "call load_data first"),
+    ("evaluate_model", {}, "call load_data first"),
+    ("ica_components", {}, "call ica_fit first"),
+    ("reset_preprocessing", {}, "call load_data first"),
+]
+
+
+@pytest.mark.parametrize(("tool", "args", "message"), PRECONDITIONS)
+async def test_preconditions_on_an_empty_study(h: Harness, tool: str, args: dict, message: str) -> None:
+    with pytest.raises(ToolException, match=message):
+        await h.call(tool, args)
+    assert h.study.stage == "empty" and not h.events
+
+
+async def test_preconditions_further_down_the_pipeline(h: Harness) -> None:
+    await loaded(h)
+    with pytest.raises(ToolException, match="no epochs yet: call epoch_data first"):
+        await h.call("split_dataset")
+    with pytest.raises(ToolException, match="call ica_fit first"):
+        await h.call("ica_apply", {"exclude": [0]})
+    await h.call("epoch_data")
+    with pytest.raises(ToolException, match="call split_dataset first"):
+        await h.call("train_model")
+    await h.call("split_dataset")
+    with pytest.raises(ToolException, match="call train_model first"):
+        await h.call("evaluate_model")
+    before = h.fingerprint()
+    with pytest.raises(ToolException, match="reset_preprocessing"):
+        await h.call("bandpass_filter", {"l_freq": 1, "h_freq": 40})
+    with pytest.raises(ToolException, match="clear_study first"):
+        await h.call("load_data", {"files": FILES[:1]})
+    assert h.fingerprint() == before
+
+
+BAD_ARGS = [
+    ("bandpass_filter", {"l_freq": 30, "h_freq": 8}, ValidationError, "must be below high frequency"),
+    ("bandpass_filter", {"l_freq": 8, "h_freq": 200}, ToolException, "below Nyquist"),
+    ("epoch_data", {"tmin": 2.0, "tmax": 1.0}, ValidationError, "tmin .* must be before tmax"),
+    ("epoch_data", {"events": ["feet"]}, ToolException, "unknown event.*left_hand"),
+    ("select_channels", {"keep": ["C3", "XYZ"]}, ToolException, r"unknown channel\(s\) \['XYZ'\]"),
+    ("set_reference", {"ref": ["Q1"]}, ToolException, "unknown channel"),
+    ("plot_raw", {"channels": ["nope"]}, ToolException, "unknown channel"),
+    ("set_montage", {"name": "no_such_cap"}, ToolException, "unknown montage"),
+    ("resample_data", {"sfreq": 250}, ToolException, "already at 250 Hz"),
+    ("train_model", {"model": "resnet"}, ValidationError, "eegnet"),
+    ("ica_fit", {"n_components": 40}, ToolException, "too large"),
+    ("split_dataset", {"test_ratio": 0.6, "val_ratio": 0.5}, ValidationError, "below 0.9"),
+]
+
+
+@pytest.mark.parametrize(("tool", "args", "error", "message"), BAD_ARGS)
+async def test_bad_arguments_leave_the_study_unchanged(h, tool, args, error, message) -> None:
+    await loaded(h)
+    before = h.fingerprint()
+    with pytest.raises(error, match=message):
+        await h.call(tool, args)
+    assert h.fingerprint() == before
+
+
+async def test_split_by_subject_needs_two_subjects(h: Harness) -> None:
+    await h.call("load_data", {"files": FILES[:2]})
+    await h.call("epoch_data")
+    with pytest.raises(ToolException, match="only one subject.*by='trial'"):
+        await h.call("split_dataset", {"by": "subject"})
+    assert "split by session" in await h.call("split_dataset", {"by": "session"})
+
+
+async def test_failure_midway_rebuilds_the_data(h: Harness, monkeypatch) -> None:
+    from brainchat.eeg import preprocessing
+
+    await loaded(h)
+    await h.call("bandpass_filter", {"l_freq": 1, "h_freq": 40})
+    before = h.fingerprint()
+    real = preprocessing.apply_step
+    calls = []
+
+    def half_then_fail(raws, step):
+        calls.append(step.op)
+        real(raws[:1] if len(calls) == 1 else raws, step)
+        if len(calls) == 1:  # the first recording was changed in place, then it breaks
+            raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(preprocessing, "apply_step", half_then_fail)
+    with pytest.raises(ToolException, match="disk on fire.*unchanged"):
+        await h.call("resample_data", {"sfreq": 100})
+    monkeypatch.setattr(preprocessing, "apply_step", real)
+    assert h.fingerprint() == before
+
+
+async def test_reset_and_clear(h: Harness) -> None:
+    await loaded(h)
+    pristine = h.fingerprint()
+    await h.call("bandpass_filter", {"l_freq": 8, "h_freq": 30})
+    await h.call("epoch_data")
+    assert "undid: band-pass 8-30 Hz" in await h.call("reset_preprocessing")
+    assert h.fingerprint() == pristine
+    await h.call("clear_study")
+    assert h.study.stage == "empty" and "empty" in h.study.summary()
+
+
+async def test_ica_fit_plot_and_apply(h: Harness) -> None:
+    await h.call("load_data", {"files": FILES[:1]})
+    await h.call("bandpass_filter", {"l_freq": 1, "h_freq": 40})
+    assert "ICA fitted: 5 components" in await h.call("ica_fit", {"n_components": 5})
+    text = await h.call("ica_components")
+    assert "ICA000" in text and h.images()[-1].title == "ICA components"
+    with pytest.raises(ToolException, match="out of range"):
+        await h.call("ica_apply", {"exclude": [9]})
+    assert "ICA minus [0]" in await h.call("ica_apply", {"exclude": [0]})
+    assert h.study.state.ica is None
+
+
+# ---- paths and files ------------------------------------------------------------------
+
+
+async def test_refused_paths(h: Harness, data_dir: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "secret.edf"
+    outside.write_bytes(b"x")
+    link = data_dir / "link_out.edf"
+    if not link.exists():
+        os.symlink(outside, link)
+    (data_dir / "corrupt.edf").write_bytes(b"0       not an edf file" * 20)
+    (data_dir / "notes.txt").write_text("hello")
+    cases = [
+        ("../secret.edf", "outside the data folder"),
+        (str(outside), "outside the data folder"),
+        ("link_out.edf", "outside the data folder"),
+        ("missing.edf", "not found in the data folder.*list_data_files"),
+        ("corrupt.edf", "could not read 'corrupt.edf' as EDF"),
+        ("notes.txt", "not a supported EEG file"),
+    ]
+    for path, message in cases:
+        with pytest.raises(ToolException, match=message):
+            await h.call("load_data", {"files": [FILES[0], path]})
+        assert h.study.stage == "empty"
+    with pytest.raises(ToolException, match="without '..'"):
+        await h.call("list_data_files", {"pattern": "../*"})
+    assert "link_out" not in await h.call("list_data_files")
+
+
+@pytest.mark.parametrize("ext", ["set", "vhdr", "fif", "bdf"])
+async def test_other_formats_load(tmp_path: Path, ext: str) -> None:
+    raw = make_recording(1, 1, trials=6)
+    path = tmp_path / f"sub-07_ses-03_task-mi_eeg.{ext}"
+    if ext == "fif":
+        raw.save(path, verbose="error")
+    else:
+        fmt = {"set": "eeglab", "vhdr": "brainvision", "bdf": "bdf"}[ext]
+        mne.export.export_raw(path, raw, fmt=fmt, verbose="error")
+    h = Harness(tmp_path)
+    text = await h.call("load_data", {"files": [path.name]})
+    assert "subject 07, session 03" in text and "left_hand 3, right_hand 3" in text
