@@ -168,6 +168,10 @@ def parse_server(name: str, entry: Any, *, base_dir: Path | None = None) -> McpS
     unknown = set(entry) - _SERVER_KEYS
     if unknown:
         raise ConfigError(f"unknown key(s) {sorted(unknown)}; allowed: {sorted(_SERVER_KEYS)}")
+    if not (_bool(entry, "enabled", default=True) and not _bool(entry, "disabled", default=False)):
+        return McpServerConfig(
+            name=name, enabled=False
+        )  # not checked further: ${VARS} may be unset
     transport = _transport(entry)
     common: dict[str, Any] = {
         "name": name,

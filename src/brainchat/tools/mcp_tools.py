@@ -94,7 +94,9 @@ def flatten_result(result: types.CallToolResult) -> tuple[str, list[tuple[str, b
         if not (wrapped and any(_parses_to(t, structured["result"]) for t in texts)):
             # Servers often repeat structured output as JSON text: keep only the compact form.
             texts = [t for t in texts if not _parses_to(t, structured)]
-            texts.append(json.dumps(structured, separators=(",", ":"), ensure_ascii=False, default=str))
+            texts.append(
+                json.dumps(structured, separators=(",", ":"), ensure_ascii=False, default=str)
+            )
     text = "\n".join(t for t in texts if t) or "(the tool returned no content)"
     if len(text) > MAX_RESULT_CHARS:
         text = text[:MAX_RESULT_CHARS] + f"\n[truncated: {len(text)} characters in all]"
@@ -112,6 +114,8 @@ def _compact_json(text: str) -> str:
 
 
 def _parses_to(text: str, value: Any) -> bool:
+    if isinstance(value, str):
+        return text == value
     try:
         return json.loads(text) == value
     except ValueError:
@@ -208,7 +212,7 @@ async def tools_from_session(
     *,
     read_only: bool = False,
     destructive: bool = False,
-    timeout: float = 30.0,
+    timeout: float = 30.0,  # noqa: ASYNC109 (the per-call limit each tool applies)
     reserved_names: Iterable[str] = (),
 ) -> list[BaseTool]:
     """Wrap an open session owned by someone else (Chainlit's `on_mcp_connect`) as tools."""

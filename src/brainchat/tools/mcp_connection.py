@@ -1,0 +1,307 @@
+"""One MCP server's long-lived session: the owner task, calls, health, restart with backoff.
+
+The owner task enters and leaves the transport and the ClientSession (anyio cancel scopes must
+be left in the task that entered them); calls from other tasks await `session.call_tool`
+directly. A crash, a hang past the timeout or a lost transport marks the server unhealthy and
+closes it; a later call restarts it (at once the first time, then with exponential backoff)
+and re-lists its tools.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import tempfile
+import time
+from datetime import timedelta
+from typing import Any, Literal
+
+import anyio
+from langchain_core.tools import ToolException
+from mcp import ClientSession, McpError, StdioServerParameters, types
+from mcp.types import CONNECTION_CLOSED
+
+from brainchat.tools.mcp_config import McpServerConfig
+from brainchat.tools.mcp_tools import describe_error, list_all_tools
+
+log = logging.getLogger("brainchat.tools.mcp")
+State = Literal["idle", "connecting", "connected", "unhealthy", "failed", "closed"]
+
+
+class ServerConnection:
+    """One server: its owner task, its session, its health and its tools."""
+
+    def __init__(
+        self, config: McpServerConfig, *, backoff_base: float = 1.0, backoff_max: float = 60.0
+    ):
+        self.config = config
+        self.state: State = "idle"
+        self.error: str | None = None
+        self.tools: list[types.Tool] = []
+        self.restarts = 0  # successful reconnects after the first connect
+        self.failures = 0  # consecutive failures (connect or transport), reset by a good call
+        self.next_attempt = 0.0
+        self._backoff = (backoff_base, backoff_max)
+        self._session: ClientSession | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._gone = asyncio.Event()  # set when the current owner task has left its contexts
+        self._generation = 0
+        self._lock = asyncio.Lock()
+        self._ever_connected = False
+        self._errlog: Any = None  # the stdio server's stderr, kept to explain failures
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    async def connect(self) -> bool:
+        """(Re)open the session and list tools; failures are recorded, never raised."""
+        async with self._lock:
+            if self.state == "connected":
+                return True
+            await self._shutdown()
+            self.state = "connecting"
+            self._generation += 1
+            loop = asyncio.get_running_loop()
+            ready: asyncio.Future[list[types.Tool]] = loop.create_future()
+            self._stop, self._gone = asyncio.Event(), asyncio.Event()
+            self._task = asyncio.create_task(
+                self._own(ready, self._stop, self._generation), name=f"mcp-server:{self.name}"
+            )
+            try:
+                async with asyncio.timeout(self.config.connect_timeout):
+                    tools = await asyncio.shield(ready)
+            except TimeoutError:
+                tail = self._stderr_tail()
+                await self._shutdown()
+                return self._fail(
+                    f"did not finish connecting within {self.config.connect_timeout:g} s{tail}"
+                )
+            except Exception as exc:
+                tail = self._stderr_tail()
+                await self._shutdown()
+                return self._fail(f"could not start: {describe_error(exc)}{tail}")
+            if self._ever_connected:
+                self.restarts += 1
+            self._ever_connected = True
+            self.tools, self.state, self.error = tools, "connected", None
+            return True
+
+    async def call(self, tool: str, args: dict[str, Any], timeout: float) -> types.CallToolResult:  # noqa: ASYNC109
+        """Call a tool on the kept session, reconnecting first if the server is down."""
+        if self.state in ("closed",):
+            raise ToolException(f"MCP server '{self.name}' has been shut down")
+        if self.state != "connected":
+            wait = self.next_attempt - time.monotonic()
+            if wait > 0:
+                raise ToolException(
+                    f"MCP server '{self.name}' is unavailable ({self.error}); "
+                    f"next restart attempt in {wait:.0f} s. Use other tools or answer without it."
+                )
+            if not await self.connect():
+                raise ToolException(
+                    f"MCP server '{self.name}' could not be restarted: {self.error}"
+                )
+            if tool not in {t.name for t in self.tools}:
+                raise ToolException(f"MCP server '{self.name}' no longer offers the tool '{tool}'")
+        session, gone, generation = self._session, self._gone, self._generation
+        assert session is not None
+        try:
+            result = await _call_unless_gone(
+                session.call_tool(tool, args, read_timeout_seconds=timedelta(seconds=timeout)),
+                gone,
+                timeout,
+            )
+        except McpError as exc:
+            if exc.error.code != CONNECTION_CLOSED:
+                raise ToolException(
+                    f"MCP server '{self.name}', tool '{tool}' failed: {exc}"
+                ) from None
+            reason = f"the server closed the connection during '{tool}' (it exited or crashed)"
+        except _Gone:
+            reason = f"the server closed the connection during '{tool}'"
+            reason += f": {self.error}" if self.error else " (it exited or crashed)"
+        except TimeoutError:
+            reason = f"tool '{tool}' did not answer within {timeout:g} s"
+        except Exception as exc:
+            reason = f"the connection was lost during '{tool}': {describe_error(exc)}"
+        else:
+            self.failures = 0
+            return result
+        if "stderr ends with" not in reason:
+            reason += self._stderr_tail()
+        await self._mark_unhealthy(generation, reason)
+        raise ToolException(
+            f"MCP server '{self.name}': {reason}. The server will be restarted on a later call."
+        )
+
+    async def close(self) -> None:
+        async with self._lock:
+            await self._shutdown()
+            self._close_errlog()
+            self.state = "closed"
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "server": self.name,
+            "state": self.state,
+            "transport": self.config.transport,
+            "target": self.config.describe(),
+            "tools": [t.name for t in self.tools],
+            "error": self.error,
+            "restarts": self.restarts,
+        }
+
+    def _fail(self, reason: str) -> bool:
+        self.error = reason
+        self.state = "unhealthy" if self._ever_connected else "failed"
+        self.failures += 1
+        base, cap = self._backoff
+        delay = 0.0 if self.failures <= 1 else min(base * 2 ** (self.failures - 2), cap)
+        self.next_attempt = time.monotonic() + delay
+        log.warning("MCP server %r %s: %s", self.name, self.state, reason)
+        return False
+
+    async def _mark_unhealthy(self, generation: int, reason: str) -> None:
+        async with self._lock:
+            if generation != self._generation or self.state != "connected":
+                return  # an older session; the current one is someone else's business
+            await self._shutdown()
+            self._fail(reason)
+
+    async def _shutdown(self) -> None:
+        """Make the owner task leave its contexts, and wait for it (bounded)."""
+        task, session, self._task, self._session = self._task, self._session, None, None
+        if task is None:
+            return
+        if session is not None and self._stop is not None:
+            self._stop.set()  # connected: the owner waits on this and closes in order
+            with contextlib.suppress(TimeoutError, Exception):
+                await asyncio.wait_for(asyncio.shield(task), timeout=5.0)
+        if not task.done():  # still connecting (or stuck closing): cancel it
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+    def _transport(self, errlog: Any) -> contextlib.AbstractAsyncContextManager[Any]:
+        c = self.config
+        if c.transport == "stdio":
+            from mcp.client.stdio import stdio_client
+
+            params = StdioServerParameters(
+                command=c.command or "", args=c.args, env=c.env, cwd=c.cwd
+            )
+            return stdio_client(params, errlog=errlog)
+        if c.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            return sse_client(c.url or "", headers=c.headers or None, timeout=c.connect_timeout)
+        import httpx
+
+        client = httpx.AsyncClient(
+            headers=c.headers, timeout=httpx.Timeout(c.connect_timeout, read=300)
+        )
+        return _http_transport(client, c.url or "")
+
+    async def _own(
+        self, ready: asyncio.Future[list[types.Tool]], stop: asyncio.Event, generation: int
+    ) -> None:
+        """The one task that enters and leaves this server's transport and session."""
+        self._close_errlog()
+        self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+        lost, gone = asyncio.Event(), self._gone
+        connected, exit_reason = False, ""
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = (await stack.enter_async_context(self._transport(self._errlog)))[:2]
+                inner_send, inner_read = anyio.create_memory_object_stream[Any](0)
+                tg = await stack.enter_async_context(anyio.create_task_group())
+                stack.callback(tg.cancel_scope.cancel)
+                tg.start_soon(_pump, read, inner_send, lost)
+                session = await stack.enter_async_context(ClientSession(inner_read, write))
+                await session.initialize()
+                tools = await list_all_tools(session)
+                self._session = session
+                ready.set_result(tools)
+                connected = True
+                waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(lost.wait())]
+                try:
+                    await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for w in waiters:
+                        w.cancel()
+        except BaseException as exc:
+            if not ready.done():
+                error = exc if isinstance(exc, Exception) else RuntimeError("cancelled")
+                ready.set_exception(error)
+            elif not stop.is_set():
+                exit_reason = describe_error(exc)
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            if connected and not stop.is_set() and generation == self._generation:
+                # The transport ended on its own (crash, network): the next call restarts it.
+                if self.state == "connected":
+                    self._session = None
+                    reason = exit_reason or "the process exited or the connection closed"
+                    self._fail(f"the server went away ({reason}){self._stderr_tail()}")
+            gone.set()
+
+    def _close_errlog(self) -> None:
+        errlog, self._errlog = self._errlog, None
+        if errlog is not None:
+            errlog.close()
+
+    def _stderr_tail(self, limit: int = 400) -> str:
+        try:
+            f = self._errlog
+            f.flush()
+            f.seek(0)
+            tail = f.read()[-limit:].strip()
+        except Exception:
+            return ""
+        return f"; its stderr ends with: {tail}" if tail else ""
+
+
+class _Gone(Exception):
+    """The owner task left its contexts while a call was waiting."""
+
+
+async def _call_unless_gone(call: Any, gone: asyncio.Event, timeout: float) -> Any:  # noqa: ASYNC109
+    """Await a session call, but stop at once if the session's owner task has ended."""
+    task = asyncio.ensure_future(call)
+    waiter = asyncio.ensure_future(gone.wait())
+    try:
+        done, _ = await asyncio.wait(
+            {task, waiter}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+    finally:
+        waiter.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+    if task in done:
+        return task.result()
+    raise _Gone() if waiter in done else TimeoutError()
+
+
+async def _pump(read: Any, send: Any, lost: asyncio.Event) -> None:
+    """Forward the transport's messages to the session; note when the transport ends."""
+    async with send:
+        try:
+            async for message in read:
+                await send.send(message)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            pass
+    lost.set()
+
+
+@contextlib.asynccontextmanager
+async def _http_transport(client: Any, url: str) -> Any:
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with client, streamable_http_client(url, http_client=client) as streams:
+        yield streams

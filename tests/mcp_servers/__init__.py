@@ -1,0 +1,1 @@
+"""Test MCP servers and helpers to configure them."""

@@ -1,0 +1,169 @@
+"""Failures stay isolated: a broken server never breaks start-up, the app or the other servers."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+
+import pytest
+from langchain_core.tools import ToolException
+
+from brainchat.tools.mcp import McpHub
+from brainchat.tools.mcp_config import McpServerConfig, ToolOverride
+from mcp_servers.helpers import EEG_LAB, lab_config, time_config
+
+
+def by_name(hub):
+    return {t.name: t for t in hub.toolset().tools}
+
+
+async def wait_for_state(hub, server, state, seconds=10.0):
+    for _ in range(int(seconds / 0.05)):
+        if hub.servers[server].state == state:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{server} is {hub.servers[server].state}, not {state}")
+
+
+async def test_start_up_with_broken_servers_succeeds_and_reports_why():
+    hub = McpHub(
+        [
+            lab_config(),
+            McpServerConfig(name="ghost", command="brainchat-no-such-command-42"),
+            McpServerConfig(
+                name="dead_http",
+                transport="streamable_http",
+                url="http://127.0.0.1:9/mcp",
+                connect_timeout=5,
+            ),
+            McpServerConfig(
+                name="mute",
+                command=sys.executable,
+                args=["-c", "import time; time.sleep(60)"],
+                connect_timeout=1,
+            ),
+            McpServerConfig(
+                name="quits",
+                command=sys.executable,
+                args=["-c", "import sys; sys.stderr.write('missing API key'); sys.exit(2)"],
+            ),
+        ]
+    )
+    await hub.start()
+    try:
+        states = {r["server"]: (r["state"], r["error"] or "") for r in hub.status()}
+        assert states["lab"][0] == "connected"
+        assert (
+            states["ghost"][0] == "failed" and "brainchat-no-such-command-42" in states["ghost"][1]
+        )
+        assert states["dead_http"][0] == "failed" and states["dead_http"][1]
+        assert states["mute"][0] == "failed" and "within 1 s" in states["mute"][1]
+        assert states["quits"][0] == "failed" and "missing API key" in states["quits"][1]
+        toolset = hub.toolset()
+        assert {f.source for f in toolset.failures} == {
+            "mcp:ghost",
+            "mcp:dead_http",
+            "mcp:mute",
+            "mcp:quits",
+        }
+        assert all(flag == "mcp:lab" for flag in {t.metadata["source"] for t in toolset.tools})
+        assert await by_name(hub)["add"].ainvoke({"a": 1, "b": 1}) == "2"
+    finally:
+        await hub.close()
+
+
+@pytest.fixture
+async def lab():
+    hub = McpHub([lab_config(timeout=30, tools={"slow": ToolOverride(timeout=1.0)}), time_config()])
+    await hub.start()
+    yield hub
+    await hub.close()
+
+
+async def test_hang_past_the_timeout_fails_the_call_and_restarts_the_server_later(lab):
+    tools = by_name(lab)
+    before = await tools["pid"].ainvoke({})
+    with pytest.raises(ToolException, match=r"tool 'slow' did not answer within 1 s"):
+        await tools["slow"].ainvoke({"seconds": 30})
+    assert lab.servers["lab"].state == "unhealthy"
+    assert lab.servers["time"].state == "connected"
+    after = await tools["pid"].ainvoke({})
+    assert after != before and lab.status()[0]["restarts"] == 1
+    assert await tools["slow"].ainvoke({"seconds": 0.1}) == "slept 0.1 s"
+
+
+async def test_crash_mid_call_is_a_clear_error_and_a_later_call_restarts(lab):
+    tools = by_name(lab)
+    first = await tools["pid"].ainvoke({})
+    with pytest.raises(
+        ToolException, match=r"closed the connection during 'crash'.*crashing on purpose"
+    ):
+        await tools["crash"].ainvoke({})
+    assert lab.servers["lab"].state == "unhealthy"
+    assert "UTC" in await tools["get_current_time"].ainvoke({"timezone": "UTC"})
+    second = await tools["pid"].ainvoke({})
+    assert second != first and lab.servers["lab"].state == "connected"
+    assert await tools["pid"].ainvoke({}) == second  # the new process is kept too
+
+
+async def test_process_killed_mid_call(lab):
+    tools = by_name(lab)
+    pid = int(await tools["pid"].ainvoke({}))
+    call = asyncio.create_task(tools["slow"].ainvoke({"seconds": 0.9}))
+    await asyncio.sleep(0.3)
+    os.kill(pid, signal.SIGKILL)
+    with pytest.raises(ToolException, match="MCP server 'lab'.*restarted on a later call"):
+        await call
+    assert int(await tools["pid"].ainvoke({})) != pid
+
+
+async def test_process_killed_while_idle_is_noticed_and_restarted_on_the_next_call(lab):
+    tools = by_name(lab)
+    pid = int(await tools["pid"].ainvoke({}))
+    os.kill(pid, signal.SIGKILL)
+    await wait_for_state(lab, "lab", "unhealthy")
+    assert "went away" in lab.status()[0]["error"]
+    assert int(await tools["pid"].ainvoke({})) != pid
+
+
+async def test_repeated_crashes_back_off_then_recover():
+    hub = McpHub([lab_config()], backoff_base=0.5)
+    await hub.start()
+    try:
+        tools = by_name(hub)
+        with pytest.raises(ToolException):
+            await tools["crash"].ainvoke({})
+        with pytest.raises(ToolException, match="closed the connection"):
+            await tools["crash"].ainvoke({})  # first restart is immediate, and it crashes again
+        with pytest.raises(ToolException, match=r"unavailable .*next restart attempt in"):
+            await tools["add"].ainvoke({"a": 1, "b": 2})  # within the backoff: refused at once
+        await asyncio.sleep(0.6)
+        assert await tools["add"].ainvoke({"a": 1, "b": 2}) == "3"
+        assert hub.servers["lab"].failures == 0
+    finally:
+        await hub.close()
+
+
+async def test_failed_server_is_retried_by_reconnect_failed(tmp_path):
+    script = tmp_path / "late.py"
+    script.write_text("import sys; sys.exit(1)\n")
+    hub = McpHub([McpServerConfig(name="late", command=sys.executable, args=[str(script)])])
+    await hub.start()
+    try:
+        assert hub.status()[0]["state"] == "failed" and hub.toolset().tools == []
+        script.write_text(EEG_LAB.read_text())
+        await hub.reconnect_failed()
+        assert hub.status()[0]["state"] == "connected" and "add" in hub.toolset().names()
+    finally:
+        await hub.close()
+
+
+async def test_calls_after_close_are_refused():
+    hub = McpHub([lab_config()])
+    await hub.start()
+    add = by_name(hub)["add"]
+    await hub.close()
+    with pytest.raises(ToolException, match="shut down"):
+        await add.ainvoke({"a": 1, "b": 1})
