@@ -1,0 +1,96 @@
+"""Decoders on the demo data: accuracy bars, every model trains, cancellation, device choice."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from langchain_core.tools import ToolException
+
+from brainchat.agent import events
+from brainchat.eeg.study import Study
+from brainchat.eeg.synthetic import write_demo_set
+from brainchat.eeg.tools import build_eeg_tools
+
+# Two classes: chance is 0.5. Bar: 0.75 on the held-out test set (demo effect size 0.4).
+ACCURACY_BAR = 0.75
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("mi")
+    write_demo_set(root, subjects=1, sessions=2, trials=80, seed=0)  # demo defaults, fewer trials
+    return root
+
+
+async def prepared(data_dir: Path) -> tuple[Study, dict, list]:
+    study = Study(data_dir)
+    tools = {t.name: t for t in build_eeg_tools(study)}
+    got: list[events.Event] = []
+    events._sink.set(got.append)
+    files = sorted(p.name for p in data_dir.glob("*.edf"))
+    await tools["load_data"].ainvoke({"files": files})
+    await tools["bandpass_filter"].ainvoke({"l_freq": 8, "h_freq": 30})
+    await tools["resample_data"].ainvoke({"sfreq": 125})
+    await tools["epoch_data"].ainvoke({"tmin": 0.5, "tmax": 2.5})
+    await tools["split_dataset"].ainvoke({"by": "trial", "test_ratio": 0.25, "val_ratio": 0.15})
+    return study, tools, got
+
+
+async def test_eegnet_and_csp_lda_beat_chance(data_dir: Path) -> None:
+    study, tools, got = await prepared(data_dir)
+    events.set_tool_call("t1", "train_model")
+    await tools["train_model"].ainvoke({"model": "eegnet", "epochs": 30, "seed": 0})
+    await tools["train_model"].ainvoke({"model": "csp_lda"})
+    events.set_tool_call("t2", "evaluate_model")
+    for name in ("eegnet", "csp_lda"):
+        await tools["evaluate_model"].ainvoke({"model": name})
+    acc = {k: v["accuracy"] for k, v in study.state.results.items()}
+    print("test accuracy:", acc)
+    assert acc["eegnet"] >= ACCURACY_BAR and acc["csp_lda"] >= ACCURACY_BAR
+    progress = [e for e in got if isinstance(e, events.ToolProgress) and e.call_id == "t1"]
+    assert len(progress) == 31  # 30 EEGNet epochs + 1 CSP fit
+    assert {"loss", "acc", "elapsed", "eta", "val_acc"} <= set(progress[0].data)
+    assert progress[29].fraction == 1.0 and "epoch 30/30" in progress[29].message
+
+
+@pytest.mark.parametrize("model", ["shallowconvnet", "sccnet", "eegnet"])
+async def test_every_network_trains_and_evaluates(data_dir: Path, model: str) -> None:
+    study, tools, _ = await prepared(data_dir)
+    text = await tools["train_model"].ainvoke(
+        {"model": model, "epochs": 2, "optimizer": "adamw", "device": "cpu"})
+    assert f"trained '{model}' on cpu" in text
+    text = await tools["evaluate_model"].ainvoke({})
+    assert "balanced" in text and "image: " in text and study.stage == "trained"
+
+
+async def test_cancel_mid_training_leaves_the_study_unchanged(data_dir: Path) -> None:
+    study, tools, got = await prepared(data_dir)
+    before = (study.state, study.summary())
+    events.set_tool_call("t3", "train_model")
+    task = asyncio.create_task(tools["train_model"].ainvoke({"model": "eegnet", "epochs": 500}))
+    while not any(isinstance(e, events.ToolProgress) for e in got):
+        await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    seen = len(got)
+    await asyncio.sleep(0.3)
+    assert len(got) == seen  # the worker thread has ended: no progress after the cancel
+    assert (study.state, study.summary()) == before and study.stage == "split"
+    # the study still works after a cancel
+    assert "trained 'csp_lda'" in await tools["train_model"].ainvoke({"model": "csp_lda"})
+
+
+async def test_device_choice(data_dir: Path) -> None:
+    import torch
+
+    from brainchat.eeg.training import select_device
+
+    assert select_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
+    if not torch.cuda.is_available():
+        study, tools, _ = await prepared(data_dir)
+        with pytest.raises(ToolException, match="no CUDA GPU"):
+            await tools["train_model"].ainvoke({"model": "eegnet", "device": "cuda"})
+        assert study.stage == "split"
