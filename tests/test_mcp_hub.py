@@ -51,7 +51,7 @@ async def test_lists_tools_of_both_servers_with_their_schemas_and_flags(hub):
     assert (
         flags_of(add).source == "mcp:lab"
         and flags_of(add).read_only
-        and flags_of(add).timeout == 30.0
+        and flags_of(add).timeout == 32.0
     )
     assert flags_of(tools["crash"]).destructive and not flags_of(tools["crash"]).read_only
     assert flags_of(tools["get_current_time"]).source == "mcp:time"

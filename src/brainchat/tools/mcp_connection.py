@@ -98,7 +98,7 @@ class ServerConnection:
             if wait > 0:
                 raise ToolException(
                     f"MCP server '{self.name}' is unavailable ({self.error}); "
-                    f"next restart attempt in {wait:.0f} s. Use other tools or answer without it."
+                    f"next restart attempt in {wait:.1f} s. Use other tools or answer without it."
                 )
             if not await self.connect():
                 raise ToolException(

@@ -18,6 +18,7 @@ from brainchat.agent import events
 from brainchat.tools.registry import set_flags
 
 MAX_RESULT_CHARS = 16_000
+TIMEOUT_GRACE = 2.0  # seconds the agent's own tool timeout adds to the MCP call timeout
 # Tool name for the model: OpenAI allows ^[a-zA-Z0-9_-]{1,64}$.
 _BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 PREFIX_SEP = "__"
@@ -170,7 +171,13 @@ def make_tool(
         metadata={"mcp_server": server, "mcp_tool": tool_name},
     )
     return set_flags(  # type: ignore[return-value]
-        tool, source=f"mcp:{server}", read_only=read_only, destructive=destructive, timeout=timeout
+        tool,
+        source=f"mcp:{server}",
+        read_only=read_only,
+        destructive=destructive,
+        # The agent's outer limit waits a little longer, so the MCP layer reports its own
+        # timeout first and marks the server unhealthy (a hung server gets restarted).
+        timeout=timeout + TIMEOUT_GRACE,
     )
 
 
