@@ -1,0 +1,78 @@
+"""Chainlit hooks only: each reads the conversation, calls one function in `brainchat.ui`."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import chainlit as cl
+
+from brainchat.settings import load_settings
+from brainchat.ui import conversation as conv
+from brainchat.ui import servers
+
+logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+conv.log_config_problems(load_settings())  # bad configuration is logged at start-up
+
+
+@cl.on_app_startup
+async def startup() -> None:
+    await servers.start(load_settings())
+
+
+@cl.on_app_shutdown
+async def shutdown() -> None:
+    await servers.stop()
+
+
+@cl.on_chat_start
+async def chat_start() -> None:
+    await conv.welcome(await conv.start(servers.toolset()))
+
+
+@cl.on_chat_resume
+async def chat_resume(thread: Any) -> None:
+    await conv.start(servers.toolset(), (thread.get("metadata") or {}).get(conv.SNAPSHOT_KEY))
+
+
+@cl.on_message
+async def message(msg: cl.Message) -> None:
+    c = conv.current() or await conv.start(servers.toolset())
+    await conv.handle_message(c, msg)
+
+
+@cl.on_stop
+async def stop() -> None:
+    if c := conv.current():
+        await conv.stop(c)
+
+
+@cl.on_settings_update
+async def settings_update(values: dict[str, Any]) -> None:
+    if c := conv.current():
+        await conv.settings_update(c, values)
+
+
+@cl.action_callback("show_tools")
+async def show_tools(action: cl.Action) -> None:
+    if c := conv.current():
+        await conv.show_tools(c)
+
+
+@cl.action_callback("write_demo_data")
+async def write_demo_data(action: cl.Action) -> None:
+    if c := conv.current():
+        await action.remove()
+        await conv.write_demo_data(c)
+
+
+@cl.on_mcp_connect
+async def mcp_connect(connection: Any, session: Any) -> None:
+    if c := conv.current():
+        await conv.mcp_connect(c, connection.name, session)
+
+
+@cl.on_mcp_disconnect
+async def mcp_disconnect(name: str, session: Any) -> None:
+    if c := conv.current():
+        await conv.mcp_disconnect(c, name)

@@ -1,0 +1,234 @@
+"""One browser conversation: its Session, the mode picker, the panel, runs, stop, MCP, demo data.
+
+`app.py` calls one function here per Chainlit hook. The state is kept in `cl.user_session`:
+the live objects under "brainchat" and a JSON snapshot (mode, panel overrides) under
+"brainchat_state", which Chainlit stores as thread metadata when a data layer exists, so
+`on_chat_resume` can restore it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import chainlit as cl
+
+from brainchat.session import Session
+from brainchat.settings import ConfigError, Settings, load_settings
+from brainchat.tools.registry import ToolSet
+from brainchat.ui import format as fmt
+from brainchat.ui import panel
+from brainchat.ui.confirm import make_confirm
+from brainchat.ui.render import AUTHOR, RunRenderer
+
+log = logging.getLogger("brainchat.ui")
+KEY, SNAPSHOT_KEY = "brainchat", "brainchat_state"
+EEG_SUFFIXES = {".edf", ".fif", ".bdf", ".gdf", ".set", ".vhdr", ".gz"}
+COMMANDS = [
+    {"id": "tools", "description": "List the agent's tools, MCP servers and what failed to load",
+     "icon": "wrench", "button": False, "persistent": False},
+]  # fmt: skip
+
+
+@dataclass
+class Conversation:
+    session: Session
+    custom_ids: dict[str, str] = field(default_factory=dict)  # typed model ids per role
+    renderer: RunRenderer | None = None
+
+
+def current() -> Conversation | None:
+    return cl.user_session.get(KEY)  # type: ignore[no-any-return]
+
+
+def save_snapshot(conv: Conversation) -> None:
+    cl.user_session.set(
+        SNAPSHOT_KEY,
+        {"mode": conv.session.mode, "overrides": dict(conv.session.overrides),
+         "custom_ids": dict(conv.custom_ids)},
+    )  # fmt: skip
+
+
+def restore_snapshot(conv: Conversation, snapshot: dict[str, Any] | None) -> None:
+    """Re-apply a saved mode and panel settings (bad saved values are dropped, not fatal)."""
+    if not snapshot:
+        return
+    try:
+        conv.session.set_mode(str(snapshot.get("mode") or conv.session.mode))
+        conv.session.apply_settings(snapshot.get("overrides") or {})
+        conv.custom_ids.update(snapshot.get("custom_ids") or {})
+    except (ValueError, ConfigError) as exc:
+        log.warning("saved settings not restored: %s", exc)
+
+
+def log_config_problems(settings: Settings) -> None:
+    for err in settings.errors:
+        log.error("configuration: %s", err)
+    if not settings.configured and not settings.errors:
+        log.warning("no model configured: the app starts, and says what to set")
+
+
+# -- start ----------------------------------------------------------------------------------
+async def start(shared_tools: ToolSet | None, snapshot: dict[str, Any] | None = None) -> Conversation:
+    settings = load_settings()
+    conv = Conversation(Session(settings, extra_tools=shared_tools))
+    restore_snapshot(conv, snapshot)
+    cl.user_session.set(KEY, conv)
+    save_snapshot(conv)
+    await send_modes(conv.session.mode)
+    await cl.context.emitter.set_commands(COMMANDS)  # type: ignore[arg-type]
+    await panel.send_panel(conv.session, conv.custom_ids)
+    return conv
+
+
+async def send_modes(mode: str) -> None:
+    options = [
+        cl.ModeOption(id="chat", name="Chat", icon="message-circle", default=mode == "chat",
+                      description="One model answers directly, no tools."),
+        cl.ModeOption(id="agent", name="Agent", icon="bot", default=mode == "agent",
+                      description="Reasons, searches and runs EEG / MCP tools, then answers."),
+    ]  # fmt: skip
+    await cl.context.emitter.set_modes([cl.Mode(id="mode", name="Mode", options=options)])
+
+
+def data_folder_empty(path: Path) -> bool:
+    if not path.is_dir():
+        return True
+    return not any(p.suffix.lower() in EEG_SUFFIXES for p in path.rglob("*") if p.is_file())
+
+
+async def welcome(conv: Conversation) -> None:
+    """The first screen: what to configure when nothing works, else what the app can do."""
+    s = conv.session
+    problem = s.config_problem()
+    if problem:
+        await cl.Message(
+            content=f"⚠️ **brainchat is not ready yet.**\n\n{problem}", author=AUTHOR
+        ).send()
+        return
+    chat = s.settings.model_for("chat")
+    lines = [
+        f"👋 **brainchat** is ready, in **{s.mode.capitalize()} mode**.",
+        f"Chat model: `{chat.name if chat else '?'}`. " + fmt.roles_text(s.roles()),
+        "Switch **Chat / Agent** with the *Mode* picker in the message bar; change models and "
+        "limits in the ⚙️ settings; type `/tools` to list the agent's tools.",
+    ]
+    actions = [cl.Action(name="show_tools", payload={}, label="Show tools", icon="wrench")]
+    if data_folder_empty(s.settings.data_dir):
+        lines.append(
+            f"The EEG data folder `{s.settings.data_dir}` is empty. Write a small synthetic "
+            "motor-imagery demo set (2 subjects × 2 sessions, EDF) to try the EEG tools?"
+        )
+        actions.append(
+            cl.Action(name="write_demo_data", payload={}, label="Write the demo EEG set", icon="database")
+        )
+    await cl.Message(content="\n\n".join(lines), actions=actions, author=AUTHOR).send()
+
+
+# -- messages -------------------------------------------------------------------------------
+async def show_tools(conv: Conversation) -> None:
+    try:
+        toolset = conv.session.toolset()
+    except Exception as exc:  # noqa: BLE001 - listing tools never breaks the chat
+        await cl.Message(content=f"⚠️ Could not list the tools: {exc}", author=AUTHOR).send()
+        return
+    await cl.Message(content=fmt.toolset_text(toolset, "Agent tools"), author=AUTHOR).send()
+
+
+async def switch_mode(conv: Conversation, mode: str) -> None:
+    s = conv.session
+    s.set_mode(mode)
+    save_snapshot(conv)
+    chat = s.settings.model_for("chat")
+    roles = {**s.roles(), "chat": chat.name if chat else "(none)"}
+    toolset = s.toolset() if mode == "agent" else None
+    await cl.Message(content=fmt.mode_text(mode, toolset, roles), author=AUTHOR).send()
+
+
+async def handle_message(conv: Conversation, message: cl.Message) -> None:
+    text = (message.content or "").strip()
+    mode = (message.modes or {}).get("mode")
+    if mode in ("chat", "agent") and mode != conv.session.mode:
+        await switch_mode(conv, mode)
+    if message.command == "tools" or text.split(maxsplit=1)[:1] == ["/tools"]:
+        await show_tools(conv)
+        return
+    await run_turn(conv, text, message.id)
+
+
+async def run_turn(conv: Conversation, question: str, parent_id: str | None) -> None:
+    s = conv.session
+    step = cl.context.current_step
+    renderer = RunRenderer(s.mode, step.id if step else parent_id)
+    conv.renderer = renderer
+    confirm = make_confirm(s.settings.limits.confirm_timeout)
+    try:
+        async for event in s.ask(question, confirm=confirm):
+            await renderer.handle(event)
+        await renderer.finish()
+    except asyncio.CancelledError:
+        await renderer.stop()
+        raise
+    except Exception as exc:  # noqa: BLE001 - no traceback reaches a user
+        log.exception("run failed")
+        await renderer.finish()
+        await cl.Message(
+            content=f"⚠️ Something went wrong: {type(exc).__name__}: {exc}\n\n"
+            "*Your conversation is kept; send the message again.*",
+            author=AUTHOR,
+        ).send()
+
+
+async def stop(conv: Conversation) -> None:
+    if conv.renderer is not None:
+        await conv.renderer.stop()
+
+
+async def settings_update(conv: Conversation, values: dict[str, Any]) -> None:
+    if await panel.apply(conv.session, values, conv.custom_ids):
+        save_snapshot(conv)
+
+
+# -- MCP and demo data ----------------------------------------------------------------------
+async def mcp_connect(conv: Conversation, name: str, client: Any) -> None:
+    try:
+        from brainchat.tools.mcp_tools import tools_from_session
+    except ImportError as exc:
+        await cl.Message(content=f"⚠️ MCP support is unavailable: {exc}", author=AUTHOR).send()
+        return
+    try:
+        taken = conv.session.toolset().names()
+        tools = await tools_from_session(name, client, reserved_names=taken)
+    except Exception as exc:  # noqa: BLE001
+        conv.session.with_failure(f"mcp:{name}", str(exc))
+        await cl.Message(content=f"⚠️ MCP server `{name}` connected but its tools could not be listed: {exc}", author=AUTHOR).send()  # fmt: skip
+        return
+    conv.session.add_user_tools(name, tools)
+    names = ", ".join(f"`{t.name}`" for t in tools) or "no tools"
+    await cl.Message(content=f"🔌 MCP server `{name}` connected; Agent mode can now use {names}.", author=AUTHOR).send()  # fmt: skip
+
+
+async def mcp_disconnect(conv: Conversation, name: str) -> None:
+    conv.session.remove_user_tools(name)
+    await cl.Message(content=f"🔌 MCP server `{name}` disconnected; its tools are removed.", author=AUTHOR).send()  # fmt: skip
+
+
+async def write_demo_data(conv: Conversation) -> None:
+    folder = conv.session.settings.data_dir
+    note = await cl.Message(content=f"Writing the demo EEG set to `{folder}`…", author=AUTHOR).send()
+    try:
+        from brainchat.eeg.synthetic import write_demo_set
+
+        paths = await asyncio.to_thread(write_demo_set, folder)
+    except Exception as exc:  # noqa: BLE001
+        note.content = f"⚠️ Could not write the demo set: {type(exc).__name__}: {exc}"
+    else:
+        files = ", ".join(f"`{p.name}`" for p in paths)
+        note.content = (
+            f"✅ Wrote {len(paths)} recordings to `{folder}`: {files}.\n\n"
+            "Try in Agent mode: *Load all the demo files and tell me what is in them.*"
+        )
+    await note.update()

@@ -1,0 +1,47 @@
+"""Configured MCP servers (MCP_CONFIG / mcp_servers.json), one hub shared by every conversation."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from brainchat.settings import Settings
+from brainchat.tools.registry import ToolFailure, ToolSet
+
+log = logging.getLogger("brainchat.ui")
+_hub: Any = None
+_failures: list[ToolFailure] = []
+
+
+async def start(settings: Settings) -> None:
+    """Connect the configured servers once at app start; failures are kept for the tool list."""
+    global _hub, _failures
+    try:
+        from brainchat.tools.mcp import McpHub
+
+        hub = McpHub.from_config_file(settings.mcp_config)
+        if not hub.servers and not hub.config_failures:
+            return
+        await hub.start()
+        _hub = hub
+        for failure in hub.failures():
+            log.error("MCP %s: %s", failure.source, failure.reason)
+    except Exception as exc:  # noqa: BLE001 - MCP trouble never stops the app
+        log.exception("MCP servers not started")
+        _failures = [ToolFailure("mcp", f"{type(exc).__name__}: {exc}")]
+
+
+def toolset() -> ToolSet:
+    if _hub is None:
+        return ToolSet(failures=list(_failures))
+    try:
+        return _hub.toolset()  # type: ignore[no-any-return]
+    except Exception as exc:  # noqa: BLE001
+        return ToolSet(failures=[ToolFailure("mcp", str(exc))])
+
+
+async def stop() -> None:
+    global _hub
+    if _hub is not None:
+        await _hub.close()
+        _hub = None

@@ -1,0 +1,188 @@
+"""Browser fixtures: the app as a subprocess pointed at a scripted model server, Debian chromium.
+
+`app_factory(env)` starts `chainlit run src/brainchat/app.py --headless` on a free port with the
+given environment (models pointed at the module's scripted server) and returns its URL; `browser`
+is one chromium per module; `page` opens a fresh conversation. Helpers at the end drive the UI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from brainchat.testing.scripted_server import ScriptedServer
+
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--headless=new", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync"]  # fmt: skip
+SEARCH_RESULTS = [
+    {"title": "EEGNet: a compact CNN for EEG-based BCIs", "url": "https://example.org/eegnet",
+     "snippet": "EEGNet uses depthwise and separable convolutions for EEG decoding."},
+    {"title": "Motor imagery and mu rhythm desynchronisation", "url": "https://example.org/mu-erd",
+     "snippet": "Imagined hand movement suppresses 8-13 Hz mu power over C3/C4."},
+    {"title": "CSP filters for motor imagery", "url": "https://example.org/csp",
+     "snippet": "Common spatial patterns maximise variance differences between classes."},
+    {"title": "MNE-Python documentation", "url": "https://example.org/mne",
+     "snippet": "Open-source Python package for MEG and EEG analysis."},
+]  # fmt: skip
+MODEL_VARS = ("CHAT_MODEL", "AGENT_FUNCTION_CALL_MODEL", "AGENT_ANSWER_MODEL", "OPENAI_API_KEY",
+              "OPENAI_BASE_URL", "OPENAI_MODEL", "DEEPSEEK_API_KEY", "DEFAULT_MODE", "MCP_CONFIG")  # fmt: skip
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/e2e" in str(item.fspath):
+            item.add_marker(pytest.mark.browser)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def spec(server: ScriptedServer, model: str, **extra: Any) -> str:
+    """A JSON model spec pointed at the scripted server."""
+    return json.dumps({"provider": "openai-compatible", "model": model,
+                       "base_url": server.base_url, "api_key": "test", "max_retries": 0, **extra})  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def model_server() -> Iterator[ScriptedServer]:
+    """One scripted server per test module (tests reset it); the app reaches it over HTTP."""
+    with ScriptedServer() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def _fresh_server(request: pytest.FixtureRequest) -> None:
+    if "model_server" in request.fixturenames:
+        request.getfixturevalue("model_server").reset()
+
+
+@pytest.fixture(scope="module")
+def app_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., str]]:
+    """Start the app with an environment; every app started is stopped at module end."""
+    procs: list[tuple[subprocess.Popen[bytes], Any]] = []
+
+    def start(env: dict[str, str]) -> str:
+        tmp = tmp_path_factory.mktemp("app")
+        fixture = tmp / "search.json"
+        fixture.write_text(json.dumps(SEARCH_RESULTS))
+        port = _free_port()
+        full = {k: v for k, v in os.environ.items() if k not in MODEL_VARS}
+        full.update({"BRAINCHAT_DATA_DIR": str(tmp / "data"), "BRAINCHAT_SEARCH_FIXTURE": str(fixture),
+                     "PYTHONUNBUFFERED": "1", "CHAINLIT_AUTH_SECRET": "", **env})  # fmt: skip
+        log = open(tmp / "app.log", "wb")  # noqa: SIM115 - closed at teardown
+        chainlit = Path(sys.executable).with_name("chainlit")
+        proc = subprocess.Popen(
+            [str(chainlit), "run", "src/brainchat/app.py", "--headless", "--port", str(port),
+             "--host", "127.0.0.1"],
+            cwd=ROOT, env=full, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        procs.append((proc, log))
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"app exited: {(tmp / 'app.log').read_text()[-3000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    return url
+            except OSError:
+                time.sleep(0.3)
+        raise RuntimeError(f"app did not start: {(tmp / 'app.log').read_text()[-3000:]}")
+
+    yield start
+    for proc, log in procs:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
+        pytest.skip("Debian chromium is not installed (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def open_chat(browser: Any, url: str) -> Any:
+    """A new page on a fresh conversation, once the input is ready."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(20_000)
+    page.goto(url)
+    page.wait_for_selector("#chat-input")
+    page.wait_for_selector("text=/brainchat is (ready|not ready)/")  # the session has started
+    return page
+
+
+def send(page: Any, text: str) -> None:
+    page.fill("#chat-input", text)
+    page.click("#chat-submit")
+
+
+def wait_idle(page: Any, timeout: float = 30_000) -> None:
+    """Wait until no task runs (the stop button is gone and the submit button is back)."""
+    page.wait_for_timeout(300)
+    page.wait_for_selector("#stop-button", state="detached", timeout=timeout)
+    page.wait_for_selector("#chat-submit", timeout=timeout)
+
+
+def messages_text(page: Any) -> str:
+    return str(page.inner_text("body"))
+
+
+def pick_mode(page: Any, name: str) -> None:
+    page.click("#mode-picker-trigger-mode")
+    page.get_by_role("option", name=re.compile(name)).click()
+
+
+def expand_all_steps(page: Any) -> None:
+    """Open every collapsed step (repeatedly, for nested ones)."""
+    for _ in range(4):
+        closed = page.locator("button[id^='step-'][data-state='closed']")
+        n = closed.count()
+        if n == 0:
+            return
+        for i in range(n - 1, -1, -1):
+            try:
+                closed.nth(i).click()
+            except Exception:  # noqa: BLE001 - a step re-rendered meanwhile
+                pass
+        page.wait_for_timeout(200)
+
+
+def open_settings(page: Any) -> None:
+    page.click("#chat-settings-open-modal")
+    page.wait_for_selector("#max_iterations")
+
+
+def fill_setting(page: Any, widget_id: str, value: str) -> None:
+    page.fill(f"#{widget_id}", value)
+
+
+def save_settings(page: Any) -> None:
+    page.get_by_role("button", name="Confirm").click()
+    page.wait_for_selector("#max_iterations", state="detached")

@@ -1,0 +1,134 @@
+"""Chat mode in a real browser: streaming, stats, faults, settings, no-config first screen."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import (
+    fill_setting,
+    open_chat,
+    open_settings,
+    save_settings,
+    send,
+    spec,
+    wait_idle,
+)
+
+from brainchat.testing.scripted_server import Fault, Text
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def app(model_server, app_factory):
+    return app_factory({
+        "CHAT_MODEL": spec(model_server, "chat-m"),
+        "AGENT_FUNCTION_CALL_MODEL": spec(model_server, "fc-m"),
+        "AGENT_ANSWER_MODEL": spec(model_server, "ans-m"),
+    })  # fmt: skip
+
+
+def test_chat_answer_streams_and_shows_the_servers_figures(model_server, app, browser):
+    words = "Mu rhythm desynchronises over the contralateral motor cortex during imagery."
+    model_server.queue("chat-m", Text(words, token_delay=0.25, ttft=0.3))
+    page = open_chat(browser, app)
+    send(page, "What happens to the mu rhythm during motor imagery?")
+    page.wait_for_selector("text=Mu rhythm desynchronises")
+    partial = page.locator(".step", has_text="Mu rhythm").last.inner_text()
+    assert "imagery." not in partial  # still streaming: only part of the answer is there
+    # the input is locked while the answer streams: the stop button replaces submit
+    assert page.locator("#stop-button").is_visible()
+    wait_idle(page)
+    body = page.inner_text("body")
+    assert words in body
+    usage = model_server.requests_for("chat-m")[-1].usage
+    line = f"chat-m · {usage['prompt_tokens']} in / {usage['completion_tokens']} out tokens"
+    assert line in body and "est." not in body.split(line)[1][:8]
+    assert "first token" in body and "total" in body
+    page.screenshot(path="docs/chat.png")
+    page.close()
+
+
+def test_estimated_tokens_are_marked(model_server, app, browser):
+    model_server.send_usage = False
+    try:
+        model_server.queue("chat-m", Text("Alpha is 8 to 12 Hz."))
+        page = open_chat(browser, app)
+        send(page, "alpha band?")
+        wait_idle(page)
+        assert "out tokens (est.)" in page.inner_text("body")
+        page.close()
+    finally:
+        model_server.send_usage = True
+
+
+def test_server_fault_shows_a_message_and_the_next_message_works(model_server, app, browser):
+    model_server.queue("chat-m", Fault(500, message="upstream exploded"), Text("Back to normal."))
+    page = open_chat(browser, app)
+    send(page, "first question")
+    page.wait_for_selector("text=Your conversation is kept")
+    wait_idle(page)
+    assert "Traceback" not in page.inner_text("body")
+    send(page, "second question")
+    page.wait_for_selector("text=Back to normal.")
+    wait_idle(page)
+    page.close()
+
+
+def test_bad_setting_is_refused_and_previous_settings_stay(model_server, app, browser):
+    page = open_chat(browser, app)
+    open_settings(page)
+    fill_setting(page, "max_iterations", "50")
+    save_settings(page)
+    page.wait_for_selector("text=Settings not applied")
+    body = page.inner_text("body")
+    assert "Max iterations" in body and "50" in body and "max iterations 5" in body
+    open_settings(page)
+    fill_setting(page, "answer_temperature", "hot")
+    save_settings(page)
+    page.wait_for_selector("text=answer temperature")
+    assert page.locator("text=Settings not applied").count() == 2
+    model_server.queue("chat-m", Text("still chat-m"))
+    send(page, "hello")
+    page.wait_for_selector("text=still chat-m")
+    wait_idle(page)
+    page.close()
+
+
+def test_settings_change_applies_from_the_next_message(model_server, app, browser):
+    page = open_chat(browser, app)
+    page.set_viewport_size({"width": 1280, "height": 1500})
+    open_settings(page)
+    fill_setting(page, "chat_model_custom", "chat-other")
+    fill_setting(page, "chat_temperature", "0.3")
+    page.locator("#function_call_model").scroll_into_view_if_needed()
+    page.screenshot(path="docs/settings.png")
+    save_settings(page)
+    page.wait_for_selector("text=Settings saved")
+    model_server.queue("chat-other", Text("answered by chat-other"))
+    send(page, "who are you?")
+    page.wait_for_selector("text=answered by chat-other")
+    wait_idle(page)
+    request = model_server.requests_for("chat-other")[-1]
+    assert request.params.get("temperature") == 0.3
+    page.close()
+
+
+def test_no_model_configured_first_screen_says_what_to_set(app_factory, browser):
+    url = app_factory({})
+    page = open_chat(browser, url)
+    page.wait_for_selector("text=brainchat is not ready yet")
+    assert "Set CHAT_MODEL" in page.inner_text("body")
+    send(page, "hello?")
+    page.wait_for_selector("text=Fix the configuration and restart")
+    page.close()
+
+
+def test_bad_configuration_is_shown_in_the_chat(app_factory, browser):
+    url = app_factory({"CHAT_MODEL": '{"model": "x", broken', "AGENT_MAX_ITERATIONS": "99"})
+    page = open_chat(browser, url)
+    page.wait_for_selector("text=brainchat is not ready yet")
+    body = page.inner_text("body")
+    assert "CHAT_MODEL" in body and "broken JSON" in body and "AGENT_MAX_ITERATIONS" in body
+    send(page, "hello?")
+    page.wait_for_selector("text=Fix the configuration and restart")
+    page.close()
