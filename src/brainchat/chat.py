@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
+from functools import lru_cache
 from pathlib import Path
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -25,6 +26,7 @@ PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
 ANSWER_RESERVE = 1024  # tokens kept free for the answer when trimming history
 
 
+@lru_cache(maxsize=64)
 def load_prompt(name: str, variant: str | None = None) -> str:
     """Read prompts/<name>.md (or <name>.<variant>.md when that variant exists)."""
     if variant:

@@ -60,7 +60,7 @@ class _Row:
 class _Call:
     role: str
     started: float
-    input_estimate: int
+    messages: list[BaseMessage]  # counted with tiktoken only if the server reports no usage
     text: list[str] = field(default_factory=list)
     first_token: float | None = None
 
@@ -142,8 +142,9 @@ class UsageCallback(AsyncCallbackHandler):
         **kwargs: Any,
     ) -> None:
         role = role_of(tags, metadata) or "chat"
-        estimate = count_message_tokens(messages[0]) if messages else 0
-        self.calls[run_id] = _Call(role=role, started=time.perf_counter(), input_estimate=estimate)
+        self.calls[run_id] = _Call(
+            role=role, started=time.perf_counter(), messages=messages[0] if messages else []
+        )
 
     async def on_llm_new_token(
         self, token: str, *, run_id: UUID, chunk: Any = None, **kwargs: Any
@@ -187,7 +188,11 @@ class UsageCallback(AsyncCallbackHandler):
         if usage is not None:
             inp, out, estimated = usage[0], usage[1], False
         else:
-            inp, out, estimated = call.input_estimate, count_tokens("".join(call.text)), True
+            inp, out, estimated = (
+                count_message_tokens(call.messages),
+                count_tokens("".join(call.text)),
+                True,
+            )
         ttft = None if call.first_token is None else call.first_token - call.started
         self.ledger.record(
             call.role,

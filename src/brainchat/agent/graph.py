@@ -23,7 +23,7 @@ from brainchat.agent.events import (
     emit,
     stream_events,
 )
-from brainchat.agent.nodes import Deps, Nodes
+from brainchat.agent.nodes import CURRENT_RUN, Deps, Nodes
 from brainchat.agent.policy import Evaluator, default_evaluator
 from brainchat.agent.state import AgentState, RunContext
 from brainchat.agent.toolrun import Confirm, ToolRunner
@@ -64,6 +64,7 @@ class Agent:
     def __init__(self, deps: Deps, specs: dict[str, ModelSpec]) -> None:
         self.deps = deps
         self.specs = specs
+        self.graph = _graph(Nodes(deps))  # compiled once; per-run state lives in CURRENT_RUN
         self.last_run: RunContext | None = None
 
     def run(self, question: str, history: list[BaseMessage] | None = None) -> AsyncIterator[Event]:
@@ -71,17 +72,17 @@ class Agent:
 
     async def _run(self, question: str, history: list[BaseMessage]) -> None:
         d = self.deps
-        d.history = history
         started = time.perf_counter()
         ctx = RunContext(
             question=question,
             started=started,
             deadline=started + d.limits.max_execution_time,
             usage=UsageLedger(self.specs, d.names),
+            history=history,
         )
+        ctx.callback = UsageCallback(ctx.usage, answer_roles=("answer",))
         self.last_run = ctx
-        callback = UsageCallback(ctx.usage, answer_roles=("answer",))
-        nodes = Nodes(d, ctx, callback)
+        CURRENT_RUN.set(ctx)  # this task's context only: concurrent runs stay apart
         emit(
             RunStarted(
                 mode="agent", question=question, models=dict(d.names), tools=list(d.runner.tools)
@@ -90,7 +91,7 @@ class Agent:
         state: dict[str, Any] = {}
         reason, answer, error = "answered", "", None
         try:
-            state = await _graph(nodes).ainvoke(
+            state = await self.graph.ainvoke(
                 {"messages": [HumanMessage(question)], "round": 0, "tool_rounds": 0},
                 {"recursion_limit": 4 * d.limits.max_iterations + 10},
             )
@@ -190,6 +191,5 @@ def build_agent(
         context=context,
         prompt_variants={"function_call": specs["function_call"].prompt_variant if "function_call" in specs else None,
                          "answer": specs["answer"].prompt_variant if "answer" in specs else None},
-        history=[],
     )  # fmt: skip
     return Agent(deps, specs)

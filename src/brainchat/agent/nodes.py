@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import re
 import time
@@ -28,6 +29,7 @@ from brainchat.llm import describe_error
 from brainchat.settings import AgentLimits
 from brainchat.usage import UsageCallback
 
+CURRENT_RUN: contextvars.ContextVar[RunContext] = contextvars.ContextVar("brainchat_run")
 CITATION = re.compile(r"\[(\d{1,3})\]")
 
 
@@ -44,14 +46,21 @@ class Deps:
     evaluator: Evaluator
     context: Callable[[], str] | None
     prompt_variants: dict[str, str | None]
-    history: list[BaseMessage]
 
 
 class Nodes:
     """Plain async node functions over AgentState; per-run bookkeeping lives in `ctx`."""
 
-    def __init__(self, deps: Deps, ctx: RunContext, callback: UsageCallback) -> None:
-        self.d, self.ctx, self.cb = deps, ctx, callback
+    def __init__(self, deps: Deps) -> None:
+        self.d = deps
+
+    @property
+    def ctx(self) -> RunContext:
+        return CURRENT_RUN.get()
+
+    @property
+    def cb(self) -> UsageCallback:
+        return self.ctx.callback
 
     def _system(self) -> SystemMessage:
         prompt = load_prompt("function_call", self.d.prompt_variants.get("function_call"))
@@ -66,7 +75,7 @@ class Nodes:
     async def decide(self, state: AgentState) -> dict[str, Any]:
         round_ = state.get("round", 0) + 1
         self.cb.round = round_
-        messages = [self._system(), *self.d.history, *state["messages"]]
+        messages = [self._system(), *self.ctx.history, *state["messages"]]
         started = time.perf_counter()
         try:
             reply = await asyncio.wait_for(self._stream(messages), max(self.ctx.remaining(), 0.1))
@@ -199,7 +208,7 @@ class Nodes:
         )
         messages = [
             SystemMessage(load_prompt("answer", self.d.prompt_variants.get("answer"))),
-            *self.d.history,
+            *self.ctx.history,
             HumanMessage(self._answer_input()),
         ]
         parts: list[str] = []

@@ -96,6 +96,8 @@ class RunContext:
     tool_seconds: float = 0.0
     first_answer_token: float | None = None
     notices: list[str] = field(default_factory=list)
+    history: list[BaseMessage] = field(default_factory=list)  # earlier turns of the conversation
+    callback: Any = None  # the run's UsageCallback (tokens, usage, timings per role)
 
     def remaining(self) -> float:
         return self.deadline - time.perf_counter()

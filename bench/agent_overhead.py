@@ -1,0 +1,208 @@
+"""Agent overhead per model round-trip: brainchat's graph vs LangChain's create_agent vs a raw SDK loop.
+
+All three talk to the same scripted server (zero latency) over real HTTP and run a turn of three
+tool rounds plus the answer. The floor is a minimal hand-written openai-SDK streaming loop making
+the same HTTP calls; the peer is `langchain.agents.create_agent`. Run:
+
+    .venv/bin/python bench/agent_overhead.py [--turns 30]
+
+Prints median seconds per turn, overhead per round-trip over the floor, and the ratio to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from langchain_core.tools import StructuredTool  # noqa: E402
+
+from brainchat.agent.graph import build_agent  # noqa: E402
+from brainchat.llm import make_chat_model  # noqa: E402
+from brainchat.settings import AgentLimits, ModelSpec  # noqa: E402
+from brainchat.testing.scripted_server import Call, ScriptedServer, Text, ToolCalls  # noqa: E402
+from brainchat.tools.registry import set_flags  # noqa: E402
+
+ROUNDS = 3
+ANSWER = "EEGNet reached 0.91 accuracy on the held-out subjects according to the tool results."
+
+
+async def lookup(topic: str) -> str:
+    """Look a topic up (instant)."""
+    return f"Result for {topic}: a sufficiently long deterministic tool result text."
+
+
+TOOL_SCHEMA = [
+    {
+        "type": "function",
+        "function": {
+            "name": "lookup",
+            "description": "Look a topic up.",
+            "parameters": {
+                "type": "object",
+                "properties": {"topic": {"type": "string"}},
+                "required": ["topic"],
+            },
+        },
+    }
+]
+
+
+def script(server: ScriptedServer, fc: str, answer: str | None) -> None:
+    server.queue(fc, *[ToolCalls([Call("lookup", {"topic": f"t{i}"})]) for i in range(ROUNDS)])
+    if answer is None:
+        server.queue(fc, Text(ANSWER))
+    else:
+        server.queue(fc, Text("enough"))
+        server.queue(answer, Text(ANSWER))
+
+
+async def floor_turn(client, model: str, answer_model: str | None) -> None:
+    """The minimum: stream each response, run the tool, append, repeat; optionally one answer call."""
+    messages: list[dict] = [
+        {"role": "system", "content": "Use tools."},
+        {"role": "user", "content": "q"},
+    ]
+    while True:
+        stream = await client.chat.completions.create(
+            model=model,
+            messages=messages,
+            tools=TOOL_SCHEMA,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        text, calls = "", {}
+        async for chunk in stream:
+            if not chunk.choices:
+                continue
+            delta = chunk.choices[0].delta
+            text += delta.content or ""
+            for tc in delta.tool_calls or []:
+                slot = calls.setdefault(tc.index, {"id": tc.id, "name": "", "args": ""})
+                slot["name"] += (tc.function.name or "") if tc.function else ""
+                slot["args"] += (tc.function.arguments or "") if tc.function else ""
+        if not calls:
+            break
+        messages.append(
+            {
+                "role": "assistant",
+                "content": text,
+                "tool_calls": [
+                    {
+                        "id": c["id"],
+                        "type": "function",
+                        "function": {"name": c["name"], "arguments": c["args"]},
+                    }
+                    for c in calls.values()
+                ],
+            }
+        )
+        for c in calls.values():
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": c["id"],
+                    "content": await lookup(**json.loads(c["args"])),
+                }
+            )
+    if answer_model:
+        stream = await client.chat.completions.create(
+            model=answer_model,
+            messages=messages[:2] + [{"role": "user", "content": "results"}],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        async for _ in stream:
+            pass
+
+
+def spec(server: ScriptedServer, model: str) -> ModelSpec:
+    return ModelSpec(
+        model=model,
+        provider="openai-compatible",
+        base_url=server.base_url,
+        api_key="x",
+        max_retries=0,
+    )
+
+
+async def measure(turns: int) -> dict[str, list[float]]:
+    import openai
+    from langchain.agents import create_agent
+
+    tool = set_flags(
+        StructuredTool.from_function(
+            coroutine=lookup, name="lookup", description="Look a topic up."
+        ),
+        read_only=True,
+    )
+    times: dict[str, list[float]] = {"floor5": [], "floor4": [], "peer": [], "brainchat": []}
+    with ScriptedServer() as server:
+        client = openai.AsyncOpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+        ours = build_agent(
+            make_chat_model(spec(server, "b-fc"), "function_call"),
+            make_chat_model(spec(server, "b-ans"), "answer"),
+            [tool],
+            AgentLimits(max_iterations=10),
+        )
+        peer = create_agent(
+            make_chat_model(spec(server, "p-fc"), "function_call"),
+            [tool],
+            system_prompt="Use tools.",
+        )
+        for i in range(turns + 3):  # the first 3 turns warm up connections and caches
+            script(server, "f5-fc", "f5-ans")
+            script(server, "f4-fc", None)
+            script(server, "p-fc", None)
+            script(server, "b-fc", "b-ans")
+            runs = {
+                "floor5": lambda: floor_turn(client, "f5-fc", "f5-ans"),
+                "floor4": lambda: floor_turn(client, "f4-fc", None),
+                "peer": lambda: peer.ainvoke({"messages": [{"role": "user", "content": "q"}]}),
+                "brainchat": lambda: _drain(ours.run("q")),
+            }
+            for name, run in runs.items():
+                started = time.perf_counter()
+                await run()
+                if i >= 3:
+                    times[name].append(time.perf_counter() - started)
+            server.clear()
+    return times
+
+
+async def _drain(events) -> None:
+    async for _ in events:
+        pass
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--turns", type=int, default=30)
+    turns = parser.parse_args().turns
+    times = asyncio.run(measure(turns))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    ours_calls, peer_calls = ROUNDS + 2, ROUNDS + 1
+    ours_over = (med["brainchat"] - med["floor5"]) / ours_calls * 1000
+    peer_over = (med["peer"] - med["floor4"]) / peer_calls * 1000
+    print(f"turn = {ROUNDS} tool rounds + answer; median of {turns} turns (seconds per turn)")
+    print(
+        f"floor (openai SDK loop, {ours_calls} calls): {med['floor5']:.4f}   ({peer_calls} calls): {med['floor4']:.4f}"
+    )
+    print(
+        f"peer  (langchain create_agent, {peer_calls} calls): {med['peer']:.4f}  overhead {peer_over:.2f} ms/round-trip  ratio {med['peer'] / med['floor4']:.3f}"
+    )
+    print(
+        f"brainchat graph ({ours_calls} calls, events+ledger+stats): {med['brainchat']:.4f}  overhead {ours_over:.2f} ms/round-trip  ratio {med['brainchat'] / med['floor5']:.3f}"
+    )
+    target_ok = ours_over <= 6.0 and med["brainchat"] / med["floor5"] <= 1.12
+    print(f"target (<= 6 ms per round-trip and ratio <= 1.12): {'met' if target_ok else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
