@@ -168,11 +168,14 @@ def _tools(args: list[str]) -> int:
 
 async def _configured_mcp(session: Any) -> Any:
     """Connect the configured MCP servers once to list their tools, then close them."""
-    from brainchat.tools.mcp_runtime import open_configured
+    from brainchat.tools.mcp import McpHub
 
-    hub, toolset = await open_configured(session.settings, reserved=set(session.toolset().names()))
-    await hub.close()
-    return toolset
+    hub = McpHub.from_config_file(session.settings.mcp_config)
+    await hub.start()
+    try:
+        return hub.toolset(reserved_names=set(session.toolset().names()))
+    finally:
+        await hub.close()
 
 
 def _demo_data(args: list[str]) -> int:
