@@ -1,0 +1,130 @@
+"""`brainchat ask` and `brainchat tools` as a user runs them: a real process against the scripted server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from brainchat.testing.scripted_server import Call, Fault, Text, ToolCalls
+
+from support import spec_json, write_fixture
+
+BIN = Path(sys.executable).parent / "brainchat"
+
+
+def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "CHAT_MODEL", "AGENT_", "MCP_", "BRAINCHAT_"))
+    }
+    return subprocess.run(
+        [str(BIN), *args],
+        env={**clean, **env},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_ask_chat_prints_streamed_answer_and_stats(scripted_server, tmp_path) -> None:
+    scripted_server.queue("m", Text("Theta is 4 to 8 Hz."))
+    out = run(["ask", "What is theta?"], {"CHAT_MODEL": spec_json(scripted_server, "m")}, tmp_path)
+    assert out.returncode == 0, out.stderr
+    usage = scripted_server.requests[-1].usage
+    assert "Theta is 4 to 8 Hz." in out.stdout
+    assert f"{usage['prompt_tokens']} in / {usage['completion_tokens']} out" in out.stdout
+
+
+def test_ask_agent_json_prints_one_event_per_line(scripted_server, tmp_path) -> None:
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("web_search", {"query": "EEGNet"})]), Text("enough"))
+    s.queue("ans", Text("EEGNet is compact [1]."))
+    env = {
+        "AGENT_FUNCTION_CALL_MODEL": spec_json(s, "fc"),
+        "AGENT_ANSWER_MODEL": spec_json(s, "ans"),
+        "BRAINCHAT_SEARCH_FIXTURE": str(write_fixture(tmp_path / "fx.json")),
+        "BRAINCHAT_DATA_DIR": str(tmp_path / "data"),
+    }
+    out = run(["ask", "--mode", "agent", "--json", "What is EEGNet?"], env, tmp_path)
+    assert out.returncode == 0, out.stderr
+    events = [json.loads(line) for line in out.stdout.splitlines()]
+    types = [e["type"] for e in events]
+    assert types[0] == "run_started" and types[-1] == "run_finished"
+    for kind in (
+        "tool_call_started",
+        "tool_finished",
+        "evaluation",
+        "model_switch",
+        "answer_token",
+        "citations",
+        "stats",
+    ):
+        assert kind in types, kind
+    finished = next(e for e in events if e["type"] == "tool_finished")
+    assert finished["name"] == "web_search" and finished["result_count"] == 4
+    assert events[-1]["answer"] == "EEGNet is compact [1]."
+
+
+def test_ask_agent_readable_output(scripted_server, tmp_path) -> None:
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("web_search", {"query": "mu rhythm"})]), Text("enough"))
+    s.queue("ans", Text("Mu is 8-13 Hz [2]."))
+    env = {
+        "AGENT_FUNCTION_CALL_MODEL": spec_json(s, "fc"),
+        "AGENT_ANSWER_MODEL": spec_json(s, "ans"),
+        "BRAINCHAT_SEARCH_FIXTURE": str(write_fixture(tmp_path / "fx.json")),
+        "BRAINCHAT_DATA_DIR": str(tmp_path / "data"),
+    }
+    out = run(["ask", "--mode", "agent", "mu?"], env, tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert '→ web_search({"query": "mu rhythm"})' in out.stdout
+    assert "✓ web_search success" in out.stdout and "answering with ans" in out.stdout
+    assert "[2] Motor imagery and mu rhythm" in out.stdout and "function_call: fc" in out.stdout
+
+
+def test_config_error_exits_non_zero_with_clear_message(tmp_path) -> None:
+    out = run(["ask", "hi"], {"CHAT_MODEL": '{"model": "x",'}, tmp_path)
+    assert out.returncode == 2
+    assert (
+        "CHAT_MODEL" in out.stderr and "broken JSON" in out.stderr and "Traceback" not in out.stderr
+    )
+
+
+def test_no_model_configured_exits_non_zero(tmp_path) -> None:
+    out = run(["ask", "hi"], {}, tmp_path)
+    assert out.returncode == 2 and "No model is configured" in out.stderr
+
+
+def test_model_error_exits_non_zero(scripted_server, tmp_path) -> None:
+    scripted_server.queue("m", Fault(500), Fault(500), Fault(500))
+    out = run(
+        ["ask", "hi"], {"CHAT_MODEL": spec_json(scripted_server, "m", max_retries=0)}, tmp_path
+    )
+    assert out.returncode == 1 and "HTTP 500" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_tools_lists_every_tool_with_flags_and_failures(tmp_path) -> None:
+    (tmp_path / "mcp.json").write_text(
+        json.dumps({"mcpServers": {"ghost": {"command": "/nonexistent/mcp-server"}}})
+    )
+    env = {
+        "CHAT_MODEL": '{"provider": "ollama", "model": "x"}',
+        "MCP_CONFIG": str(tmp_path / "mcp.json"),
+        "BRAINCHAT_DATA_DIR": str(tmp_path / "data"),
+    }
+    out = run(["tools", "--json"], env, tmp_path)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    by_name = {t["name"]: t for t in data["tools"]}
+    assert by_name["web_search"]["read_only"] and by_name["web_search"]["source"] == "local"
+    assert "query" in by_name["web_search"]["args_schema"]["properties"]
+    assert by_name["clear_study"]["destructive"] and by_name["train_model"]["long_running"]
+    assert any("ghost" in f["source"] for f in data["failures"])
+    text = run(["tools"], env, tmp_path)
+    assert "web_search(query, max_results)  [local; read_only]" in text.stdout
+    assert "FAILED" in text.stdout and "ghost" in text.stdout

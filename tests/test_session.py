@@ -1,0 +1,75 @@
+"""The headless Session: mode dispatch, search cache across turns, light imports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from brainchat.session import Session
+from brainchat.settings import Settings
+from brainchat.testing.scripted_server import Call, Text, ToolCalls
+
+from support import collect, of, spec, write_fixture
+
+
+def agent_session(server, tmp_path, **kw) -> Session:
+    settings = Settings(
+        function_call_model=spec(server, "fc"),
+        answer_model=spec(server, "ans"),
+        default_mode="agent",
+        data_dir=tmp_path / "data",
+        search_backend="fixture",
+        search_fixture=write_fixture(tmp_path / "fx.json"),
+        **kw,
+    )
+    return Session(settings)
+
+
+async def test_repeated_query_is_served_from_session_cache(scripted_server, tmp_path) -> None:
+    session = agent_session(scripted_server, tmp_path)
+    s = scripted_server
+    for _ in range(2):
+        s.queue("fc", ToolCalls([Call("web_search", {"query": "EEGNet accuracy"})]), Text("ok"))
+        s.queue("ans", Text("answer [1]"))
+    first = await collect(session.ask("q1"))
+    (tmp_path / "fx.json").write_text("[]")  # a real backend call now would find nothing
+    second = await collect(session.ask("q2"))
+    assert of(first, "tool_finished")[0].cache_hit is False
+    hit = of(second, "tool_finished")[0]
+    assert hit.cache_hit is True and hit.result_count == 4 and "(from cache)" in hit.summary
+    assert len(session.history) == 4  # both agent turns became context
+
+
+async def test_cache_can_be_switched_off(scripted_server, tmp_path) -> None:
+    from brainchat.settings import AgentLimits
+
+    session = agent_session(scripted_server, tmp_path, limits=AgentLimits(enable_cache=False))
+    s = scripted_server
+    for _ in range(2):
+        s.queue("fc", ToolCalls([Call("web_search", {"query": "EEGNet accuracy"})]), Text("ok"))
+        s.queue("ans", Text("answer"))
+    await collect(session.ask("q1"))
+    second = await collect(session.ask("q2"))
+    assert of(second, "tool_finished")[0].cache_hit is False
+
+
+async def test_mode_switch_dispatches_to_chat_or_agent(scripted_server, tmp_path) -> None:
+    session = agent_session(scripted_server, tmp_path)
+    scripted_server.queue("fc", Text("no tools"))
+    scripted_server.queue("ans", Text("agent answer"))
+    events = await collect(session.ask("hello"))
+    assert of(events, "run_started")[0].mode == "agent"
+    session.set_mode("chat")
+    scripted_server.queue("fc", Text("chat answer"))
+    events = await collect(session.ask("hello again"))
+    assert (
+        of(events, "run_started")[0].mode == "chat"
+        and of(events, "run_finished")[0].answer == "chat answer"
+    )
+
+
+def test_core_imports_stay_light() -> None:
+    code = "import sys, brainchat.session, brainchat.cli, brainchat.agent.graph, brainchat.tools.catalog; print(','.join(m for m in ('torch', 'mne', 'matplotlib', 'sklearn', 'chainlit') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ""
