@@ -23,7 +23,6 @@ import pytest
 
 from brainchat.testing.scripted_server import ScriptedServer
 
-pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--headless=new", "--disable-gpu", "--disable-background-networking",
@@ -40,12 +39,6 @@ SEARCH_RESULTS = [
 ]  # fmt: skip
 MODEL_VARS = ("CHAT_MODEL", "AGENT_FUNCTION_CALL_MODEL", "AGENT_ANSWER_MODEL", "OPENAI_API_KEY",
               "OPENAI_BASE_URL", "OPENAI_MODEL", "DEEPSEEK_API_KEY", "DEFAULT_MODE", "MCP_CONFIG")  # fmt: skip
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if "tests/e2e" in str(item.fspath):
-            item.add_marker(pytest.mark.browser)
 
 
 def _free_port() -> int:

@@ -145,7 +145,10 @@ class RunRenderer:
         failed = e.status in ("error", "refused")
         step.is_error = failed
         step.metadata = {**step.metadata, "status": e.status, "cache_hit": e.cache_hit}
-        status = f"{e.status}: {e.error}" if e.error else e.status
+        took = fmt.seconds(e.duration)
+        status = {"success": f"✓ done in {took}", "cached": f"✓ cache hit ({took})"}.get(
+            e.status, f"✗ {e.status}" + (f": {e.error}" if e.error else "")
+        )
         await self._close(step, status, fmt.tool_call_name(e.name, e.status, e.duration, e.cache_hit))
         result = _step(fmt.result_step_name(e), "tool", await self._run_step(), show_input=False)
         result.output = fmt.tool_result_text(e)
