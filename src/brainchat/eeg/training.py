@@ -84,7 +84,9 @@ def run_epoch(module, opt, x, y, batch_size, gen, stop) -> tuple[float, float]:
     module.train()
     loss_fn = nn.functional.cross_entropy
     perm = torch.randperm(len(y), generator=gen).to(x.device)
-    total, correct = 0.0, 0
+    # summed on the device, read once per epoch: no GPU sync per batch
+    total = torch.zeros((), device=x.device)
+    correct = torch.zeros((), device=x.device, dtype=torch.long)
     for i in range(0, len(y), batch_size):
         if stop.is_set():
             raise TrainingCancelled()
@@ -94,9 +96,9 @@ def run_epoch(module, opt, x, y, batch_size, gen, stop) -> tuple[float, float]:
         loss = loss_fn(logits, y[idx])
         loss.backward()
         opt.step()
-        total += float(loss.detach()) * len(idx)
-        correct += int((logits.argmax(1) == y[idx]).sum())
-    return total / len(y), correct / len(y)
+        total += loss.detach() * len(idx)
+        correct += (logits.detach().argmax(1) == y[idx]).sum()
+    return float(total) / len(y), int(correct) / len(y)
 
 
 def evaluate_batches(module, x, y, batch_size=256) -> tuple[float, float]:
