@@ -18,6 +18,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from langchain_core.tools import BaseTool
+
 from brainchat.tools.mcp_config import McpServerConfig, ToolOverride, load_mcp_config
 from brainchat.tools.mcp_connection import ServerConnection
 from brainchat.tools.mcp_tools import assign_names, describe_error, make_tool
@@ -81,7 +83,7 @@ class McpHub:
         live = [s for s in self.servers.values() if s.tools]
         names = assign_names({s.name: [t.name for t in s.tools] for s in live}, reserved_names)
         self._names = names
-        tools = []
+        tools: list[BaseTool] = []
         for s in live:
             for t in s.tools:
                 read_only, destructive, timeout = s.config.flags_for(t.name)
