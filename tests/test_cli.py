@@ -128,3 +128,36 @@ def test_tools_lists_every_tool_with_flags_and_failures(tmp_path) -> None:
     text = run(["tools"], env, tmp_path)
     assert "web_search(query, max_results)  [local; read_only]" in text.stdout
     assert "FAILED" in text.stdout and "ghost" in text.stdout
+
+
+def test_ask_agent_uses_configured_mcp_server(scripted_server, tmp_path) -> None:
+    lab = Path(__file__).parent / "mcp_servers" / "eeg_lab.py"
+    (tmp_path / "mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "lab": {"command": sys.executable, "args": [str(lab)], "readOnly": True}
+                }
+            }
+        )
+    )
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("add", {"a": 2, "b": 40})]), Text("enough"))
+    s.queue("ans", Text("The sum is 42."))
+    env = {
+        "AGENT_FUNCTION_CALL_MODEL": spec_json(s, "fc"),
+        "AGENT_ANSWER_MODEL": spec_json(s, "ans"),
+        "MCP_CONFIG": str(tmp_path / "mcp.json"),
+        "BRAINCHAT_DATA_DIR": str(tmp_path / "data"),
+    }
+    out = run(["ask", "--mode", "agent", "--json", "2+40?"], env, tmp_path)
+    assert out.returncode == 0, out.stderr
+    events = [json.loads(line) for line in out.stdout.splitlines()]
+    finished = next(e for e in events if e["type"] == "tool_finished")
+    assert (
+        finished["name"] == "add"
+        and finished["status"] == "success"
+        and "42" in finished["content"]
+    )
+    started = next(e for e in events if e["type"] == "tool_call_started")
+    assert started["source"] == "mcp:lab"

@@ -65,7 +65,20 @@ def _ask(args: list[str]) -> int:
     if opts.mode:
         session.set_mode(opts.mode)
     question = " ".join(opts.question)
-    return asyncio.run(_print_run(session, question, opts.json, opts.allow_destructive))
+    return asyncio.run(_ask_with_mcp(session, question, opts.json, opts.allow_destructive))
+
+
+async def _ask_with_mcp(session: Any, question: str, as_json: bool, allow: bool) -> int:
+    """Agent turns get the configured MCP servers, kept open for the whole run."""
+    if session.mode != "agent":
+        return await _print_run(session, question, as_json, allow)
+    from brainchat.tools.mcp import McpHub
+
+    async with McpHub.from_config_file(session.settings.mcp_config) as hub:
+        session.extra_tools = hub.toolset(reserved_names=set(session.toolset().names()))
+        for failure in session.extra_tools.failures:
+            print(f"warning: MCP {failure.source}: {failure.reason}", file=sys.stderr)
+        return await _print_run(session, question, as_json, allow)
 
 
 async def _print_run(session: Any, question: str, as_json: bool, allow: bool) -> int:
