@@ -260,3 +260,14 @@ async def test_other_formats_load(tmp_path: Path, ext: str) -> None:
     h = Harness(tmp_path)
     text = await h.call("load_data", {"files": [path.name]})
     assert "subject 07, session 03" in text and "left_hand 3, right_hand 3" in text
+
+
+async def test_blockwise_filter_equals_mne_filter(h: Harness, data_dir: Path) -> None:
+    await h.call("load_data", {"files": FILES[:1]})
+    await h.call("bandpass_filter", {"l_freq": 8, "h_freq": 30})
+    await h.call("notch_filter", {"freqs": [50]})
+    ref = mne.io.read_raw_edf(data_dir / FILES[0], preload=True, verbose="error")
+    ref.filter(8, 30, verbose="error").notch_filter([50], verbose="error")
+    ours = h.study.state.raws[0]
+    np.testing.assert_allclose(ours.get_data(), ref.get_data(), rtol=0, atol=1e-12)
+    assert (ours.info["highpass"], ours.info["lowpass"]) == (8.0, 30.0)

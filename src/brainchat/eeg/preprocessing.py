@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -76,9 +77,12 @@ def apply_step(raws: tuple, step: Step) -> None:
     p = step.params
     for raw in raws:
         if step.op == "bandpass":
-            raw.filter(p["l_freq"], p["h_freq"], verbose="error")
+            _by_channel_blocks(raw, lambda picks: raw.filter(p["l_freq"], p["h_freq"], picks=picks,
+                                                             verbose="error"))  # fmt: skip
+            _note_filter(raw, p["l_freq"], p["h_freq"])
         elif step.op == "notch":
-            raw.notch_filter(p["freqs"], verbose="error")
+            _by_channel_blocks(raw, lambda picks: raw.notch_filter(p["freqs"], picks=picks,
+                                                                   verbose="error"))  # fmt: skip
         elif step.op == "resample":
             raw.resample(p["sfreq"], verbose="error")
         elif step.op == "reference":
@@ -95,6 +99,26 @@ def apply_step(raws: tuple, step: Step) -> None:
             p["ica"].apply(raw, exclude=p["exclude"], verbose="error")
         else:  # pragma: no cover - steps are built by this module
             raise ValueError(f"unknown step {step.op}")
+
+
+def _by_channel_blocks(raw: Any, run: Callable[[list[int]], Any], block: int = 8) -> None:
+    """Filter a few channels at a time: MNE keeps every filtered channel until the end of a
+    call, so one call over all channels would double the memory of the recording."""
+    import mne
+
+    picks = mne.pick_types(raw.info, meg=True, eeg=True, seeg=True, ecog=True, dbs=True,
+                           eog=True, emg=True, ecg=True, misc=True, exclude=[])  # fmt: skip
+    for i in range(0, len(picks), block):
+        run(list(picks[i : i + block]))
+
+
+def _note_filter(raw: Any, l_freq: float | None, h_freq: float | None) -> None:
+    """Record the pass band in info, as a whole-recording raw.filter does."""
+    with raw.info._unlock():
+        if l_freq is not None and l_freq > (raw.info["highpass"] or 0):
+            raw.info["highpass"] = float(l_freq)
+        if h_freq is not None and h_freq < raw.info["lowpass"]:
+            raw.info["lowpass"] = float(h_freq)
 
 
 def check_step(raws: tuple, step: Step) -> None:
