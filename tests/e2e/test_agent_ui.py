@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from conftest import expand_all_steps, open_chat, pick_mode, send, spec, wait_idle
 
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
+from conftest import expand_all_steps, open_chat, pick_mode, send, spec, wait_idle
 
 pytestmark = pytest.mark.browser
 RUN = "button[id^='step-Agent run']"

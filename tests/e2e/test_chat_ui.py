@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+
+from brainchat.testing.scripted_server import Fault, Text
 from conftest import (
     fill_setting,
     open_chat,
@@ -12,8 +14,6 @@ from conftest import (
     spec,
     wait_idle,
 )
-
-from brainchat.testing.scripted_server import Fault, Text
 
 pytestmark = pytest.mark.browser
 

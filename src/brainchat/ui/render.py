@@ -131,11 +131,9 @@ class RunRenderer:
     async def on_tool_image(self, e: ev.ToolImage) -> None:
         step = self.tools.get(e.call_id)
         image = cl.Image(content=e.png, name=e.title or e.name, display="inline", mime="image/png")
-        if step is None:
-            await cl.Message(content=e.title, elements=[image], author=AUTHOR).send()
-            return
-        step.elements.append(image)
-        await step.update()
+        # a message nested under the tool step: Chainlit renders message elements reliably
+        await cl.Message(content=f"**{e.title or e.name}**", elements=[image], author=AUTHOR,
+                         parent_id=step.id if step else None).send()  # fmt: skip
 
     async def on_tool_finished(self, e: ev.ToolFinished) -> None:
         step = self.tools.get(e.call_id)
@@ -153,7 +151,6 @@ class RunRenderer:
         result = _step(fmt.result_step_name(e), "tool", await self._run_step(), show_input=False)
         result.output = fmt.tool_result_text(e)
         result.is_error = failed
-        result.elements = list(step.elements)  # images also shown with the result
         await self._open(result)
         await self._close(result)
 
