@@ -71,9 +71,11 @@ def main() -> None:
     load_peak = int(out.stderr.split()[-1])
     print(f"peak above baseline while loading: {load_peak / size:.2f}x the data")
     above = peak - base
-    print(f"{args.minutes:g} min x 64 ch x 500 Hz: data {size / 2**20:.0f} MiB in memory, "
-          f"baseline RSS {base / 2**20:.0f} MiB, peak {peak / 2**20:.0f} MiB, "
-          f"above baseline {above / 2**20:.0f} MiB = {above / size:.2f}x the data (target <= 2)")
+    print(
+        f"{args.minutes:g} min x 64 ch x 500 Hz: data {size / 2**20:.0f} MiB in memory, "
+        f"baseline RSS {base / 2**20:.0f} MiB, peak {peak / 2**20:.0f} MiB, "
+        f"above baseline {above / 2**20:.0f} MiB = {above / size:.2f}x the data (target <= 2)"
+    )
 
 
 if __name__ == "__main__":

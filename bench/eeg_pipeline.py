@@ -71,12 +71,18 @@ def main() -> None:
             for name in ("mne", "study"):
                 gc.collect()
                 t = time.perf_counter()
-                n = direct_mne(paths) if name == "mne" else asyncio.run(through_study(Path(tmp), paths))
+                n = (
+                    direct_mne(paths)
+                    if name == "mne"
+                    else asyncio.run(through_study(Path(tmp), paths))
+                )
                 best[name] = min(best[name], time.perf_counter() - t)
                 print(f"  {name}: {time.perf_counter() - t:.2f} s ({n} epochs)")
     ratio = best["study"] / best["mne"]
-    print(f"load+filter+epoch+split, {args.subjects} subjects x {args.trials} trials: "
-          f"MNE {best['mne']:.2f} s, Study {best['study']:.2f} s, ratio {ratio:.3f} (target <= 1.1)")
+    print(
+        f"load+filter+epoch+split, {args.subjects} subjects x {args.trials} trials: "
+        f"MNE {best['mne']:.2f} s, Study {best['study']:.2f} s, ratio {ratio:.3f} (target <= 1.1)"
+    )
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ async def prepare(data_dir: Path, subjects: int, trials: int):
     write_demo_set(data_dir, subjects=subjects, sessions=1, trials=trials)
     study = Study(data_dir)
     tools = {t.name: t for t in build_eeg_tools(study)}
-    await tools["load_data"].ainvoke({"files": sorted(p.name for p in data_dir.glob("*.edf"))})
+    await tools["load_data"].ainvoke({"files": edf_names(data_dir)})
     await tools["bandpass_filter"].ainvoke({"l_freq": 8, "h_freq": 30})
     await tools["epoch_data"].ainvoke({"tmin": 0.5, "tmax": 2.5})
     await tools["split_dataset"].ainvoke({"by": "trial", "test_ratio": 0.2, "val_ratio": 0.2})
@@ -44,7 +44,9 @@ def plain_loop(study, epochs: int, batch_size: int, device: str) -> float:
     mean, std = Xtr.mean(axis=(0, 2))[None, :, None], Xtr.std(axis=(0, 2))[None, :, None]
 
     def tensor(idx):
-        return torch.from_numpy(((e.X[idx] - mean) / std).astype(np.float32)).unsqueeze(1).to(device)
+        return (
+            torch.from_numpy(((e.X[idx] - mean) / std).astype(np.float32)).unsqueeze(1).to(device)
+        )
 
     x, y = tensor(s.train), torch.from_numpy(e.y[s.train]).long().to(device)
     xv, yv = tensor(s.val), torch.from_numpy(e.y[s.val]).long().to(device)
@@ -102,9 +104,15 @@ async def main() -> None:
             print(f"  plain {best['plain'] / args.epochs:.3f} s/epoch, tool "
                   f"{best['tool'] / args.epochs:.3f} s/epoch")  # fmt: skip
     ratio = best["tool"] / best["plain"]
-    print(f"EEGNet on {device}: tool {best['tool'] / args.epochs:.3f} s/epoch, plain loop "
-          f"{best['plain'] / args.epochs:.3f} s/epoch, ratio {ratio:.3f} (target <= 1.1)")
+    print(
+        f"EEGNet on {device}: tool {best['tool'] / args.epochs:.3f} s/epoch, plain loop "
+        f"{best['plain'] / args.epochs:.3f} s/epoch, ratio {ratio:.3f} (target <= 1.1)"
+    )
 
 
 if __name__ == "__main__":
     asyncio.run(main())
+
+
+def edf_names(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.glob("*.edf"))

@@ -27,7 +27,7 @@ def agent_for(server, study: Study, confirm=None):
 
 async def test_full_pipeline_through_the_agent(scripted_server, tmp_path: Path) -> None:
     write_demo_set(tmp_path, subjects=1, sessions=2, trials=40, seed=2)
-    files = sorted(p.name for p in tmp_path.glob("*.edf"))
+    files = edf_names(tmp_path)
     s = scripted_server
     s.queue(
         "fc",
@@ -95,3 +95,7 @@ async def test_clear_study_asks_first(scripted_server, tmp_path: Path) -> None:
     study2 = Study(tmp_path)
     events = await collect(agent_for(s, study2, confirm=approve).run("clear"))
     assert of(events, "tool_finished")[-1].status == "success" and study2.stage == "empty"
+
+
+def edf_names(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.glob("*.edf"))

@@ -78,7 +78,9 @@ async def test_pipeline_with_images_and_events(h: Harness) -> None:
     text = await loaded(h) and await h.call("get_study_state")
     assert "stage: loaded" in text and "left_hand 12, right_hand 12" in text
     assert "22 ch @ 250 Hz" in text
-    assert "applied band-pass 8-30 Hz" in await h.call("bandpass_filter", {"l_freq": 8, "h_freq": 30})
+    assert "applied band-pass 8-30 Hz" in await h.call(
+        "bandpass_filter", {"l_freq": 8, "h_freq": 30}
+    )
     await h.call("notch_filter", {"freqs": [50]})
     await h.call("resample_data", {"sfreq": 125})
     await h.call("set_reference", {"ref": "average"})
@@ -116,7 +118,9 @@ PRECONDITIONS = [
 
 
 @pytest.mark.parametrize(("tool", "args", "message"), PRECONDITIONS)
-async def test_preconditions_on_an_empty_study(h: Harness, tool: str, args: dict, message: str) -> None:
+async def test_preconditions_on_an_empty_study(
+    h: Harness, tool: str, args: dict, message: str
+) -> None:
     with pytest.raises(ToolException, match=message):
         await h.call(tool, args)
     assert h.study.stage == "empty" and not h.events
@@ -143,7 +147,12 @@ async def test_preconditions_further_down_the_pipeline(h: Harness) -> None:
 
 
 BAD_ARGS = [
-    ("bandpass_filter", {"l_freq": 30, "h_freq": 8}, ValidationError, "must be below high frequency"),
+    (
+        "bandpass_filter",
+        {"l_freq": 30, "h_freq": 8},
+        ValidationError,
+        "must be below high frequency",
+    ),
     ("bandpass_filter", {"l_freq": 8, "h_freq": 200}, ToolException, "below Nyquist"),
     ("epoch_data", {"tmin": 2.0, "tmax": 1.0}, ValidationError, "tmin .* must be before tmax"),
     ("epoch_data", {"events": ["feet"]}, ToolException, "unknown event.*left_hand"),

@@ -29,7 +29,7 @@ async def prepared(data_dir: Path) -> tuple[Study, dict, list]:
     tools = {t.name: t for t in build_eeg_tools(study)}
     got: list[events.Event] = []
     events._sink.set(got.append)
-    files = sorted(p.name for p in data_dir.glob("*.edf"))
+    files = edf_names(data_dir)
     await tools["load_data"].ainvoke({"files": files})
     await tools["bandpass_filter"].ainvoke({"l_freq": 8, "h_freq": 30})
     await tools["resample_data"].ainvoke({"sfreq": 125})
@@ -59,7 +59,8 @@ async def test_eegnet_and_csp_lda_beat_chance(data_dir: Path) -> None:
 async def test_every_network_trains_and_evaluates(data_dir: Path, model: str) -> None:
     study, tools, _ = await prepared(data_dir)
     text = await tools["train_model"].ainvoke(
-        {"model": model, "epochs": 2, "optimizer": "adamw", "device": "cpu"})
+        {"model": model, "epochs": 2, "optimizer": "adamw", "device": "cpu"}
+    )
     assert f"trained '{model}' on cpu" in text
     text = await tools["evaluate_model"].ainvoke({})
     assert "balanced" in text and "image: " in text and study.stage == "trained"
@@ -94,3 +95,7 @@ async def test_device_choice(data_dir: Path) -> None:
         with pytest.raises(ToolException, match="no CUDA GPU"):
             await tools["train_model"].ainvoke({"model": "eegnet", "device": "cuda"})
         assert study.stage == "split"
+
+
+def edf_names(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.glob("*.edf"))

@@ -123,12 +123,17 @@ def make_split(epochs: EpochSet, by: str, test_ratio: float, val_ratio: float, s
     if by == "trial":
         train, test = _trial_split(idx, epochs.y, test_ratio, seed)
     else:
-        groups = epochs.subjects if by == "subject" else np.char.add(
-            epochs.subjects.astype(str), "/" + epochs.sessions.astype(str))
+        groups = (
+            epochs.subjects
+            if by == "subject"
+            else np.char.add(epochs.subjects.astype(str), "/" + epochs.sessions.astype(str))
+        )
         try:
             train, test = _group_split(groups, test_ratio, rng)
         except ToolException:
-            raise ToolException(f"only one {by} in the data: cannot hold one out; use by='trial'")
+            raise ToolException(
+                f"only one {by} in the data: cannot hold one out; use by='trial'"
+            ) from None
     train, val = _trial_split(np.sort(train), epochs.y, val_ratio / (1 - test_ratio), seed)
     return Split(by, seed, np.sort(train), np.sort(val), np.sort(test))
 
@@ -141,7 +146,9 @@ def split_op(by: str, test_ratio: float, val_ratio: float, seed: int) -> Op:
         y = state.epochs.y
         parts = []
         for label, part in (("train", split.train), ("val", split.val), ("test", split.test)):
-            counts = "/".join(str(int((y[part] == i).sum())) for i in range(len(state.epochs.classes)))
+            counts = "/".join(
+                str(int((y[part] == i).sum())) for i in range(len(state.epochs.classes))
+            )
             parts.append(f"{label} {len(part)} ({counts})")
         note = "; previous models discarded" if state.models else ""
         return new, f"split by {by} (seed {seed}): " + ", ".join(parts) + f" per class{note}"

@@ -45,7 +45,9 @@ def train_op(cfg) -> Op:
             raise ToolException(str(exc)) from None
         data = split_arrays(state)
         if len(data["y_train"]) < 2:
-            raise ToolException("too few training epochs; lower test_ratio/val_ratio in split_dataset")
+            raise ToolException(
+                "too few training epochs; lower test_ratio/val_ratio in split_dataset"
+            )
         try:
             if cfg.model == "csp_lda":
                 fit = training.train_csp_lda(data, stop, _progress)
@@ -53,12 +55,18 @@ def train_op(cfg) -> Op:
                 fit = training.train_torch(_build(state, cfg.model), data, cfg, stop, _progress)
         except training.TrainingCancelled:
             raise ToolException("training cancelled; the study is unchanged") from None
-        name = cfg.model if cfg.model not in state.models else f"{cfg.model}-{len(state.models) + 1}"
+        name = (
+            cfg.model if cfg.model not in state.models else f"{cfg.model}-{len(state.models) + 1}"
+        )
         model = TrainedModel(name, cfg.model, fit.predictor, vars(cfg).copy(), fit.history,
                              fit.seconds, fit.device)  # fmt: skip
         new = replace(state, models={**state.models, name: model})
         h = fit.history
-        val = f", val acc {h['val_acc'][-1]:.2f} (best {max(h['val_acc']):.2f})" if h.get("val_acc") else ""
+        val = (
+            f", val acc {h['val_acc'][-1]:.2f} (best {max(h['val_acc']):.2f})"
+            if h.get("val_acc")
+            else ""
+        )
         return new, (f"trained '{name}' on {fit.device} in {fit.seconds:.1f} s: train acc "
                      f"{h['acc'][-1]:.2f}{val}. Call evaluate_model('{name}') for test metrics")  # fmt: skip
 
@@ -91,7 +99,9 @@ def evaluate_op(name: str | None) -> Op:
         for c, m in res["per_class"].items():
             lines.append(f"  {c}: precision {m['precision']:.2f}, recall {m['recall']:.2f}, "
                          f"F1 {m['f1']:.2f} (n={m['support']})")  # fmt: skip
-        lines.append(f"confusion (rows true, cols predicted, {'/'.join(classes)}): {res['confusion']}")
+        lines.append(
+            f"confusion (rows true, cols predicted, {'/'.join(classes)}): {res['confusion']}"
+        )
         lines.append(emit_image(plots.confusion(res["confusion"], classes, f"{key} confusion matrix"),
                                 f"{key} confusion matrix"))  # fmt: skip
         if len(model.history.get("acc", [])) > 1:
@@ -113,15 +123,24 @@ def ica_fit_op(n_components: int, method: str, seed: int) -> Op:
         if n_components > n_ch - (1 if any(s.op == "reference" for s in state.history) else 0):
             raise ToolException(f"n_components {n_components} too large for {n_ch} channels "
                                 "(at most the data rank: channels, minus 1 after re-referencing)")  # fmt: skip
-        data = mne.concatenate_raws([r.copy() for r in state.raws]) if len(state.raws) > 1 else state.raws[0]
+        data = (
+            mne.concatenate_raws([r.copy() for r in state.raws])
+            if len(state.raws) > 1
+            else state.raws[0]
+        )
         ica = mne.preprocessing.ICA(n_components=n_components, method=method, rng=seed,
                                     max_iter="auto")  # fmt: skip
         ica.fit(data, picks="eeg", decim=max(1, int(data.info["sfreq"] // 100)), verbose="error")
         hp = data.info["highpass"]
-        note = f"; note: high-pass is {hp:g} Hz, ICA works best after a >= 1 Hz high-pass" if hp < 1 else ""
+        note = (
+            f"; note: high-pass is {hp:g} Hz, ICA works best after a >= 1 Hz high-pass"
+            if hp < 1
+            else ""
+        )
         return replace(state, ica=ica), (
             f"ICA fitted: {ica.n_components_} components ({method}){note}. Call ica_components "
-            "to see them, then ica_apply(exclude=[...])")
+            "to see them, then ica_apply(exclude=[...])"
+        )
 
     return op
 

@@ -116,7 +116,9 @@ class _SwapSpatial(nn.Module):
         return x.permute(0, 2, 1, 3)
 
 
-def build_model(kind: str, n_channels: int, n_times: int, n_classes: int, sfreq: float) -> nn.Module:
+def build_model(
+    kind: str, n_channels: int, n_times: int, n_classes: int, sfreq: float
+) -> nn.Module:
     classes = {"eegnet": EEGNet, "shallowconvnet": ShallowConvNet, "sccnet": SCCNet}
     if kind not in classes:
         raise ValueError(f"unknown model '{kind}'; choose one of {', '.join(ALL_MODELS)}")

@@ -77,7 +77,9 @@ def with_positions(info: Any) -> Any:
     if info.get_montage() is not None:
         return info
     info = info.copy()
-    info.set_montage(montage_name("standard_1005"), match_case=False, on_missing="ignore", verbose="error")
+    info.set_montage(
+        montage_name("standard_1005"), match_case=False, on_missing="ignore", verbose="error"
+    )
     return info
 
 

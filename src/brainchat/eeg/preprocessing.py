@@ -77,11 +77,11 @@ def apply_step(raws: tuple, step: Step) -> None:
     p = step.params
     for raw in raws:
         if step.op == "bandpass":
-            _by_channel_blocks(raw, lambda picks: raw.filter(p["l_freq"], p["h_freq"], picks=picks,
+            _by_channel_blocks(raw, lambda picks, raw=raw: raw.filter(p["l_freq"], p["h_freq"], picks=picks,
                                                              verbose="error"))  # fmt: skip
             _note_filter(raw, p["l_freq"], p["h_freq"])
         elif step.op == "notch":
-            _by_channel_blocks(raw, lambda picks: raw.notch_filter(p["freqs"], picks=picks,
+            _by_channel_blocks(raw, lambda picks, raw=raw: raw.notch_filter(p["freqs"], picks=picks,
                                                                    verbose="error"))  # fmt: skip
         elif step.op == "resample":
             raw.resample(p["sfreq"], verbose="error")
@@ -94,7 +94,9 @@ def apply_step(raws: tuple, step: Step) -> None:
             if p.get("drop"):
                 raw.drop_channels(_canonical(raw, p["drop"]))
         elif step.op == "montage":
-            raw.set_montage(montage_name(p["name"]), match_case=False, on_missing="ignore", verbose="error")
+            raw.set_montage(
+                montage_name(p["name"]), match_case=False, on_missing="ignore", verbose="error"
+            )
         elif step.op == "ica":
             p["ica"].apply(raw, exclude=p["exclude"], verbose="error")
         else:  # pragma: no cover - steps are built by this module

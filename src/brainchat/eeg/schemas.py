@@ -23,15 +23,21 @@ class LoadArgs(BaseModel):
 
 
 class BandpassArgs(BaseModel):
-    l_freq: float | None = Field(None, ge=0, le=1000, description="low cut-off in Hz (None: low-pass only)")
-    h_freq: float | None = Field(None, gt=0, le=5000, description="high cut-off in Hz (None: high-pass only)")
+    l_freq: float | None = Field(
+        None, ge=0, le=1000, description="low cut-off in Hz (None: low-pass only)"
+    )
+    h_freq: float | None = Field(
+        None, gt=0, le=5000, description="high cut-off in Hz (None: high-pass only)"
+    )
 
     @model_validator(mode="after")
     def _order(self) -> BandpassArgs:
         if self.l_freq is None and self.h_freq is None:
             raise ValueError("give l_freq, h_freq or both")
         if self.l_freq is not None and self.h_freq is not None and self.l_freq >= self.h_freq:
-            raise ValueError(f"low frequency {self.l_freq:g} Hz must be below high frequency {self.h_freq:g} Hz")
+            raise ValueError(
+                f"low frequency {self.l_freq:g} Hz must be below high frequency {self.h_freq:g} Hz"
+            )
         return self
 
 
@@ -52,7 +58,8 @@ class ResampleArgs(BaseModel):
 
 class ReferenceArgs(BaseModel):
     ref: Literal["average"] | list[str] = Field(
-        "average", description="'average' or a list of reference channels, e.g. ['Cz']")
+        "average", description="'average' or a list of reference channels, e.g. ['Cz']"
+    )
 
 
 class SelectChannelsArgs(BaseModel):
@@ -67,7 +74,9 @@ class SelectChannelsArgs(BaseModel):
 
 
 class MontageArgs(BaseModel):
-    name: str = Field("standard_1005", description="an MNE built-in montage, e.g. standard_1005, biosemi64")
+    name: str = Field(
+        "standard_1005", description="an MNE built-in montage, e.g. standard_1005, biosemi64"
+    )
 
 
 class IcaFitArgs(BaseModel):
@@ -77,7 +86,9 @@ class IcaFitArgs(BaseModel):
 
 
 class IcaComponentsArgs(BaseModel):
-    components: list[int] | None = Field(None, description="component indices to plot (default: all, up to 20)")
+    components: list[int] | None = Field(
+        None, description="component indices to plot (default: all, up to 20)"
+    )
 
 
 class IcaApplyArgs(BaseModel):
@@ -85,11 +96,17 @@ class IcaApplyArgs(BaseModel):
 
 
 class EpochArgs(BaseModel):
-    tmin: float = Field(0.5, ge=-10, le=60, description="start of each epoch relative to the event, s")
-    tmax: float = Field(2.5, ge=-10, le=60, description="end of each epoch relative to the event, s")
+    tmin: float = Field(
+        0.5, ge=-10, le=60, description="start of each epoch relative to the event, s"
+    )
+    tmax: float = Field(
+        2.5, ge=-10, le=60, description="end of each epoch relative to the event, s"
+    )
     events: list[str] | None = Field(None, description="event names (classes) to use; default: all")
     baseline: tuple[float | None, float | None] | None = Field(
-        None, description="baseline interval (start, end) in s within tmin..tmax; None: no correction")
+        None,
+        description="baseline interval (start, end) in s within tmin..tmax; None: no correction",
+    )
     reject_uv: float | None = Field(None, gt=0, le=10000,
                                     description="drop epochs whose peak-to-peak exceeds this, in µV")  # fmt: skip
 
@@ -102,9 +119,13 @@ class EpochArgs(BaseModel):
 
 class SplitArgs(BaseModel):
     by: Literal["trial", "session", "subject"] = Field(
-        "trial", description="trial: stratified by class; session/subject: whole groups held out for test")
+        "trial",
+        description="trial: stratified by class; session/subject: whole groups held out for test",
+    )
     test_ratio: float = Field(0.2, gt=0, lt=0.9, description="fraction for the test set")
-    val_ratio: float = Field(0.2, ge=0, lt=0.9, description="fraction for validation (from training)")
+    val_ratio: float = Field(
+        0.2, ge=0, lt=0.9, description="fraction for validation (from training)"
+    )
     seed: int = Field(0, ge=0)
 
     @model_validator(mode="after")
@@ -138,7 +159,9 @@ class TopomapArgs(PsdArgs):
 
 
 class EpochsAverageArgs(BaseModel):
-    channels: list[str] | None = Field(None, description="channels (default: C3, Cz, C4 when present)")
+    channels: list[str] | None = Field(
+        None, description="channels (default: C3, Cz, C4 when present)"
+    )
 
 
 class TrainArgs(BaseModel):
@@ -148,7 +171,9 @@ class TrainArgs(BaseModel):
     learning_rate: float = Field(1e-3, gt=0, le=1.0)
     optimizer: Literal["adam", "adamw", "sgd"] = "adam"
     seed: int = Field(0, ge=0)
-    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto uses CUDA when present")
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto", description="auto uses CUDA when present"
+    )
 
 
 class EvaluateArgs(BaseModel):

@@ -63,7 +63,9 @@ def select_device(requested: str) -> str:
     if requested == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if requested == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device 'cuda' was asked for but no CUDA GPU is available; use 'auto' or 'cpu'")
+        raise ValueError(
+            "device 'cuda' was asked for but no CUDA GPU is available; use 'auto' or 'cpu'"
+        )
     return requested
 
 
@@ -107,7 +109,9 @@ def evaluate_batches(module, x, y, batch_size=256) -> tuple[float, float]:
     with torch.no_grad():
         for i in range(0, len(y), batch_size):
             logits = module(x[i : i + batch_size])
-            total += float(nn.functional.cross_entropy(logits, y[i : i + batch_size], reduction="sum"))
+            total += float(
+                nn.functional.cross_entropy(logits, y[i : i + batch_size], reduction="sum")
+            )
             correct += int((logits.argmax(1) == y[i : i + batch_size]).sum())
     return total / max(1, len(y)), correct / max(1, len(y))
 
@@ -192,8 +196,15 @@ def metrics(y_true: np.ndarray, proba: np.ndarray, classes: tuple[str, ...]) -> 
         "balanced_accuracy": float(m.balanced_accuracy_score(y_true, pred)),
         "kappa": float(m.cohen_kappa_score(y_true, pred, labels=labels)),
         "roc_auc": auc,
-        "per_class": {c: {"precision": float(p[i]), "recall": float(r[i]), "f1": float(f[i]),
-                          "support": int(s[i])} for i, c in enumerate(classes)},  # fmt: skip
+        "per_class": {
+            c: {
+                "precision": float(p[i]),
+                "recall": float(r[i]),
+                "f1": float(f[i]),
+                "support": int(s[i]),
+            }
+            for i, c in enumerate(classes)
+        },  # fmt: skip
         "confusion": m.confusion_matrix(y_true, pred, labels=labels).tolist(),
         "n_test": len(y_true),
     }

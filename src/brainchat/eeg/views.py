@@ -26,7 +26,9 @@ def list_files(data_dir: Path, pattern: str, limit: int = 200) -> str:
         if path.is_file() and file_format(path) and resolved.is_relative_to(root):
             subject, session = infer_subject_session(path)
             size = path.stat().st_size / 1e6
-            found.append(f"{path.relative_to(root)} ({size:.1f} MB, subject {subject}, session {session})")
+            found.append(
+                f"{path.relative_to(root)} ({size:.1f} MB, subject {subject}, session {session})"
+            )
     if not found:
         return (f"no EEG files match '{pattern}' in {root} (formats: {', '.join(SUPPORTED_EXTENSIONS)}); "
                 "`brainchat demo-data` writes a demo set")  # fmt: skip
@@ -40,7 +42,9 @@ def _pick_raw(state: StudyState, file: str | None):
     for rec, raw in zip(state.recordings, state.raws, strict=True):
         if file in (rec.name, rec.path.name):
             return raw
-    raise ToolException(f"'{file}' is not loaded; loaded: {', '.join(r.name for r in state.recordings)}")
+    raise ToolException(
+        f"'{file}' is not loaded; loaded: {', '.join(r.name for r in state.recordings)}"
+    )
 
 
 def plot_raw_op(channels: list[str] | None, start: float, duration: float, file: str | None) -> Op:
@@ -53,7 +57,9 @@ def plot_raw_op(channels: list[str] | None, start: float, duration: float, file:
             check_channels((raw,), channels)
         names = _canonical(raw, channels) if channels else raw.ch_names[:20]
         if start >= raw.times[-1]:
-            raise ToolException(f"start {start:g} s is past the end of the data ({raw.times[-1]:.0f} s)")
+            raise ToolException(
+                f"start {start:g} s is past the end of the data ({raw.times[-1]:.0f} s)"
+            )
         title = f"raw traces {start:g}-{start + duration:g} s"
         return state, emit_image(raw_traces(raw, names, start, duration), title)
 
