@@ -73,3 +73,28 @@ def test_core_imports_stay_light() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ""
+
+
+async def test_usage_so_far_covers_the_call_still_streaming(scripted_server, tmp_path) -> None:
+    import asyncio
+
+    session = agent_session(scripted_server, tmp_path)
+    scripted_server.queue("fc", Text("no tools"))
+    scripted_server.queue("ans", Text(" ".join(f"w{i}" for i in range(100)), token_delay=0.05))
+    seen: list = []
+
+    async def consume() -> None:
+        async for event in session.ask("long"):
+            seen.append(event)
+
+    task = asyncio.create_task(consume())
+    while sum(e.type == "answer_token" for e in seen) < 5:
+        await asyncio.sleep(0.02)
+    rows = {r.role: r for r in session.usage_so_far()}
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    reported = scripted_server.requests_for("fc")[0].usage
+    assert rows["function_call"].input_tokens == reported["prompt_tokens"]
+    assert rows["function_call"].estimated is False
+    assert rows["answer"].estimated is True and rows["answer"].output_tokens >= 5
+    assert rows["answer"].input_tokens > 0

@@ -54,30 +54,39 @@ def trim_history(
     return [system, *reversed(kept), question]
 
 
-def stream_chat(spec: ModelSpec, history: list[BaseMessage], question: str) -> AsyncIterator[Event]:
-    """Yield the events of one chat turn. The caller owns `history` and appends on success."""
+def stream_chat(
+    spec: ModelSpec,
+    history: list[BaseMessage],
+    question: str,
+    callback: UsageCallback | None = None,
+) -> AsyncIterator[Event]:
+    """Yield the events of one chat turn. The caller owns `history` and appends on success.
+
+    Pass `callback` (a UsageCallback) to read the usage so far while the turn runs (stop button).
+    """
+    callback = callback or UsageCallback(UsageLedger({"chat": spec}))
 
     async def work() -> None:
-        await _chat_turn(spec, history, question)
+        await _chat_turn(spec, history, question, callback)
 
     return stream_events(work)
 
 
-async def _chat_turn(spec: ModelSpec, history: list[BaseMessage], question: str) -> None:
+async def _chat_turn(
+    spec: ModelSpec, history: list[BaseMessage], question: str, callback: UsageCallback
+) -> None:
     started = time.perf_counter()
     emit(RunStarted(mode="chat", question=question, models={"chat": spec.name}))
     system = SystemMessage(load_prompt("chat", spec.prompt_variant))
     budget = max(512, spec.context_window - (spec.max_tokens or ANSWER_RESERVE))
     messages = trim_history(system, history, HumanMessage(question), budget)
-    ledger = UsageLedger({"chat": spec})
+    ledger = callback.ledger
     model = make_chat_model(spec, "chat")
     parts: list[str] = []
     error: str | None = None
     for attempt in range(2):
         try:
-            async for chunk in model.astream(
-                messages, config={"callbacks": [UsageCallback(ledger)]}
-            ):
+            async for chunk in model.astream(messages, config={"callbacks": [callback]}):
                 if isinstance(chunk.content, str):
                     parts.append(chunk.content)
             break

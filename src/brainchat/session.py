@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool
 
-from brainchat.agent.events import Event, Notice, RunFinished
+from brainchat.agent.events import Event, Notice, RoleStats, RunFinished
 from brainchat.chat import record_turn, stream_chat
 from brainchat.settings import Settings, with_overrides
 from brainchat.tools.registry import ToolFailure, ToolSet, flags_of
@@ -105,7 +105,10 @@ class Session:
         if self.mode == "chat":
             spec = self.settings.model_for("chat")
             assert spec is not None
-            stream = stream_chat(spec, self.history, question)
+            from brainchat.usage import UsageCallback, UsageLedger
+
+            self._chat_usage = UsageCallback(UsageLedger({"chat": spec}))
+            stream = stream_chat(spec, self.history, question, self._chat_usage)
         else:
             from brainchat.agent.runner import stream_agent
 
@@ -114,6 +117,13 @@ class Session:
             if isinstance(event, RunFinished) and event.answer and event.reason != "error":
                 record_turn(self.history, question, event.answer)
             yield event
+
+    def usage_so_far(self) -> list[RoleStats]:
+        """Per-role usage of the current (or last) turn, in-flight calls estimated: for a stop."""
+        if self.mode == "agent":
+            run = getattr(self.last_agent, "last_run", None)
+            return run.callback.snapshot() if run is not None and run.callback else []
+        return self._chat_usage.snapshot() if self._chat_usage is not None else []
 
     def config_problem(self) -> str | None:
         """The message a user sees instead of an answer when the configuration is unusable."""

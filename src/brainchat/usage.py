@@ -182,7 +182,18 @@ class UsageCallback(AsyncCallbackHandler):
         if call is not None and call.first_token is not None:
             self._finish(call, None)  # a stream cut mid-way still consumed tokens
 
-    def _finish(self, call: _Call, response: LLMResult | None) -> None:
+    def snapshot(self) -> list[RoleStats]:
+        """Usage so far, calls still streaming included (estimated): what a stopped run cost."""
+        import copy
+
+        ledger = copy.deepcopy(self.ledger)
+        for call in list(self.calls.values()):
+            self._finish(call, None, ledger)
+        return ledger.stats()
+
+    def _finish(
+        self, call: _Call, response: LLMResult | None, ledger: UsageLedger | None = None
+    ) -> None:
         now = time.perf_counter()
         usage = _reported_usage(response)
         if usage is not None:
@@ -194,7 +205,7 @@ class UsageCallback(AsyncCallbackHandler):
                 True,
             )
         ttft = None if call.first_token is None else call.first_token - call.started
-        self.ledger.record(
+        (ledger or self.ledger).record(
             call.role,
             input_tokens=inp,
             output_tokens=out,

@@ -23,13 +23,18 @@ def app(model_server, app_factory, tmp_path_factory):
 
 
 def step_titles(page) -> list[str]:
-    return [" ".join(t.split()) for t in page.locator("button[id^='step-'], p[id^='step-']").all_inner_texts()]
+    return [
+        " ".join(t.split())
+        for t in page.locator("button[id^='step-'], p[id^='step-']").all_inner_texts()
+    ]
 
 
 def two_search_rounds(server, answer_delay: float = 0.02) -> None:
     server.queue(
         "fc-m",
-        ToolCalls([Call("web_search", {"query": "EEGNet motor imagery"})], reasoning="Search first."),
+        ToolCalls(
+            [Call("web_search", {"query": "EEGNet motor imagery"})], reasoning="Search first."
+        ),
         ToolCalls([Call("web_search", {"query": "mu rhythm ERD"})], reasoning="Need ERD facts."),
         Text("I have enough to answer."),
     )
@@ -59,7 +64,9 @@ def test_mode_switch_confirms_tools_failures_and_roles(model_server, app, browse
 
 
 def test_default_mode_sets_the_starting_mode(model_server, app_factory, browser):
-    url = app_factory({"AGENT_FUNCTION_CALL_MODEL": spec(model_server, "fc-m"), "DEFAULT_MODE": "agent"})
+    url = app_factory(
+        {"AGENT_FUNCTION_CALL_MODEL": spec(model_server, "fc-m"), "DEFAULT_MODE": "agent"}
+    )
     page = open_chat(browser, url)
     page.wait_for_selector("text=in Agent mode")
     assert page.inner_text("#mode-picker-trigger-mode").strip() == "Agent"
@@ -120,6 +127,8 @@ def test_stop_mid_answer_closes_steps_and_next_message_works(model_server, app, 
     body = page.inner_text("body")
     assert "word3" in body and "word59" not in body  # the partial answer stays
     assert "Usage so far" in body and "ans-m" in body
+    fc_usage = model_server.requests_for("fc-m")[0].usage  # the finished call's real usage
+    assert f"fc-m\t1\t{fc_usage['prompt_tokens']}\t" in body
     assert "partial answer" in body
     model_server.queue("fc-m", Text("Fine."))
     model_server.queue("ans-m", Text("Next answer works."))
@@ -168,6 +177,8 @@ def test_destructive_tool_asks_first_approve_and_reject(model_server, app, brows
     page.wait_for_selector("text=Rejected: clear_study")
     wait_idle(page)
     assert any("Tool call: clear_study · refused" in t for t in step_titles(page))
-    tool_msgs = [m for r in model_server.requests_for("fc-m") for m in r.messages if m.get("role") == "tool"]
+    tool_msgs = [
+        m for r in model_server.requests_for("fc-m") for m in r.messages if m.get("role") == "tool"
+    ]
     assert "did not approve" in str(tool_msgs[-1].get("content"))
     page.close()

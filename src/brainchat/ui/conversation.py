@@ -72,7 +72,9 @@ def log_config_problems(settings: Settings) -> None:
 
 
 # -- start ----------------------------------------------------------------------------------
-async def start(shared_tools: ToolSet | None, snapshot: dict[str, Any] | None = None) -> Conversation:
+async def start(
+    shared_tools: ToolSet | None, snapshot: dict[str, Any] | None = None
+) -> Conversation:
     settings = load_settings()
     conv = Conversation(Session(settings, extra_tools=shared_tools))
     restore_snapshot(conv, snapshot)
@@ -123,7 +125,9 @@ async def welcome(conv: Conversation) -> None:
             "motor-imagery demo set (2 subjects × 2 sessions, EDF) to try the EEG tools?"
         )
         actions.append(
-            cl.Action(name="write_demo_data", payload={}, label="Write the demo EEG set", icon="database")
+            cl.Action(
+                name="write_demo_data", payload={}, label="Write the demo EEG set", icon="database"
+            )
         )
     await cl.Message(content="\n\n".join(lines), actions=actions, author=AUTHOR).send()
 
@@ -170,7 +174,7 @@ async def run_turn(conv: Conversation, question: str, parent_id: str | None) -> 
             await renderer.handle(event)
         await renderer.finish()
     except asyncio.CancelledError:
-        await renderer.stop()
+        await renderer.stop(s.usage_so_far())
         raise
     except Exception as exc:  # noqa: BLE001 - no traceback reaches a user
         log.exception("run failed")
@@ -184,7 +188,7 @@ async def run_turn(conv: Conversation, question: str, parent_id: str | None) -> 
 
 async def stop(conv: Conversation) -> None:
     if conv.renderer is not None:
-        await conv.renderer.stop()
+        await conv.renderer.stop(conv.session.usage_so_far())
 
 
 async def settings_update(conv: Conversation, values: dict[str, Any]) -> None:
@@ -218,7 +222,9 @@ async def mcp_disconnect(conv: Conversation, name: str) -> None:
 
 async def write_demo_data(conv: Conversation) -> None:
     folder = conv.session.settings.data_dir
-    note = await cl.Message(content=f"Writing the demo EEG set to `{folder}`…", author=AUTHOR).send()
+    note = await cl.Message(
+        content=f"Writing the demo EEG set to `{folder}`…", author=AUTHOR
+    ).send()
     try:
         from brainchat.eeg.synthetic import write_demo_set
 

@@ -52,7 +52,9 @@ class RunRenderer:
         self.open[step.id] = step
         return step
 
-    async def _close(self, step: cl.Step | None, output: str | None = None, name: str | None = None) -> None:
+    async def _close(
+        self, step: cl.Step | None, output: str | None = None, name: str | None = None
+    ) -> None:
         if step is None:
             return
         if output is not None:
@@ -138,7 +140,9 @@ class RunRenderer:
     async def on_tool_finished(self, e: ev.ToolFinished) -> None:
         step = self.tools.get(e.call_id)
         if step is None:  # a call we never saw start (defensive)
-            await self.on_tool_call_started(ev.ToolCallStarted(call_id=e.call_id, name=e.name, args={}))
+            await self.on_tool_call_started(
+                ev.ToolCallStarted(call_id=e.call_id, name=e.name, args={})
+            )
             step = self.tools[e.call_id]
         failed = e.status in ("error", "refused")
         step.is_error = failed
@@ -147,7 +151,9 @@ class RunRenderer:
         status = {"success": f"✓ done in {took}", "cached": f"✓ cache hit ({took})"}.get(
             e.status, f"✗ {e.status}" + (f": {e.error}" if e.error else "")
         )
-        await self._close(step, status, fmt.tool_call_name(e.name, e.status, e.duration, e.cache_hit))
+        await self._close(
+            step, status, fmt.tool_call_name(e.name, e.status, e.duration, e.cache_hit)
+        )
         result = _step(fmt.result_step_name(e), "tool", await self._run_step(), show_input=False)
         result.output = fmt.tool_result_text(e)
         result.is_error = failed
@@ -227,10 +233,15 @@ class RunRenderer:
             self.answer.content = self.answer_text + ("\n" + extra if extra else "")
             await self.answer.send()
         elif extra.strip():
-            await cl.Message(content=extra.strip().removeprefix("---").strip(), author=AUTHOR).send()
+            await cl.Message(
+                content=extra.strip().removeprefix("---").strip(), author=AUTHOR
+            ).send()
 
-    async def stop(self) -> None:
-        """The user pressed stop: mark open steps stopped, keep partial output, show usage so far."""
+    async def stop(self, rows: list[ev.RoleStats] | None = None) -> None:
+        """The user pressed stop: mark open steps stopped, keep partial output, show usage so far.
+
+        `rows` is the core's usage so far (Session.usage_so_far); without it, output is estimated.
+        """
         if self.finished:
             return
         self.finished = True
@@ -242,7 +253,7 @@ class RunRenderer:
             await self._close(step, f"{step.output}\n\n{note}" if step.output else note,
                               f"{step.name} · stopped")  # fmt: skip
         await self._close_run(" · stopped")
-        usage = self._usage_so_far()
+        usage = self._usage_so_far(rows)
         if self.answer is not None:
             self.answer.content = self.answer_text + "\n\n*(stopped — partial answer)*"
             await self.answer.send()
@@ -254,9 +265,16 @@ class RunRenderer:
             author=AUTHOR,
         ).send()
 
-    def _usage_so_far(self) -> str:
-        """Output tokens streamed so far per model (estimated) and the elapsed time."""
+    def _usage_so_far(self, rows: list[ev.RoleStats] | None = None) -> str:
+        """Usage so far per role (from the core's ledger when given) and the elapsed time."""
         from brainchat.usage import count_tokens
+
+        if rows:
+            stats = ev.Stats(rows=rows, total_seconds=time.perf_counter() - self.started)
+            stats.total_cost = sum(r.cost for r in rows if r.cost is not None) or None
+            if self.mode == "agent":
+                return "Usage so far:\n\n" + fmt.agent_stats_table(stats)
+            return "Usage so far: " + fmt.chat_stats_line(stats)
 
         parts = []
         for (role, model), chunks in self.streamed.items():
