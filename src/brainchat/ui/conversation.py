@@ -169,6 +169,10 @@ async def run_turn(conv: Conversation, question: str, parent_id: str | None) -> 
     renderer = RunRenderer(s.mode, step.id if step else parent_id)
     conv.renderer = renderer
     confirm = make_confirm(s.settings.limits.confirm_timeout)
+    if s.mode == "agent":
+        from brainchat.ui import servers
+
+        s.extra_tools = await servers.refreshed_toolset()
     try:
         async for event in s.ask(question, confirm=confirm):
             await renderer.handle(event)

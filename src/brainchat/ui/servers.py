@@ -40,6 +40,16 @@ def toolset() -> ToolSet:
         return ToolSet(failures=[ToolFailure("mcp", str(exc))])
 
 
+async def refreshed_toolset() -> ToolSet:
+    """Before an agent turn: retry servers that are down (their backoff permitting), then list tools."""
+    if _hub is not None:
+        try:
+            await _hub.reconnect_failed()
+        except Exception:  # noqa: BLE001 - a retry that fails leaves the server listed as failed
+            log.exception("MCP reconnect failed")
+    return toolset()
+
+
 async def stop() -> None:
     global _hub
     if _hub is not None:
