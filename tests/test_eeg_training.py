@@ -20,7 +20,7 @@ ACCURACY_BAR = 0.75
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("mi")
-    write_demo_set(root, subjects=1, sessions=2, trials=80, seed=0)  # demo defaults, fewer trials
+    write_demo_set(root, subjects=1, sessions=2, trials=120, seed=0)  # demo defaults, fewer trials
     return root
 
 
