@@ -146,7 +146,7 @@ class UsageCallback(AsyncCallbackHandler):
             role=role, started=time.perf_counter(), messages=messages[0] if messages else []
         )
 
-    async def on_llm_new_token(
+    async def on_llm_new_token(  # type: ignore[override]
         self, token: str, *, run_id: UUID, chunk: Any = None, **kwargs: Any
     ) -> None:
         call = self.calls.get(run_id)

@@ -114,7 +114,7 @@ class Nodes:
                 text=thought,
                 round=round_,
                 duration=round(time.perf_counter() - started, 4),
-                tool_calls=[c["name"] for c in calls],
+                tool_calls=[str(c["name"]) for c in calls],
             )
         )
         ai = AIMessage(

@@ -63,7 +63,7 @@ class ToolLedger:
             if url and url in self._by_url:
                 numbered.append(self.sources[self._by_url[url] - 1])
                 continue
-            source = {
+            source: dict[str, Any] = {
                 "n": len(self.sources) + 1,
                 "title": str(item.get("title") or url or "untitled"),
                 "url": url,

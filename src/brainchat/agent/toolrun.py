@@ -199,7 +199,7 @@ def _for_model(entry: LedgerEntry) -> str:
 
 
 def _finished_event(entry: LedgerEntry, duration: float) -> ToolFinished:
-    status = {"success": "success", "skipped": "skipped", "refused": "refused"}.get(
+    status: Any = {"success": "success", "skipped": "skipped", "refused": "refused"}.get(
         entry.status, "error"
     )
     top = [

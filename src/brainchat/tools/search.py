@@ -74,7 +74,7 @@ class FixtureBackend:
             rows = data
         if isinstance(rows, dict) and rows.get("error"):
             raise ToolException(str(rows["error"]))
-        return [dict(r) for r in rows][:max_results]
+        return [dict(r) for r in rows or []][:max_results]
 
 
 def normalize(query: str) -> str:
