@@ -408,3 +408,20 @@ async def test_cancellation_stops_promptly_and_closes_every_call(scripted_server
     assert agent.last_run is not None
     assert [e.status for e in agent.last_run.ledger.entries] == ["cancelled"]
     assert not agent.last_run.ledger.pending()
+
+
+async def test_long_running_tool_outlives_the_run_deadline_then_answers(scripted_server) -> None:
+    log: list = []
+    trainer = sleeper("train", 1.5, log, read_only=False)
+    set_flags(trainer, long_running=True, timeout=10)
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("train", {"tag": "eegnet"})]), Text("never asked"))
+    s.queue("ans", Text("Trained."))
+    events = await collect(
+        build_agent(*models(s), [trainer], AgentLimits(max_execution_time=0.5)).run("train")
+    )
+    assert of(events, "tool_finished")[0].status == "success" and log
+    assert (
+        of(events, "run_finished")[0].reason == "timeout"
+    )  # the deadline still ends the tool loop
+    assert len(s.requests_for("fc")) == 1 and text(events) == "Trained."

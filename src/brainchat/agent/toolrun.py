@@ -128,7 +128,11 @@ class ToolRunner:
                 error=f"the user did not approve running {entry.name}; continue without it",
             )
             return
-        timeout = min(flags.timeout or self.default_timeout, max(ctx.remaining(), 0.5))
+        timeout = flags.timeout or self.default_timeout
+        if not flags.long_running:
+            # Long-running tools (training, ICA) are bounded by their own timeout and the stop
+            # button, not cut by the run's deadline: a half-trained model is worth nothing.
+            timeout = min(timeout, max(ctx.remaining(), 0.5))
         try:
             message = await asyncio.wait_for(
                 tool.ainvoke(
