@@ -161,3 +161,18 @@ def test_ask_agent_uses_configured_mcp_server(scripted_server, tmp_path) -> None
     )
     started = next(e for e in events if e["type"] == "tool_call_started")
     assert started["source"] == "mcp:lab"
+
+
+def test_demo_data_writes_real_edf_files_into_the_data_folder(tmp_path) -> None:
+    out = run(
+        ["demo-data", "--subjects", "1", "--sessions", "1", "--trials", "20"],
+        {"BRAINCHAT_DATA_DIR": str(tmp_path / "data")},
+        tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    files = sorted((tmp_path / "data" / "demo").glob("*.edf"))
+    assert [f.name for f in files] == ["sub-01_ses-01_task-mi_eeg.edf"]
+    import mne
+
+    raw = mne.io.read_raw_edf(files[0], preload=False, verbose="error")
+    assert len(raw.ch_names) == 22 and raw.info["sfreq"] == 250

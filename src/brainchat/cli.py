@@ -196,8 +196,8 @@ def _demo_data(args: list[str]) -> int:
     from brainchat.settings import load_settings
 
     settings = load_settings()
-    if not any(a.startswith("--data-dir") for a in args):
-        args = ["--data-dir", str(settings.data_dir), *args]
+    if not any(a.startswith("--out") for a in args) and "-h" not in args and "--help" not in args:
+        args = ["--out", str(settings.data_dir / "demo"), *args]
     return int(demo_main(args) or 0)
 
 

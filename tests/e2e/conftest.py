@@ -179,3 +179,14 @@ def fill_setting(page: Any, widget_id: str, value: str) -> None:
 def save_settings(page: Any) -> None:
     page.get_by_role("button", name="Confirm").click()
     page.wait_for_selector("#max_iterations", state="detached")
+
+
+def screenshot(page: Any, name: str, **kw: Any) -> None:
+    """Save a screenshot: into docs/ when BRAINCHAT_SCREENSHOTS=1 (refreshing README's), else a temp folder."""
+    folder = (
+        Path("docs")
+        if os.environ.get("BRAINCHAT_SCREENSHOTS") == "1"
+        else Path(os.environ.get("TMPDIR", "/tmp")) / "brainchat-screens"
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / name), **kw)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
-from conftest import expand_all_steps, open_chat, pick_mode, send, spec, wait_idle
+from conftest import expand_all_steps, open_chat, pick_mode, screenshot, send, spec, wait_idle
 
 pytestmark = pytest.mark.browser
 RUN = "button[id^='step-Agent run']"
@@ -108,7 +108,7 @@ def test_agent_run_shows_every_step_nested_and_collapsed_with_stats(model_server
     assert "First answer token after" in body
     expand_all_steps(page)
     page.locator(RUN).scroll_into_view_if_needed()
-    page.screenshot(path="docs/agent-run.png", full_page=True)
+    screenshot(page, "agent-run.png", full_page=True)
     page.close()
 
 

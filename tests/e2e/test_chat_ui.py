@@ -10,6 +10,7 @@ from conftest import (
     open_chat,
     open_settings,
     save_settings,
+    screenshot,
     send,
     spec,
     wait_idle,
@@ -44,7 +45,7 @@ def test_chat_answer_streams_and_shows_the_servers_figures(model_server, app, br
     line = f"chat-m · {usage['prompt_tokens']} in / {usage['completion_tokens']} out tokens"
     assert line in body and "est." not in body.split(line)[1][:8]
     assert "first token" in body and "total" in body
-    page.screenshot(path="docs/chat.png")
+    screenshot(page, "chat.png")
     page.close()
 
 
@@ -101,7 +102,7 @@ def test_settings_change_applies_from_the_next_message(model_server, app, browse
     fill_setting(page, "chat_model_custom", "chat-other")
     fill_setting(page, "chat_temperature", "0.3")
     page.locator("#function_call_model").scroll_into_view_if_needed()
-    page.screenshot(path="docs/settings.png")
+    screenshot(page, "settings.png")
     save_settings(page)
     page.wait_for_selector("text=Settings saved")
     model_server.queue("chat-other", Text("answered by chat-other"))

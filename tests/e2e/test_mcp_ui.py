@@ -49,5 +49,7 @@ def test_mcp_tools_listed_and_a_call_shows_its_step_and_result(model_server, app
     steps = " ".join(page.locator(".step, button[id^='step-']").all_inner_texts())
     assert "structured_weather" in steps
     body = page.inner_text("body")
-    assert '"conditions":"sunny"' in body or '"conditions": "sunny"' in body  # the result, in the step
+    assert (
+        '"conditions":"sunny"' in body or '"conditions": "sunny"' in body
+    )  # the result, in the step
     page.close()

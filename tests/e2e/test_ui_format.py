@@ -27,7 +27,10 @@ def test_agent_stats_table_marks_estimates_and_totals() -> None:
 def test_chat_stats_line() -> None:
     stats = Stats(rows=[RoleStats(role="chat", model="m", input_tokens=7, output_tokens=3, estimated=True)],
                   total_seconds=0.25, ttft=0.05)  # fmt: skip
-    assert fmt.chat_stats_line(stats) == "`m · 7 in / 3 out tokens (est.) · first token 50 ms · total 250 ms`"
+    assert (
+        fmt.chat_stats_line(stats)
+        == "`m · 7 in / 3 out tokens (est.) · first token 50 ms · total 250 ms`"
+    )
 
 
 def test_search_result_shows_top_three_as_links() -> None:
@@ -35,7 +38,9 @@ def test_search_result_shows_top_three_as_links() -> None:
     event = ToolFinished(call_id="c", name="web_search", status="success", duration=0.1,
                          summary="5 results", result_count=5, top=top)  # fmt: skip
     text = fmt.tool_result_text(event)
-    assert "1. [T0](https://x/0) — s0" in text and "3. [T2](https://x/2)" in text and "T3" not in text
+    assert (
+        "1. [T0](https://x/0) — s0" in text and "3. [T2](https://x/2)" in text and "T3" not in text
+    )
     assert fmt.result_step_name(event) == "Tool result: web_search · 5 result(s)"
 
 
