@@ -96,7 +96,9 @@ async def main(calls: int, kind: str) -> None:
         }
     finally:
         await hub.close()
-    print(f"MCP tool `{name}` on server `{kind}` (stdio), {calls} calls per path; hub start {start_s:.2f} s")
+    print(
+        f"MCP tool `{name}` on server `{kind}` (stdio), {calls} calls per path; hub start {start_s:.2f} s"
+    )
     for label, xs in results.items():
         print(row(label, xs))
     for where in ("agent", "direct"):

@@ -141,14 +141,12 @@ def make_split(epochs: EpochSet, by: str, test_ratio: float, val_ratio: float, s
 def split_op(by: str, test_ratio: float, val_ratio: float, seed: int) -> Op:
     def op(state: StudyState, stop: threading.Event) -> tuple[StudyState, str]:
         state.require("epoched")
-        split = make_split(state.epochs, by, test_ratio, val_ratio, seed)
+        split = make_split(state.eps, by, test_ratio, val_ratio, seed)
         new = replace(state, split=split, models={}, results={})
-        y = state.epochs.y
+        y = state.eps.y
         parts = []
         for label, part in (("train", split.train), ("val", split.val), ("test", split.test)):
-            counts = "/".join(
-                str(int((y[part] == i).sum())) for i in range(len(state.epochs.classes))
-            )
+            counts = "/".join(str(int((y[part] == i).sum())) for i in range(len(state.eps.classes)))
             parts.append(f"{label} {len(part)} ({counts})")
         note = "; previous models discarded" if state.models else ""
         return new, f"split by {by} (seed {seed}): " + ", ".join(parts) + f" per class{note}"

@@ -29,7 +29,7 @@ def _progress(epoch: int, epochs: int, fig: dict[str, float]) -> None:
 
 
 def split_arrays(state: StudyState) -> dict[str, np.ndarray]:
-    e, s = state.epochs, state.split
+    e, s = state.eps, state.split
     return {f"{k}_{part}": arr[getattr(s, part)] for part in ("train", "val", "test")
             for k, arr in (("X", e.X), ("y", e.y))}  # fmt: skip
 
@@ -76,9 +76,9 @@ def train_op(cfg) -> Op:
 def _build(state: StudyState, kind: str):
     from brainchat.eeg.models import build_model
 
-    X = state.epochs.X
-    return build_model(kind, X.shape[1], X.shape[2], len(state.epochs.classes),
-                       state.epochs.info["sfreq"])  # fmt: skip
+    X = state.eps.X
+    return build_model(kind, X.shape[1], X.shape[2], len(state.eps.classes),
+                       state.eps.info["sfreq"])  # fmt: skip
 
 
 def evaluate_op(name: str | None) -> Op:
@@ -89,7 +89,7 @@ def evaluate_op(name: str | None) -> Op:
         key = name or list(state.models)[-1]
         if key not in state.models:
             raise ToolException(f"no model named '{key}'; trained: {', '.join(state.models)}")
-        model, classes = state.models[key], state.epochs.classes
+        model, classes = state.models[key], state.eps.classes
         data = split_arrays(state)
         proba = model.predictor.predict_proba(data["X_test"])
         res = training.metrics(data["y_test"], proba, classes)

@@ -77,11 +77,11 @@ def apply_step(raws: tuple, step: Step) -> None:
     p = step.params
     for raw in raws:
         if step.op == "bandpass":
-            _by_channel_blocks(raw, lambda picks, raw=raw: raw.filter(p["l_freq"], p["h_freq"], picks=picks,
+            _by_channel_blocks(raw, lambda picks, raw=raw: raw.filter(p["l_freq"], p["h_freq"], picks=picks,  # type: ignore[misc]
                                                              verbose="error"))  # fmt: skip
             _note_filter(raw, p["l_freq"], p["h_freq"])
         elif step.op == "notch":
-            _by_channel_blocks(raw, lambda picks, raw=raw: raw.notch_filter(p["freqs"], picks=picks,
+            _by_channel_blocks(raw, lambda picks, raw=raw: raw.notch_filter(p["freqs"], picks=picks,  # type: ignore[misc]
                                                                    verbose="error"))  # fmt: skip
         elif step.op == "resample":
             raw.resample(p["sfreq"], verbose="error")

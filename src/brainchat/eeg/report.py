@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from brainchat.eeg.loading import class_counts
 from brainchat.eeg.study import StudyState
 
@@ -20,7 +22,7 @@ def _models_line(state: StudyState) -> str:
         if result:
             parts.append(f"{name} test acc {result['accuracy']:.2f}")
         else:
-            val = model.history.get("val_acc") or [None]
+            val: list[Any] = model.history.get("val_acc") or [None]
             parts.append(
                 f"{name} (val acc {val[-1]:.2f}, not evaluated)"
                 if val[-1] is not None

@@ -90,6 +90,13 @@ class StudyState:
             return "epoched"
         return "loaded" if self.raws else "empty"
 
+    @property
+    def eps(self) -> EpochSet:
+        """The epochs, for code past a `require("epoched")` check."""
+        if self.epochs is None:
+            raise ToolException("no epochs yet: call epoch_data first")
+        return self.epochs
+
     def require(self, stage: str) -> None:
         """Raise a ToolException naming what is missing and which tool to call first."""
         have = STAGES.index(self.stage)

@@ -90,7 +90,7 @@ def plot_epochs_op(channels: list[str] | None) -> Op:
         from brainchat.eeg.plots import epochs_average
 
         state.require("epoched")
-        e = state.epochs
+        e = state.eps
         names = list(e.info.ch_names)
         if channels:
             check_channels(state.raws, channels)

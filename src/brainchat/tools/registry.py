@@ -62,7 +62,7 @@ class ToolSet:
             elif isinstance(schema, dict):
                 args = schema
             else:
-                args = schema.model_json_schema()
+                args = schema.model_json_schema()  # type: ignore[union-attr]
             rows.append(
                 {
                     "name": tool.name,

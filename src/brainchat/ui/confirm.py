@@ -28,7 +28,9 @@ def make_confirm(timeout: float) -> Callable[[str, dict[str, Any]], Awaitable[bo
         )
         reply = await ask.send()
         approved = bool(reply and reply.get("name") == "approve")
-        ask.content = f"{'✅ Approved' if approved else '🚫 Rejected'}: **{name}** `{fmt.dumps(args)}`"
+        ask.content = (
+            f"{'✅ Approved' if approved else '🚫 Rejected'}: **{name}** `{fmt.dumps(args)}`"
+        )
         await ask.update()
         return approved
 

@@ -89,7 +89,9 @@ def args_text(args: dict[str, Any]) -> str:
     return json.dumps(args, ensure_ascii=False, indent=2, default=str)
 
 
-def tool_call_name(name: str, status: str, duration: float | None = None, cached: bool = False) -> str:
+def tool_call_name(
+    name: str, status: str, duration: float | None = None, cached: bool = False
+) -> str:
     """The title of a tool-call step: name, status, duration, cache hit."""
     label = {"running": "running…", "success": "done", "error": "failed", "cached": "done"}.get(
         status, status
@@ -128,7 +130,9 @@ def citations_text(sources: list[dict[str, Any]]) -> str:
     for s in sources:
         title = s.get("title") or s.get("url") or "source"
         url = s.get("url")
-        lines.append(f"{s.get('n', '-')}. [{title}]({url})" if url else f"{s.get('n', '-')}. {title}")
+        lines.append(
+            f"{s.get('n', '-')}. [{title}]({url})" if url else f"{s.get('n', '-')}. {title}"
+        )
     return "\n".join(lines)
 
 
@@ -145,7 +149,9 @@ def toolset_text(toolset: ToolSet, title: str = "Tools") -> str:
         names = []
         for row in rows:
             flags = [f for f in ("destructive", "long_running") if row[f]]
-            names.append(f"`{row['name']}`" + (f" ({', '.join(flags).replace('_', '-')})" if flags else ""))
+            names.append(
+                f"`{row['name']}`" + (f" ({', '.join(flags).replace('_', '-')})" if flags else "")
+            )
         lines.append(f"- {label}: {', '.join(names)}")
     for failure in toolset.failures:
         lines.append(f"- ❌ `{failure.source}` unavailable: {failure.reason}")

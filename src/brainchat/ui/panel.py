@@ -13,7 +13,10 @@ from brainchat.settings import ConfigError
 ROLES = (("function_call", "Function-call model (thinks, calls tools)"),
          ("answer", "Answer model (writes the final answer)"),
          ("chat", "Chat-mode model"))  # fmt: skip
-EXEC_MODES = {"Auto (several rounds of tools)": "auto", "Single step (one round of tools)": "single_step"}
+EXEC_MODES = {
+    "Auto (several rounds of tools)": "auto",
+    "Single step (one round of tools)": "single_step",
+}
 
 
 def widgets(session: Session, custom: dict[str, str] | None = None) -> list[Any]:
