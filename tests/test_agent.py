@@ -425,3 +425,46 @@ async def test_long_running_tool_outlives_the_run_deadline_then_answers(scripted
         of(events, "run_finished")[0].reason == "timeout"
     )  # the deadline still ends the tool loop
     assert len(s.requests_for("fc")) == 1 and text(events) == "Trained."
+
+
+async def test_prompt_variant_from_the_model_spec_is_used(scripted_server, search) -> None:
+    s = scripted_server
+    s.queue("fc", Text("no tools"))
+    s.queue("ans", Text("hi"))
+    fc_spec = spec(s, "fc", prompt_variant="terse")
+    agent = build_agent(
+        make_chat_model(fc_spec, "function_call"),
+        models(s)[1],
+        [search],
+        specs={
+            "function_call": fc_spec,
+            "answer": spec(s, "ans", prompt_variant="no-such-variant"),
+        },
+    )
+    await collect(agent.run("hello"))
+    assert s.requests_for("fc")[0].messages[0]["content"].startswith("You gather facts for an EEG")
+    assert (
+        s.requests_for("ans")[0].messages[0]["content"].startswith("You are brainchat")
+    )  # unknown variant: default
+
+
+async def test_context_summary_reaches_the_function_call_prompt(scripted_server, search) -> None:
+    s = scripted_server
+    s.queue("fc", Text("no tools"), Text("no tools"))
+    s.queue("ans", Text("hi"), Text("hi"))
+    await collect(
+        build_agent(
+            *models(s), [search], context=lambda: "stage=epoched, 120 epochs (left 60, right 60)"
+        ).run("q")
+    )
+    assert (
+        "Current EEG study: stage=epoched, 120 epochs"
+        in s.requests_for("fc")[0].messages[0]["content"]
+    )
+
+    def broken() -> str:
+        raise RuntimeError("boom")
+
+    events = await collect(build_agent(*models(s), [search], context=broken).run("q"))
+    assert of(events, "run_finished")[0].reason == "answered"
+    assert "EEG study summary unavailable: boom" in s.requests_for("fc")[1].messages[0]["content"]
