@@ -76,7 +76,9 @@ def app_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[.
         fixture = tmp / "search.json"
         fixture.write_text(json.dumps(SEARCH_RESULTS))
         port = _free_port()
-        full = {k: v for k, v in os.environ.items() if k not in MODEL_VARS}
+        # CI=true makes `chainlit run` set a fake OPENAI_API_KEY ("CI mode"), which would
+        # configure a default model behind the test's back.
+        full = {k: v for k, v in os.environ.items() if k not in MODEL_VARS and k != "CI"}
         full.update({"BRAINCHAT_DATA_DIR": str(tmp / "data"), "BRAINCHAT_SEARCH_FIXTURE": str(fixture),
                      "PYTHONUNBUFFERED": "1", "CHAINLIT_AUTH_SECRET": "", **env})  # fmt: skip
         log = open(tmp / "app.log", "wb")  # noqa: SIM115 - closed at teardown
