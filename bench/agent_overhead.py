@@ -6,7 +6,10 @@ the same HTTP calls; the peer is `langchain.agents.create_agent`. Run:
 
     .venv/bin/python bench/agent_overhead.py [--turns 30]
 
+    .venv/bin/python bench/agent_overhead.py --turns 30 --ttft 0.05   # 50 ms server latency
+
 Prints median seconds per turn, overhead per round-trip over the floor, and the ratio to it.
+With zero latency the ratio mostly measures the floor's tiny cost; the overhead in ms is the figure.
 """
 
 from __future__ import annotations
@@ -54,13 +57,17 @@ TOOL_SCHEMA = [
 ]
 
 
+TTFT = 0.0  # seconds of server latency before each response (--ttft)
+
+
 def script(server: ScriptedServer, fc: str, answer: str | None) -> None:
-    server.queue(fc, *[ToolCalls([Call("lookup", {"topic": f"t{i}"})]) for i in range(ROUNDS)])
+    calls = [ToolCalls([Call("lookup", {"topic": f"t{i}"})], ttft=TTFT) for i in range(ROUNDS)]
+    server.queue(fc, *calls)
     if answer is None:
-        server.queue(fc, Text(ANSWER))
+        server.queue(fc, Text(ANSWER, ttft=TTFT))
     else:
-        server.queue(fc, Text("enough"))
-        server.queue(answer, Text(ANSWER))
+        server.queue(fc, Text("enough", ttft=TTFT))
+        server.queue(answer, Text(ANSWER, ttft=TTFT))
 
 
 async def floor_turn(client, model: str, answer_model: str | None) -> None:
@@ -184,13 +191,18 @@ async def _drain(events) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=30)
-    turns = parser.parse_args().turns
+    parser.add_argument("--ttft", type=float, default=0.0, help="server latency per response, s")
+    args = parser.parse_args()
+    global TTFT
+    TTFT, turns = args.ttft, args.turns
     times = asyncio.run(measure(turns))
     med = {k: statistics.median(v) for k, v in times.items()}
     ours_calls, peer_calls = ROUNDS + 2, ROUNDS + 1
     ours_over = (med["brainchat"] - med["floor5"]) / ours_calls * 1000
     peer_over = (med["peer"] - med["floor4"]) / peer_calls * 1000
-    print(f"turn = {ROUNDS} tool rounds + answer; median of {turns} turns (seconds per turn)")
+    print(
+        f"turn = {ROUNDS} tool rounds + answer; server latency {TTFT * 1000:.0f} ms per response; median of {turns} turns (s per turn)"
+    )
     print(
         f"floor (openai SDK loop, {ours_calls} calls): {med['floor5']:.4f}   ({peer_calls} calls): {med['floor4']:.4f}"
     )
@@ -200,8 +212,13 @@ def main() -> None:
     print(
         f"brainchat graph ({ours_calls} calls, events+ledger+stats): {med['brainchat']:.4f}  overhead {ours_over:.2f} ms/round-trip  ratio {med['brainchat'] / med['floor5']:.3f}"
     )
-    target_ok = ours_over <= 6.0 and med["brainchat"] / med["floor5"] <= 1.12
-    print(f"target (<= 6 ms per round-trip and ratio <= 1.12): {'met' if target_ok else 'NOT met'}")
+    ratio = med["brainchat"] / med["floor5"]
+    print(f"brainchat minus peer: {ours_over - peer_over:+.2f} ms per round-trip")
+    print(
+        f"target overhead <= 6 ms per round-trip: {'met' if ours_over <= 6.0 else 'NOT met'}; "
+        f"ratio to floor <= 1.12: {'met' if ratio <= 1.12 else 'NOT met'} "
+        "(the ratio depends on server latency: use --ttft 0.05 for a realistic one)"
+    )
 
 
 if __name__ == "__main__":

@@ -125,6 +125,8 @@ class UsageLedger:
 class UsageCallback(AsyncCallbackHandler):
     """Turns model callbacks into token events and ledger rows, attributed by the role tag."""
 
+    run_inline = True  # awaited in order on the model's own task: no task per token
+
     def __init__(self, ledger: UsageLedger, answer_roles: tuple[str, ...] = ("answer", "chat")):
         self.ledger = ledger
         self.answer_roles = answer_roles
