@@ -175,11 +175,11 @@ async def test_timeout_keeps_partial_results_and_answers(scripted_server, search
     )
     s.queue("ans", Text("From what I found [1]."))
     agent = build_agent(
-        *models(s), [search, sleeper("slow", 3.0, log)], AgentLimits(max_execution_time=1.0)
+        *models(s), [search, sleeper("slow", 8.0, log)], AgentLimits(max_execution_time=2.5)
     )
     started = time.perf_counter()
     events = await collect(agent.run("slow question"))
-    assert time.perf_counter() - started < 10  # bounded: the slow tool was stopped
+    assert time.perf_counter() - started < 7.5 and not log  # bounded: the slow tool was stopped
     statuses = [(e.name, e.status) for e in of(events, "tool_finished")]
     assert statuses == [("web_search", "success"), ("slow", "error")]
     assert of(events, "notice")[-1].kind == "timeout"
