@@ -468,3 +468,17 @@ async def test_context_summary_reaches_the_function_call_prompt(scripted_server,
     events = await collect(build_agent(*models(s), [search], context=broken).run("q"))
     assert of(events, "run_finished")[0].reason == "answered"
     assert "EEG study summary unavailable: boom" in s.requests_for("fc")[1].messages[0]["content"]
+
+
+async def test_reasoning_content_streams_as_thinking(scripted_server, search) -> None:
+    s = scripted_server
+    s.queue(
+        "fc",
+        ToolCalls([Call("web_search", {"query": "erd"})], reasoning="I should look up ERD."),
+        Text("ok"),
+    )
+    s.queue("ans", Text("ERD is a power drop [2]."))
+    events = await collect(build_agent(*models(s), [search]).run("erd?"))
+    first = [e for e in of(events, "thinking_token") if e.round == 1]
+    assert "".join(e.text for e in first) == "I should look up ERD."
+    assert of(events, "thinking_done")[0].text == "I should look up ERD."

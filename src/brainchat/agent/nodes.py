@@ -107,11 +107,12 @@ class Nodes:
                 }
             )
         thought = reply.content if isinstance(reply.content, str) else ""
+        reasoning = str(reply.additional_kwargs.get("reasoning_content") or "")
         emit(
             ThinkingDone(
                 role="function_call",
                 model=self.d.names["function_call"],
-                text=thought,
+                text="\n\n".join(t for t in (reasoning.strip(), thought.strip()) if t),
                 round=round_,
                 duration=round(time.perf_counter() - started, 4),
                 tool_calls=[str(c["name"]) for c in calls],
