@@ -83,7 +83,7 @@ def test_agent_run_shows_every_step_nested_and_collapsed_with_stats(model_server
     wait_idle(page)
     titles = step_titles(page)
     kinds = ["Thinking · fc-m", "Tool call: web_search · done", "Tool result: web_search",
-             "Evaluation · continue", "Thinking · fc-m", "Tool call: web_search · done",
+             "Evaluation · another round", "Thinking · fc-m", "Tool call: web_search · done",
              "Tool result: web_search", "Evaluation", "Thinking · fc-m", "Evaluation · ready",
              "Model switch · answering with ans-m"]  # fmt: skip
     pos = 0

@@ -5,9 +5,16 @@ from __future__ import annotations
 import pytest
 
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
-from conftest import open_chat, pick_mode, send, spec, wait_idle
+from conftest import expand_all_steps, open_chat, pick_mode, screenshot, send, spec, wait_idle
 
 pytestmark = pytest.mark.browser
+
+JS_HEADERS_AROUND_IMAGE = """(alt) => {
+  let node = document.querySelector(`img[alt^="${alt}"]`);
+  while (node && !node.querySelector("button[id^='step-']")) node = node.parentElement;
+  if (!node) return [];
+  return [...node.querySelectorAll("button[id^='step-']")].map(b => b.id.slice(5).split(" · ")[0]);
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -34,5 +41,12 @@ def test_demo_set_offer_then_a_plot_appears_in_its_step(model_server, app, brows
     page.wait_for_selector("text=Here is the spectrum", timeout=120_000)
     wait_idle(page, timeout=60_000)
     assert page.locator("button[id^='step-Tool call: plot_psd · done']").count() == 1
+    expand_all_steps(page)
     page.wait_for_selector("img[alt^='PSD per channel group']")  # the ToolImage, shown as cl.Image
+    # the plot sits in its own "Tool result: plot_psd" step: the smallest block holding both the
+    # image and that step's header holds no other step's header
+    headers = page.evaluate(JS_HEADERS_AROUND_IMAGE, "PSD per channel group")
+    assert headers == ["Tool result: plot_psd"], headers
+    page.locator("img[alt^='PSD per channel group']").scroll_into_view_if_needed()
+    screenshot(page, "eeg-run.png")
     page.close()

@@ -35,6 +35,7 @@ class RunRenderer:
         self.run: cl.Step | None = None
         self.thinking: cl.Step | None = None
         self.tools: dict[str, cl.Step] = {}
+        self.images: dict[str, list[cl.Image]] = {}  # call_id -> plots for its result step
         self.open: dict[str, cl.Step] = {}  # every step not yet closed, by id
         self.answer: cl.Message | None = None
         self.answer_text = ""
@@ -133,9 +134,12 @@ class RunRenderer:
     async def on_tool_image(self, e: ev.ToolImage) -> None:
         step = self.tools.get(e.call_id)
         image = cl.Image(content=e.png, name=e.title or e.name, display="inline", mime="image/png")
-        # a message nested under the tool step: Chainlit renders message elements reliably
-        await cl.Message(content=f"**{e.title or e.name}**", elements=[image], author=AUTHOR,
-                         parent_id=step.id if step else None).send()  # fmt: skip
+        if step is not None:  # shown in the tool's result step, which opens when the tool ends
+            self.images.setdefault(e.call_id, []).append(image)
+        else:
+            await cl.Message(
+                content=f"**{e.title or e.name}**", elements=[image], author=AUTHOR
+            ).send()
 
     async def on_tool_finished(self, e: ev.ToolFinished) -> None:
         step = self.tools.get(e.call_id)
@@ -157,11 +161,12 @@ class RunRenderer:
         result = _step(fmt.result_step_name(e), "tool", await self._run_step(), show_input=False)
         result.output = fmt.tool_result_text(e)
         result.is_error = failed
+        result.elements = list(self.images.pop(e.call_id, []))
         await self._open(result)
         await self._close(result)
 
     async def on_evaluation(self, e: ev.Evaluation) -> None:
-        label = {"continue": "continue searching", "answer": "ready to answer", "stop": "stop"}
+        label = {"continue": "another round", "answer": "ready to answer", "stop": "stop"}
         step = _step(f"Evaluation · {label.get(e.verdict, e.verdict)}", "undefined",
                      await self._run_step(), show_input=False)  # fmt: skip
         await self._open(step)
