@@ -110,9 +110,9 @@ async def main() -> None:
     )
 
 
-if __name__ == "__main__":
-    asyncio.run(main())
-
-
 def edf_names(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.glob("*.edf"))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
