@@ -1,0 +1,143 @@
+"""A user connects their own MCP server from the chat bar (Chainlit's plug button) in a real browser.
+
+The app runs from a copy of the repo's .chainlit/config.toml whose user-server allowlist names this
+test's ports: Chainlit matches `allowed_urls` on exact scheme, host and port, and the servers here
+listen on free ports. Everything else (public/, translations, chainlit.md) is the repo's own.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from brainchat.testing.scripted_server import Call, Text, ToolCalls
+from conftest import ROOT, expand_all_steps, open_chat, pick_mode, send, spec, wait_idle
+from mcp_servers.helpers import free_port, http_lab
+
+pytestmark = pytest.mark.browser
+PLUG = "button:has(> svg.lucide-plug)"  # the MCP button in the message bar
+DIALOG = "#mcp-servers"
+STEP_BODY = "xpath=ancestor::div[starts-with(@id, 'step-')][1]"  # a step title's whole step
+ALLOWED = re.compile(r"allowed_urls = \[[^\]]*\]")
+
+
+@pytest.fixture(scope="module")
+def lab_url():
+    with http_lab("--http") as url:  # FastMCP test server over streamable HTTP
+        yield url
+
+
+@pytest.fixture(scope="module")
+def dead_url() -> str:
+    return f"http://127.0.0.1:{free_port()}/mcp"  # nothing listens there
+
+
+@pytest.fixture(scope="module")
+def app(model_server, app_factory, tmp_path_factory, lab_url, dead_url):
+    root = tmp_path_factory.mktemp("approot")
+    (root / ".chainlit").mkdir()
+    origins = [re.match(r"http://[^/]+", u).group(0) for u in (lab_url, dead_url)]
+    config = (ROOT / ".chainlit" / "config.toml").read_text()
+    assert len(ALLOWED.findall(config)) == 1, "the repo config has one user-server allowlist"
+    config = ALLOWED.sub(f"allowed_urls = {origins!r}".replace("'", '"'), config)
+    (root / ".chainlit" / "config.toml").write_text(config)
+    os.symlink(ROOT / ".chainlit" / "translations", root / ".chainlit" / "translations")
+    os.symlink(ROOT / "public", root / "public")
+    os.symlink(ROOT / "chainlit.md", root / "chainlit.md")
+    return app_factory({
+        "CHAINLIT_APP_ROOT": str(root),
+        "CHAT_MODEL": spec(model_server, "chat-m"),
+        "AGENT_FUNCTION_CALL_MODEL": spec(model_server, "fc-m"),
+        "AGENT_ANSWER_MODEL": spec(model_server, "ans-m"),
+    })  # fmt: skip
+
+
+def connect(page, name: str, url: str) -> None:
+    """Fill the dialog's "Connect an MCP" form for a streamable-http server and confirm."""
+    page.click(PLUG)
+    dialog = page.locator(DIALOG)
+    dialog.get_by_role("tab", name="Connect an MCP").click()
+    page.fill("#server-name", name)
+    page.click("#server-type")
+    page.get_by_role("option", name="streamable-http").click()
+    page.fill("#server-url", url)
+    dialog.get_by_role("button", name="Confirm").click()
+
+
+def close_dialog(page) -> None:
+    page.keyboard.press("Escape")
+    page.wait_for_selector(DIALOG, state="detached")
+
+
+def tool_listing(page, n: int) -> str:
+    """The text of the n-th (1-based) `/tools` answer, once it is there."""
+    listings = page.locator(".step", has_text="Agent tools")
+    listings.nth(n - 1).wait_for()
+    return str(listings.nth(n - 1).inner_text())
+
+
+def test_user_connects_a_server_the_agent_uses_its_tool_then_disconnects(
+    model_server, app, browser, lab_url
+):
+    page = open_chat(browser, app)
+    pick_mode(page, "Agent")
+    connect(page, "mylab", lab_url)
+    page.wait_for_selector("text=MCP added!")  # the dialog's toast
+    dialog = page.locator(DIALOG)
+    dialog.get_by_text("mylab").wait_for()  # "My MCPs" tab, with the server's tool badges
+    assert "add" in dialog.inner_text().split("\n")
+    page.wait_for_selector("text=/MCP server mylab connected; Agent mode can now use/")
+    close_dialog(page)
+    assert page.inner_text(PLUG).strip() == "1"  # one connected server on the plug
+
+    send(page, "/tools")
+    listing = tool_listing(page, 1)
+    assert re.search(r"MCP server mylab: .*\badd\b", listing), listing
+
+    model_server.queue("fc-m", ToolCalls([Call("add", {"a": 2, "b": 40})]), Text("done"))
+    model_server.queue("ans-m", Text("2 + 40 is 42, computed by your MCP server."))
+    send(page, "What is 2 + 40? Use my server.")
+    page.wait_for_selector("text=computed by your MCP server")
+    wait_idle(page)
+    expand_all_steps(page)
+    assert page.locator("button[id^='step-Tool call: add · done']").count() == 1
+    result = page.locator("button[id='step-Tool result: add']").locator(STEP_BODY)
+    assert re.search(r"\b42\b", result.inner_text())  # the tool's result, shown in its step
+    first, last = model_server.requests_for("fc-m")[0], model_server.requests_for("fc-m")[-1]
+    assert "add" in [t["function"]["name"] for t in first.tools or []]  # offered to the model
+    assert any(m["role"] == "tool" and "42" in str(m.get("content")) for m in last.messages)
+
+    page.click(PLUG)
+    dialog.get_by_role("tab", name="My MCPs").click()
+    dialog.locator("button:has(svg[class*='lucide-trash'])").click()
+    page.get_by_role("alertdialog").get_by_role("button", name="Confirm").click()
+    page.wait_for_selector("text=MCP removed!")
+    page.wait_for_selector("text=/MCP server mylab disconnected; its tools are removed/")
+    close_dialog(page)
+    send(page, "/tools")
+    listing = tool_listing(page, 2)
+    assert "mylab" not in listing and not re.search(r"\badd\b", listing), listing
+    page.close()
+
+
+def test_connecting_to_a_dead_url_shows_an_error_and_the_chat_goes_on(
+    model_server, app, browser, dead_url
+):
+    page = open_chat(browser, app)
+    connect(page, "nobody", dead_url)
+    error = page.locator("[data-sonner-toast][data-type='error']")
+    error.filter(has_text="Could not connect to the MCP").wait_for(timeout=45_000)  # limit: 30 s
+    assert "MCP added!" not in page.inner_text("body")
+    page.locator(DIALOG).get_by_role("tab", name="My MCPs").click()
+    page.locator(DIALOG).get_by_text("No MCP servers connected").wait_for()
+    close_dialog(page)
+    assert page.inner_text(PLUG).strip() == ""  # nothing connected
+    assert "MCP server nobody connected" not in page.inner_text("body")
+
+    model_server.queue("chat-m", Text("Still here after the failed connect."))
+    send(page, "hello?")
+    page.wait_for_selector("text=Still here after the failed connect.")
+    wait_idle(page)
+    page.close()
