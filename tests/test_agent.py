@@ -482,3 +482,18 @@ async def test_reasoning_content_streams_as_thinking(scripted_server, search) ->
     first = [e for e in of(events, "thinking_token") if e.round == 1]
     assert "".join(e.text for e in first) == "I should look up ERD."
     assert of(events, "thinking_done")[0].text == "I should look up ERD."
+
+
+async def test_short_numeric_or_structured_results_count_as_enough(scripted_server) -> None:
+    async def add(a: int, b: int) -> str:
+        return str(a + b)
+
+    tool = set_flags(
+        StructuredTool.from_function(coroutine=add, name="add", description="add"), read_only=True
+    )
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("add", {"a": 2, "b": 40})]), Text("ok"))
+    s.queue("ans", Text("42"))
+    events = await collect(build_agent(*models(s), [tool]).run("2+40"))
+    reason = of(events, "evaluation")[0].reason
+    assert "add: a numeric result" in reason and "too short" not in reason

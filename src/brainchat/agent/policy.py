@@ -27,6 +27,11 @@ def default_evaluator(min_chars: int) -> Evaluator:
         if entry.sources:
             return Verdict(True, f"{entry.name}: {len(entry.sources)} results")
         text = entry.result.strip()
+        if entry.structured is not None or _is_number(text):
+            return Verdict(
+                True,
+                f"{entry.name}: a {'structured' if entry.structured is not None else 'numeric'} result",
+            )
         if len(text) < min_chars:
             return Verdict(
                 False, f"{entry.name}: result too short ({len(text)} < {min_chars} characters)"
@@ -34,6 +39,15 @@ def default_evaluator(min_chars: int) -> Evaluator:
         return Verdict(True, f"{entry.name}: {len(text)} characters of result")
 
     return evaluate
+
+
+def _is_number(text: str) -> bool:
+    """A short number ("42", "0.91") is a complete answer, not a too-short one."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
