@@ -134,3 +134,19 @@ def test_bad_entry_names_server_and_what_is_allowed(entry, expected):
 def test_bad_server_name():
     _, failures = parse_mcp_config({"mcpServers": {"my server!": {"command": "x"}}})
     assert "letters, digits" in failures[0].reason
+
+
+def test_status_target_masks_secrets_in_args_and_url_queries() -> None:
+    from brainchat.tools.mcp_config import McpServerConfig
+
+    stdio = McpServerConfig(
+        name="s",
+        transport="stdio",
+        command="srv",
+        args=["--api-key", "sk-123", "--token=abc", "--port", "9"],
+    )
+    assert stdio.describe() == "srv --api-key *** --token=*** --port 9"
+    http = McpServerConfig(
+        name="h", transport="streamable_http", url="http://127.0.0.1:8001/mcp?token=abc"
+    )
+    assert "abc" not in http.describe() and http.describe().endswith("127.0.0.1:8001/mcp")

@@ -90,9 +90,33 @@ class McpServerConfig:
         )
 
     def describe(self) -> str:
+        """Command or URL for status lines; values that may be secrets are masked."""
         if self.transport == "stdio":
-            return " ".join([self.command or "", *self.args]).strip()
-        return f"{self.transport} {self.url}"
+            return " ".join([self.command or "", *_masked(self.args)]).strip()
+        return f"{self.transport} {str(self.url).split('?', 1)[0]}"
+
+
+_SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "auth")
+
+
+def _masked(args: list[str]) -> list[str]:
+    """Mask `--api-key X`, `--token=X` and the like, so /tools never shows a secret."""
+    out: list[str] = []
+    hide_next = False
+    for arg in args:
+        lowered = arg.lower()
+        if hide_next:
+            out.append("***")
+            hide_next = False
+        elif lowered.startswith("-") and any(w in lowered for w in _SECRET_WORDS):
+            if "=" in arg:
+                out.append(arg.split("=", 1)[0] + "=***")
+            else:
+                out.append(arg)
+                hide_next = True
+        else:
+            out.append(arg)
+    return out
 
 
 class ConfigError(ValueError):
