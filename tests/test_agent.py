@@ -53,7 +53,10 @@ async def test_two_search_rounds_then_answer(scripted_server, search) -> None:
     )
     s.queue("ans", Text("EEGNet is compact [1]; mu power drops [2]. Bogus [9]."))
     fc, ans = models(s)
-    events = await collect(build_agent(fc, ans, [search]).run("Tell me about EEGNet and mu ERD"))
+    model_decides = AgentLimits(evaluation="model")  # the model, not the rule, ends the loop
+    events = await collect(
+        build_agent(fc, ans, [search], model_decides).run("Tell me about EEGNet and mu ERD")
+    )
     kinds = [e.type for e in events if not e.type.endswith("_token")]
     assert kinds == [
         "run_started",
@@ -108,15 +111,15 @@ async def test_single_model_plays_both_roles(scripted_server, search) -> None:
     s.queue(
         "solo",
         ToolCalls([Call("web_search", {"query": "csp"})]),
-        Text("done"),
         Text("CSP maximises variance [3]."),
     )
     fc, _ = models(s, fc="solo", answer=None)
     events = await collect(build_agent(fc, None, [search]).run("what is CSP?"))
-    assert [r.model for r in s.requests] == ["solo", "solo", "solo"]
+    # a search round that found sources is "enough": no second function-call round
+    assert [r.model for r in s.requests] == ["solo", "solo"]
     assert s.requests[-1].tools in (None, [])  # the answer call is made without tools
     rows = {r.role: r for r in of(events, "stats")[0].rows}
-    assert rows["function_call"].calls == 2 and rows["answer"].calls == 1  # separate rows per role
+    assert rows["function_call"].calls == 1 and rows["answer"].calls == 1  # separate rows per role
     assert rows["function_call"].model == rows["answer"].model == "solo"
 
 
@@ -155,11 +158,13 @@ async def test_iteration_limit_stops_and_answers_with_notice(scripted_server, se
     s.queue("fc", *[ToolCalls([Call("web_search", {"query": f"q{i}"})]) for i in range(5)])
     s.queue("ans", Text("Partial answer."))
     events = await collect(
-        build_agent(*models(s), [search], AgentLimits(max_iterations=2)).run("endless")
+        build_agent(*models(s), [search], AgentLimits(max_iterations=2, evaluation="model")).run(
+            "endless"
+        )
     )
     assert len(s.requests_for("fc")) == 2
     notice = of(events, "notice")[0]
-    assert notice.kind == "iteration_limit" and "2 iterations" in notice.message and notice.hint
+    assert notice.kind == "iteration_limit" and "2 model calls" in notice.message and notice.hint
     assert of(events, "run_finished")[0].reason == "iteration_limit"
     assert text(events) == "Partial answer."
 
@@ -175,11 +180,12 @@ async def test_timeout_keeps_partial_results_and_answers(scripted_server, search
     )
     s.queue("ans", Text("From what I found [1]."))
     agent = build_agent(
-        *models(s), [search, sleeper("slow", 8.0, log)], AgentLimits(max_execution_time=2.5)
+        *models(s),
+        [search, sleeper("slow", 8.0, log)],
+        AgentLimits(max_execution_time=2.5, evaluation="model"),
     )
-    started = time.perf_counter()
     events = await collect(agent.run("slow question"))
-    assert time.perf_counter() - started < 7.5 and not log  # bounded: the slow tool was stopped
+    assert not log  # bounded: the slow tool was stopped before it could finish
     statuses = [(e.name, e.status) for e in of(events, "tool_finished")]
     assert statuses == [("web_search", "success"), ("slow", "error")]
     assert of(events, "notice")[-1].kind == "timeout"
@@ -195,10 +201,14 @@ async def test_loop_is_detected_not_reexecuted_and_stops(scripted_server, search
     same = ToolCalls([Call("web_search", {"query": "EEGNet"})])
     s.queue("fc", same, ToolCalls([Call("web_search", {"query": "  eegnet "})]), same, same)
     s.queue("ans", Text("Answer."))
-    events = await collect(build_agent(*models(s), [search]).run("loop"))
+    events = await collect(
+        build_agent(*models(s), [search], AgentLimits(evaluation="model")).run("loop")
+    )
     statuses = [e.status for e in of(events, "tool_finished")]
     assert statuses == ["success", "skipped", "skipped"]
-    assert "already called" in s.requests_for("fc")[2].messages[-1]["content"]
+    tool_replies = [m for m in s.requests_for("fc")[2].messages if m["role"] == "tool"]
+    assert "already called" in tool_replies[-1]["content"]  # the model hears it is a repeat
+    assert "reused the result" in of(events, "tool_finished")[1].summary  # and the step says so
     assert of(events, "run_finished")[0].reason == "loop"
     notice = of(events, "notice")[0]
     assert notice.kind == "loop" and "Chat mode" in notice.hint
@@ -304,12 +314,13 @@ async def test_auto_mode_caps_successful_rounds(scripted_server, search) -> None
     s.queue("fc", *[ToolCalls([Call("web_search", {"query": f"q{i}"})]) for i in range(8)])
     s.queue("ans", Text("ok"))
     events = await collect(
-        build_agent(*models(s), [search], AgentLimits(max_iterations=10, max_auto_rounds=3)).run(
-            "q"
-        )
+        build_agent(
+            *models(s), [search], AgentLimits(max_auto_rounds=3, evaluation="model")
+        ).run("q")
     )
     assert len(of(events, "tool_finished")) == 3
-    assert "auto mode: 3 tool rounds" in of(events, "evaluation")[-1].reason
+    assert "3 successful tool rounds done" in of(events, "evaluation")[-1].reason
+    assert of(events, "run_finished")[0].reason == "round_limit"
 
 
 async def test_short_results_are_not_enough_and_custom_evaluator(scripted_server, tmp_path) -> None:
@@ -374,15 +385,13 @@ async def test_destructive_tools_ask_first(scripted_server) -> None:
 
 async def test_model_api_failure_stops_with_friendly_message(scripted_server, search) -> None:
     s = scripted_server
-    s.queue("fc", ToolCalls([Call("web_search", {"query": "x1"})]), Fault(500))
+    s.queue("fc", Fault(500))
     events = await collect(build_agent(*models(s), [search]).run("q"))
-    assert (
-        of(events, "tool_finished")[0].status == "success"
-    )  # what was gathered stays in the events
     notice = of(events, "notice")[0]
-    assert notice.kind == "error" and "HTTP 500" in notice.message
+    assert notice.kind == "error" and "HTTP 500" in notice.message and "fc" in notice.message
+    assert "kept" not in notice.hint  # nothing was gathered, so nothing is "kept"
     assert of(events, "run_finished")[0].reason == "error"
-    assert of(events, "stats")
+    assert of(events, "stats") and not s.requests_for("ans")
 
 
 async def test_cancellation_stops_promptly_and_closes_every_call(scripted_server) -> None:

@@ -29,7 +29,7 @@ async def test_repeated_query_is_served_from_session_cache(scripted_server, tmp_
     session = agent_session(scripted_server, tmp_path)
     s = scripted_server
     for _ in range(2):
-        s.queue("fc", ToolCalls([Call("web_search", {"query": "EEGNet accuracy"})]), Text("ok"))
+        s.queue("fc", ToolCalls([Call("web_search", {"query": "EEGNet accuracy"})]))
         s.queue("ans", Text("answer [1]"))
     first = await collect(session.ask("q1"))
     (tmp_path / "fx.json").write_text("[]")  # a real backend call now would find nothing
@@ -46,7 +46,7 @@ async def test_cache_can_be_switched_off(scripted_server, tmp_path) -> None:
     session = agent_session(scripted_server, tmp_path, limits=AgentLimits(enable_cache=False))
     s = scripted_server
     for _ in range(2):
-        s.queue("fc", ToolCalls([Call("web_search", {"query": "EEGNet accuracy"})]), Text("ok"))
+        s.queue("fc", ToolCalls([Call("web_search", {"query": "EEGNet accuracy"})]))
         s.queue("ans", Text("answer"))
     await collect(session.ask("q1"))
     second = await collect(session.ask("q2"))

@@ -145,7 +145,7 @@ def format_stats(stats: Any) -> str:
         ttft = f", ttft {r.ttft:.2f}s" if r.ttft is not None else ""
         cost = f", ${r.cost:.5f}" if r.cost is not None else ""
         lines.append(
-            f"{r.role}: {r.model} · {r.calls} call(s) · {r.input_tokens} in / {r.output_tokens} out{est} · {r.seconds:.2f}s{ttft}{cost}"
+            f"{r.role}: {r.model} · {r.calls} call(s){f' ({r.failed} failed)' if r.failed else ''} · {r.input_tokens} in / {r.output_tokens} out{est} · {r.seconds:.2f}s{ttft}{cost}"
         )
     ttft = f", first answer token {stats.ttft:.2f}s" if stats.ttft is not None else ""
     cost = f", cost ${stats.total_cost:.5f}" if stats.total_cost is not None else ""

@@ -61,12 +61,19 @@ def role_of(tags: list[str] | None, metadata: dict[str, Any] | None = None) -> s
 
 
 def describe_error(
-    exc: BaseException, spec: ModelSpec | None = None, *, midstream: bool = False
+    exc: BaseException,
+    spec: ModelSpec | None = None,
+    *,
+    midstream: bool = False,
+    name: str | None = None,
 ) -> str:
     """A friendly one-line account of a model API failure (never the key, never a traceback)."""
     import openai
 
-    where = f"{spec.name} at {spec.base_url}" if spec else "the model server"
+    if spec is not None:
+        where = f"{spec.name} at {_shown_url(spec.base_url)}"
+    else:
+        where = f"the model server of {name}" if name else "the model server"
     if midstream:
         return f"The answer from {where} broke off in the middle ({type(exc).__name__}). What arrived so far is kept; send your message again to retry."
     if isinstance(exc, openai.RateLimitError):
@@ -79,7 +86,34 @@ def describe_error(
         return f"{where} answered with an error (HTTP {exc.status_code}). Try again; if it persists, check the server."
     if isinstance(exc, openai.APITimeoutError):
         return f"{where} did not answer in time. Raise the spec's timeout or try again."
-    if isinstance(exc, openai.APIConnectionError):
+    if isinstance(exc, openai.APIConnectionError) and _never_connected(exc):
         return f"Could not connect to {where}. Is the server running and the base_url right?"
-    name = type(exc).__name__
-    return f"The answer from {where} broke off ({name}). What arrived so far is kept; send your message again to retry."
+    kind = type(exc).__name__
+    return f"The reply from {where} broke off before anything arrived ({kind}). Send your message again to retry."
+
+
+def _shown_url(url: str | None) -> str:
+    """A base URL as shown to people: no credentials, no query string."""
+    from urllib.parse import urlsplit
+
+    if not url:
+        return "the provider's default URL"
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{host}{port}{parts.path}" if parts.scheme else "(unparsable URL)"
+
+
+def _never_connected(exc: BaseException) -> bool:
+    """True when no connection was made (refused, DNS, connect timeout), not a cut stream."""
+    import httpx
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, httpx.ConnectError | httpx.ConnectTimeout | ConnectionRefusedError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

@@ -29,6 +29,7 @@ SPEC_KEYS = {
 MODEL_VARS = ("CHAT_MODEL", "AGENT_FUNCTION_CALL_MODEL", "AGENT_ANSWER_MODEL")
 Mode = Literal["chat", "agent"]
 ExecutionMode = Literal["auto", "single_step"]
+Evaluation = Literal["rule", "model"]
 
 
 class ConfigError(ValueError):
@@ -76,10 +77,12 @@ class ModelSpec:
 
 @dataclass(frozen=True)
 class AgentLimits:
-    max_iterations: int = 5
-    max_execution_time: float = 60.0
+    max_iterations: int = 10  # hard limit: function-call model calls per run
+    max_execution_time: float = 60.0  # the whole run, answer stage included
     execution_mode: ExecutionMode = "auto"
-    max_auto_rounds: int = 5
+    max_auto_rounds: int = 5  # success limit in auto mode: tool rounds with a useful result
+    max_calls_per_reply: int = 8  # tool calls run from one model reply; the rest are refused
+    evaluation: Evaluation = "rule"  # "rule": cheap verdicts route; "model": the model decides
     min_result_chars: int = 20
     enable_cache: bool = True
     verbose: bool = False
@@ -266,6 +269,13 @@ def _exec_mode(var: str, raw: str) -> ExecutionMode:
     return value  # type: ignore[return-value]
 
 
+def _evaluation(var: str, raw: str) -> Evaluation:
+    value = raw.strip().lower()
+    if value not in ("rule", "model"):
+        raise ConfigError(var, raw, "allowed: rule, model")
+    return value  # type: ignore[return-value]
+
+
 def load_settings(env: Mapping[str, str] | None = None, *, dotenv: bool = True) -> Settings:
     """Read the configuration; never raises. Problems are in `settings.errors`."""
     if env is None:
@@ -286,9 +296,12 @@ def load_settings(env: Mapping[str, str] | None = None, *, dotenv: bool = True) 
         except ConfigError as exc:
             errors.append(exc)
     limits = AgentLimits(
-        max_iterations=_read(env, errors, "AGENT_MAX_ITERATIONS", lambda v, r: _num(v, r, int, 1, 10), 5),
+        max_iterations=_read(env, errors, "AGENT_MAX_ITERATIONS", lambda v, r: _num(v, r, int, 1, 30), 10),
         max_execution_time=_read(env, errors, "AGENT_MAX_EXECUTION_TIME", lambda v, r: _num(v, r, float, 10, 300), 60.0),
         execution_mode=_read(env, errors, "AGENT_EXECUTION_MODE", _exec_mode, "auto"),
+        max_auto_rounds=_read(env, errors, "AGENT_MAX_TOOL_ROUNDS", lambda v, r: _num(v, r, int, 1, 30), 5),
+        max_calls_per_reply=_read(env, errors, "AGENT_MAX_TOOL_CALLS", lambda v, r: _num(v, r, int, 1, 50), 8),
+        evaluation=_read(env, errors, "AGENT_EVALUATION", _evaluation, "rule"),
         min_result_chars=_read(env, errors, "AGENT_MIN_RESULT_CHARS", lambda v, r: _num(v, r, int, 0, 10_000), 20),
         enable_cache=_read(env, errors, "AGENT_ENABLE_CACHE", _bool, True),
         verbose=_read(env, errors, "AGENT_VERBOSE", _bool, False),
@@ -315,7 +328,7 @@ def with_overrides(settings: Settings, overrides: Mapping[str, Any]) -> Settings
     updates: dict[str, Any] = {}
     lim: dict[str, Any] = {}
     checks = {
-        "max_iterations": lambda v: _num("Max iterations", v, int, 1, 10),
+        "max_iterations": lambda v: _num("Max iterations", v, int, 1, 30),
         "max_execution_time": lambda v: _num("Max execution time", v, float, 10, 300),
         "execution_mode": lambda v: _exec_mode("Execution mode", str(v)),
     }

@@ -74,9 +74,11 @@ class UsageLedger:
         estimated: bool,
         seconds: float,
         ttft: float | None,
+        failed: bool = False,
     ) -> None:
         row = self.row(role)
         row.calls += 1
+        row.failed += int(failed)
         row.input_tokens += input_tokens
         row.output_tokens += output_tokens
         row.estimated = row.estimated or estimated
@@ -161,9 +163,11 @@ class UsageCallback(AsyncCallbackHandler):
             self._finish(call, response)
 
     async def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        # Every call counts, with its time, even one that failed or timed out before its first
+        # token (the server may still have read, and billed, the whole prompt).
         call = self.calls.pop(run_id, None)
-        if call is not None and call.first_token is not None:
-            self._finish(call, None)  # a stream cut mid-way still consumed tokens
+        if call is not None:
+            self._finish(call, None, failed=True)
 
     def snapshot(self) -> list[RoleStats]:
         """Usage so far, calls still streaming included (estimated): what a stopped run cost."""
@@ -175,7 +179,12 @@ class UsageCallback(AsyncCallbackHandler):
         return ledger.stats()
 
     def _finish(
-        self, call: _Call, response: LLMResult | None, ledger: UsageLedger | None = None
+        self,
+        call: _Call,
+        response: LLMResult | None,
+        ledger: UsageLedger | None = None,
+        *,
+        failed: bool = False,
     ) -> None:
         now = time.perf_counter()
         usage = _reported_usage(response)
@@ -195,6 +204,7 @@ class UsageCallback(AsyncCallbackHandler):
             estimated=estimated,
             seconds=now - call.started,
             ttft=ttft,
+            failed=failed,
         )
 
 

@@ -11,7 +11,16 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Literal
 
-StopReason = Literal["answered", "iteration_limit", "timeout", "loop", "cancelled", "error"]
+StopReason = Literal[
+    "answered",
+    "iteration_limit",
+    "round_limit",
+    "timeout",
+    "loop",
+    "cancelled",
+    "model_error",
+    "error",
+]
 ToolStatus = Literal["success", "error", "refused", "cached", "skipped"]
 
 
@@ -113,7 +122,7 @@ class ToolFinished(Event):
 @dataclass(kw_only=True)
 class Evaluation(Event):
     type: ClassVar[str] = "evaluation"
-    verdict: Literal["continue", "answer", "stop"]
+    verdict: Literal["enough", "continue", "not_enough", "answer", "stop"]
     reason: str
     round: int = 0
 
@@ -145,7 +154,9 @@ class Notice(Event):
     """Something the user should know in plain words: a limit, a loop, an error, a refusal."""
 
     type: ClassVar[str] = "notice"
-    kind: Literal["iteration_limit", "timeout", "loop", "error", "refused", "cancelled", "info"]
+    kind: Literal[
+        "iteration_limit", "round_limit", "timeout", "loop", "error", "refused", "cancelled", "info"
+    ]
     message: str
     hint: str = ""
 
@@ -155,6 +166,7 @@ class RoleStats:
     role: str
     model: str
     calls: int = 0
+    failed: int = 0  # calls that ended in an error or a timeout (counted in `calls` too)
     input_tokens: int = 0
     output_tokens: int = 0
     estimated: bool = False

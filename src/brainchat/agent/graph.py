@@ -13,6 +13,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 
+from brainchat.agent.budget import ANSWER_RESERVE, Budget, tools_tokens
 from brainchat.agent.events import (
     Event,
     Notice,
@@ -24,7 +25,7 @@ from brainchat.agent.events import (
     stream_events,
 )
 from brainchat.agent.nodes import CURRENT_RUN, Deps, Nodes
-from brainchat.agent.policy import Evaluator, default_evaluator
+from brainchat.agent.policy import Evaluator, RoundRule, default_evaluator, default_round_rule
 from brainchat.agent.state import AgentState, RunContext
 from brainchat.agent.toolrun import Confirm, ToolRunner
 from brainchat.settings import AgentLimits, ModelSpec
@@ -33,18 +34,30 @@ from brainchat.usage import UsageCallback, UsageLedger
 log = logging.getLogger("brainchat.agent")
 
 
-def _route(state: AgentState) -> Literal["act", "answer", "decide", "finish"]:
+def after_decide(state: AgentState) -> Literal["act", "answer", "finish"]:
+    """Tool calls -> act; no calls (or a limit, or a failure with results) -> answer; else end."""
+    return state["route"]  # type: ignore[return-value]
+
+
+def after_evaluate(state: AgentState) -> Literal["decide", "answer"]:
+    """The verdict routes: enough or a limit -> answer; continue or not enough -> decide."""
     return state["route"]  # type: ignore[return-value]
 
 
 def _graph(nodes: Nodes) -> Any:
     graph = StateGraph(AgentState)
     graph.add_node("decide", nodes.decide)
-    graph.add_node("act", nodes.act)  # runs the calls, then evaluates them (the policy step)
+    graph.add_node("act", nodes.act)
+    graph.add_node("evaluate", nodes.evaluate)
     graph.add_node("answer", nodes.answer)
     graph.add_edge(START, "decide")
-    graph.add_conditional_edges("decide", _route, {"act": "act", "answer": "answer", "finish": END})
-    graph.add_conditional_edges("act", _route, {"decide": "decide", "answer": "answer"})
+    graph.add_conditional_edges(
+        "decide", after_decide, {"act": "act", "answer": "answer", "finish": END}
+    )
+    graph.add_edge("act", "evaluate")
+    graph.add_conditional_edges(
+        "evaluate", after_evaluate, {"decide": "decide", "answer": "answer"}
+    )
     graph.add_edge("answer", END)
     return graph.compile()
 
@@ -73,10 +86,12 @@ class Agent:
     async def _run(self, question: str, history: list[BaseMessage]) -> None:
         d = self.deps
         started = time.perf_counter()
+        limit = d.limits.max_execution_time
         ctx = RunContext(
             question=question,
             started=started,
-            deadline=started + d.limits.max_execution_time,
+            deadline=started + limit,
+            answer_reserve=min(limit * 0.2, 15.0),  # the tool loop stops early enough to answer
             usage=UsageLedger(self.specs, d.names),
             history=history,
         )
@@ -90,10 +105,22 @@ class Agent:
         )
         state: dict[str, Any] = {}
         reason, answer, error = "answered", "", None
+        too_long = self._too_long(question)
+        if too_long:
+            emit(
+                Notice(
+                    kind="error",
+                    message=too_long,
+                    hint="Shorten the message, or attach the text as a file in the data folder.",
+                )
+            )
+            self._emit_stats(ctx, started)
+            emit(RunFinished(reason="error", answer="", error=too_long))
+            return
         try:
             state = await self.graph.ainvoke(
                 {"messages": [HumanMessage(question)], "round": 0, "tool_rounds": 0},
-                {"recursion_limit": 4 * d.limits.max_iterations + 10},
+                {"recursion_limit": 5 * d.limits.max_iterations + 10},
             )
             answer, error = state.get("answer", ""), state.get("error")
             reason = "error" if error else (state.get("stop_reason") or "answered")
@@ -115,6 +142,20 @@ class Agent:
             reason = "error"
         self._emit_stats(ctx, started)
         emit(RunFinished(reason=reason, answer=answer, error=error))  # type: ignore[arg-type]
+
+    def _too_long(self, question: str) -> str | None:
+        """A question that alone exceeds a model's budget gets a message, not a request."""
+        from brainchat.agent.budget import message_tokens
+
+        for role in ("function_call", "answer"):
+            budget = self.deps.budgets[role].tokens
+            tokens = message_tokens([HumanMessage(question)], budget) + 600  # + the prompt
+            if tokens > budget:
+                window = self.deps.budgets[role].window
+                return (f"Your message is about {tokens:,} tokens, more than {self.deps.names[role]} "
+                        f"can take in one request (context window {window:,} tokens, about "
+                        f"{budget:,} left for input). Nothing was sent to the model.")  # fmt: skip
+        return None
 
     def _close_cancelled(self, ctx: RunContext) -> None:
         for entry in ctx.ledger.entries:
@@ -173,23 +214,36 @@ def build_agent(
     context: Callable[[], str] | None = None,
     evaluator: Evaluator | None = None,
     specs: dict[str, ModelSpec] | None = None,
+    round_rule: RoundRule | None = None,
 ) -> Agent:
     """Assemble an agent; answer_llm defaults to function_call_llm (one model plays both roles)."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
     limits = limits or AgentLimits()
     answer_llm = answer_llm or _retag(function_call_llm, "answer")
     tools = list(tools or [])
     specs = specs or {}
+    schemas = [convert_to_openai_tool(t) for t in tools]
+    budgets = {
+        role: Budget(spec.context_window, spec.max_tokens or ANSWER_RESERVE,
+                     tools_tokens(schemas) if role == "function_call" else 0)
+        for role in ("function_call", "answer")
+        for spec in [specs.get(role) or specs.get("function_call") or ModelSpec(model="?")]
+    }  # fmt: skip
     deps = Deps(
         function_call_llm=function_call_llm,
         answer_llm=answer_llm,
-        bound_llm=function_call_llm.bind_tools(tools) if tools else function_call_llm,
+        bound_llm=function_call_llm.bind_tools(schemas) if tools else function_call_llm,
         names={"function_call": specs["function_call"].name if "function_call" in specs else _model_name(function_call_llm),
                "answer": specs["answer"].name if "answer" in specs else _model_name(answer_llm)},
         limits=limits,
-        runner=ToolRunner(tools, limits.tool_timeout, confirm, limits.confirm_timeout),
+        runner=ToolRunner(tools, limits.tool_timeout, confirm, limits.confirm_timeout, limits.max_calls_per_reply),
         evaluator=evaluator or default_evaluator(limits.min_result_chars),
         context=context,
         prompt_variants={"function_call": specs["function_call"].prompt_variant if "function_call" in specs else None,
                          "answer": specs["answer"].prompt_variant if "answer" in specs else None},
+        budgets=budgets,
+        specs=specs,
+        round_rule=round_rule or default_round_rule,
     )  # fmt: skip
     return Agent(deps, specs)

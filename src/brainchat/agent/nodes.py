@@ -20,13 +20,14 @@ from langchain_core.messages import (
     SystemMessage,
 )
 
+from brainchat.agent.budget import Budget, cut_text, fit_history, fit_run, message_tokens
 from brainchat.agent.events import Citations, Evaluation, ModelSwitch, Notice, ThinkingDone, emit
-from brainchat.agent.policy import Evaluator, next_step
+from brainchat.agent.policy import Evaluator, RoundRule, default_round_rule, next_step
 from brainchat.agent.state import AgentState, RunContext
 from brainchat.agent.toolrun import ToolRunner
 from brainchat.chat import load_prompt
 from brainchat.llm import describe_error
-from brainchat.settings import AgentLimits
+from brainchat.settings import AgentLimits, ModelSpec
 from brainchat.usage import UsageCallback
 
 CURRENT_RUN: contextvars.ContextVar[RunContext] = contextvars.ContextVar("brainchat_run")
@@ -46,6 +47,9 @@ class Deps:
     evaluator: Evaluator
     context: Callable[[], str] | None
     prompt_variants: dict[str, str | None]
+    budgets: dict[str, Budget]  # role -> what one request may use of the model's window
+    specs: dict[str, ModelSpec]  # role -> spec, when known (names and URLs in error messages)
+    round_rule: RoundRule = default_round_rule
 
 
 class Nodes:
@@ -75,7 +79,22 @@ class Nodes:
     async def decide(self, state: AgentState) -> dict[str, Any]:
         round_ = state.get("round", 0) + 1
         self.cb.round = round_
-        messages = [self._system(), *self.ctx.history, *state["messages"]]
+        run = list(state["messages"])
+        if state.get("verdict_note"):
+            run.append(
+                HumanMessage(f"(Evaluation of your last tool round: {state['verdict_note']}.)")
+            )
+        messages, digested = fit_run(
+            self._system(), self.ctx.history, run, self.d.budgets["function_call"]
+        )
+        if digested and not self.ctx.digest_told:
+            self.ctx.digest_told = True
+            emit(
+                Notice(
+                    kind="info",
+                    message=f"{digested} older tool result(s) were shortened to digests so the request fits {self.d.names['function_call']}'s context window.",
+                )
+            )
         started = time.perf_counter()
         try:
             reply = await asyncio.wait_for(self._stream(messages), max(self.ctx.remaining(), 0.1))
@@ -86,15 +105,7 @@ class Nodes:
                 round_,
             )
         except Exception as exc:  # noqa: BLE001 - API failures stop the run with a message
-            message = describe_error(exc)
-            emit(
-                Notice(
-                    kind="error",
-                    message=message,
-                    hint="What was gathered so far is kept; try again in a moment.",
-                )
-            )
-            return {"round": round_, "route": "finish", "stop_reason": "error", "error": message}
+            return self._model_failed(exc, round_)
         calls = [dict(c) for c in reply.tool_calls]
         _flag_broken_json(calls, reply)
         for bad in reply.invalid_tool_calls:
@@ -140,7 +151,21 @@ class Nodes:
             "messages": [*state["messages"], ai],
             "pending_calls": calls,
             "route": "act",
+            "verdict_note": None,
         }
+
+    def _model_failed(self, exc: BaseException, round_: int) -> dict[str, Any]:
+        """The function-call model failed: answer from what was gathered, or stop if nothing was."""
+        message = describe_error(
+            exc, self.d.specs.get("function_call"), name=self.d.names["function_call"]
+        )
+        gathered = bool(self.ctx.ledger.successful())
+        emit(Notice(kind="error", message=message,
+                    hint="The answer below is written from the tool results gathered before the failure."
+                    if gathered else "Nothing was gathered yet; send the message again in a moment."))  # fmt: skip
+        if gathered:
+            return {"round": round_, "route": "answer", "stop_reason": "model_error", "error": None}
+        return {"round": round_, "route": "finish", "stop_reason": "error", "error": message}
 
     async def _stream(self, messages: list[BaseMessage]) -> AIMessageChunk:
         reply: AIMessageChunk | None = None
@@ -167,20 +192,27 @@ class Nodes:
         )
         if looped:
             self.ctx.loop_hits += 1
+        self.ctx.last_round = entries
+        return {"messages": [*state["messages"], *messages], "pending_calls": [], "looped": looped}
+
+    async def evaluate(self, state: AgentState) -> dict[str, Any]:
+        """Judge the round just run; the verdict routes: enough -> answer, not enough -> decide."""
+        round_ = state.get("round", 0)
+        entries = self.ctx.last_round
         verdicts = [self.d.evaluator(e) for e in entries]
-        useful = [v.reason for v in verdicts if v.ok]
-        problems = [v.reason for v in verdicts if not v.ok]
-        tool_rounds = state.get("tool_rounds", 0) + (1 if useful else 0)
-        decision = next_step(self.ctx, self.d.limits, round_, tool_rounds, useful, problems, looped)
-        emit(Evaluation(verdict=decision.verdict, reason=decision.reason, round=round_))  # type: ignore[arg-type]
+        verdict, found = self.d.round_rule(entries, verdicts, self.d.limits)
+        tool_rounds = state.get("tool_rounds", 0) + (1 if any(v.ok for v in verdicts) else 0)
+        decision = next_step(
+            self.ctx, self.d.limits, round_, tool_rounds, verdict, found, bool(state.get("looped"))
+        )
+        emit(Evaluation(verdict=decision.verdict, reason=decision.reason, round=round_))
         if decision.notice:
             emit(Notice(kind=decision.stop_reason, message=decision.notice, hint=decision.hint))  # type: ignore[arg-type]
         return {
-            "messages": [*state["messages"], *messages],
             "tool_rounds": tool_rounds,
-            "pending_calls": [],
             "route": decision.route,
             "stop_reason": decision.stop_reason,
+            "verdict_note": found if decision.verdict == "not_enough" else None,
         }
 
     async def answer(self, state: AgentState) -> dict[str, Any]:
@@ -198,7 +230,7 @@ class Nodes:
         why = (
             "the function-call model finished gathering"
             if state.get("stop_reason") is None
-            else f"the tool loop stopped ({state['stop_reason']})"
+            else f"the tool loop stopped ({state['stop_reason'].replace('_', ' ')})"
         )
         emit(
             ModelSwitch(
@@ -207,25 +239,37 @@ class Nodes:
                 reason=why + ("; the same model writes the answer" if same else ""),
             )
         )
-        messages = [
-            SystemMessage(load_prompt("answer", self.d.prompt_variants.get("answer"))),
-            *self.ctx.history,
-            HumanMessage(self._answer_input()),
-        ]
+        messages = self._answer_messages(state)
+        if messages is None:
+            return {"answer": "", "route": "finish", "stop_reason": "error", "error": ctx.error}
         parts: list[str] = []
         try:
-            async for chunk in self.d.answer_llm.astream(messages, config={"callbacks": [self.cb]}):
-                if isinstance(chunk.content, str) and chunk.content:
-                    if ctx.first_answer_token is None:
-                        ctx.first_answer_token = time.perf_counter()
-                    parts.append(chunk.content)
+            async with asyncio.timeout(ctx.answer_remaining()):
+                async for chunk in self.d.answer_llm.astream(
+                    messages, config={"callbacks": [self.cb]}
+                ):
+                    if isinstance(chunk.content, str) and chunk.content:
+                        if ctx.first_answer_token is None:
+                            ctx.first_answer_token = time.perf_counter()
+                        parts.append(chunk.content)
+        except TimeoutError:
+            limit = self.d.limits.max_execution_time
+            emit(Notice(kind="timeout",
+                        message=f"The time limit of {limit:g} s ran out while the answer was being written"
+                        + ("; the partial answer above is kept." if parts else " and no answer arrived."),
+                        hint="Raise the max execution time in the settings, or ask a narrower question."))  # fmt: skip
+            return {"answer": "".join(parts), "route": "finish", "stop_reason": "timeout"}
         except Exception as exc:  # noqa: BLE001
-            message = describe_error(exc, midstream=bool(parts))
+            message = describe_error(
+                exc, self.d.specs.get("answer"), midstream=bool(parts), name=name
+            )
             emit(
                 Notice(
                     kind="error",
                     message=message,
-                    hint="The tool results above are kept; send the message again to retry the answer.",
+                    hint="The tool results above are kept; send the message again to retry the answer."
+                    if ctx.ledger.successful()
+                    else "Send the message again in a moment.",
                 )
             )
             return {
@@ -245,29 +289,67 @@ class Nodes:
             )
         return {"answer": text, "route": "finish"}
 
-    def _answer_input(self) -> str:
+    def _answer_messages(self, state: AgentState) -> list[BaseMessage] | None:
+        """System prompt, the history that fits, and the verified results cut to fit the window."""
+        budget = self.d.budgets["answer"]
+        system = SystemMessage(load_prompt("answer", self.d.prompt_variants.get("answer")))
+        cap = budget.per_result
+        while True:
+            question = HumanMessage(self._answer_input(state.get("stop_reason"), cap))
+            fixed = message_tokens([system, question], budget.tokens)
+            if fixed <= budget.tokens or cap <= 50:
+                break
+            cap //= 2  # many results: each gets a smaller share, head and tail kept
+        if fixed > budget.tokens:
+            self.ctx.error = (
+                f"The request is too long for {self.d.names['answer']}'s context window."
+            )
+            emit(Notice(kind="error", message=self.ctx.error, hint="Ask a narrower question."))
+            return None
+        return [system, *fit_history(self.ctx.history, fixed, budget.tokens), question]
+
+    def _answer_input(self, stop_reason: str | None = None, cap: int = 3000) -> str:
         """The question plus only the results that really exist (the ledger's successes)."""
         ledger = self.ctx.ledger
         lines = [f"User request: {self.ctx.question}", ""]
         if ledger.sources:
             lines.append("Web sources (cite as [n]):")
             lines += [
-                f"[{s['n']}] {s['title']} — {s['url']}\n    {s['snippet']}" for s in ledger.sources
+                f"[{s['n']}] {s['title']} — {s['url']}\n    {cut_text(s['snippet'], max(cap // 4, 50))}"
+                for s in ledger.sources
             ]
             lines.append("")
         others = [e for e in ledger.successful() if not e.sources]
         if others:
             lines.append("Tool results:")
             for e in others:
-                lines.append(f"- {e.name}({json.dumps(e.args, default=str)}):\n{e.result[:3000]}")
+                lines.append(
+                    f"- {e.name}({json.dumps(e.args, default=str)[:500]}):\n{cut_text(e.result, cap)}"
+                )
             lines.append("")
         failed = [e for e in ledger.entries if e.status in ("error", "refused")]
         if failed:
             lines.append("Tool calls that failed (do not use them as evidence):")
             lines += [f"- {e.name}: {e.error}" for e in failed]
+        if stop_reason in LIMIT_STOPS:
+            lines += ["", LIMIT_STOPS[stop_reason]]
         if len(lines) == 2:
             lines.append("No tools were used; answer from your own knowledge.")
         return "\n".join(lines)
+
+
+LIMIT_STOPS = {
+    reason: f"The tool loop was cut by {what} before the request may be complete. Say plainly "
+    "which steps were done (the successful tool calls above) and which steps of the request "
+    'remain, and tell the user they can reply "continue" to go on from here.'
+    for reason, what in (
+        ("round_limit", "the limit on successful tool rounds"),
+        ("iteration_limit", "the limit on model calls"),
+        ("timeout", "the time limit"),
+        ("loop", "loop detection"),
+        ("model_error", "a failure of the function-call model"),
+    )
+}
 
 
 def _flag_broken_json(calls: list[dict[str, Any]], reply: AIMessageChunk) -> None:

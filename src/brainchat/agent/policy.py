@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from brainchat.agent.state import LedgerEntry, RunContext
 from brainchat.settings import AgentLimits
@@ -50,12 +51,40 @@ def _is_number(text: str) -> bool:
     return True
 
 
+RoundVerdict = Literal["enough", "continue", "not_enough"]
+RoundRule = Callable[[list[LedgerEntry], list[Verdict], AgentLimits], tuple[RoundVerdict, str]]
+
+
+def default_round_rule(
+    entries: list[LedgerEntry], verdicts: list[Verdict], limits: AgentLimits
+) -> tuple[RoundVerdict, str]:
+    """The cheap default (no model call): what one tool round means for the run.
+
+    - nothing useful came back: "not_enough", and the reason goes into the next prompt;
+    - single-step mode, or (rule evaluation) a round that was only successful web searches:
+      "enough", straight to the answer stage without another function-call round;
+    - otherwise "continue": the function-call model decides the next step.
+    """
+    useful = [v.reason for v in verdicts if v.ok]
+    problems = [v.reason for v in verdicts if not v.ok]
+    found = "; ".join(useful) if useful else "nothing useful yet"
+    if problems:
+        found += " (" + "; ".join(problems) + ")"
+    if not useful:
+        return "not_enough", found
+    if limits.execution_mode == "single_step":
+        return "enough", f"single-step mode: one tool round done; {found}"
+    if limits.evaluation == "rule" and all(e.status == "success" and e.sources for e in entries):
+        return "enough", f"the web search found sources to answer from; {found}"
+    return "continue", found
+
+
 @dataclass(frozen=True)
 class Decision:
-    route: str  # "decide" | "answer"
-    verdict: str  # "continue" | "answer"
+    route: Literal["decide", "answer"]
+    verdict: Literal["enough", "continue", "not_enough", "answer"]
     reason: str
-    stop_reason: str | None = None  # iteration_limit | timeout | loop
+    stop_reason: str | None = None  # iteration_limit | timeout | loop | round_limit
     notice: str | None = None
     hint: str = ""
 
@@ -65,14 +94,11 @@ def next_step(
     limits: AgentLimits,
     round_: int,
     tool_rounds: int,
-    useful: list[str],
-    problems: list[str],
+    verdict: RoundVerdict,
+    found: str,
     looped: bool,
 ) -> Decision:
-    """After a tool round: call the model again, or hand over to answering, and why."""
-    found = "; ".join(useful) if useful else "nothing useful yet"
-    if problems:
-        found += " (" + "; ".join(problems) + ")"
+    """After a tool round: the limits first (answer with a notice), then the round's verdict."""
     if looped and ctx.loop_hits >= limits.loop_repeats_to_stop:
         return Decision(
             "answer",
@@ -91,21 +117,26 @@ def next_step(
             notice=f"The agent hit its time limit ({limits.max_execution_time:g} s) and answers from what it gathered.",
             hint="Raise the max execution time in the settings, or ask a narrower question.",
         )
+    if verdict == "enough":
+        return Decision("answer", "enough", found)
+    if limits.execution_mode == "auto" and tool_rounds >= limits.max_auto_rounds:
+        return Decision(
+            "answer",
+            "answer",
+            f"{limits.max_auto_rounds} successful tool rounds done (auto mode's limit); {found}",
+            stop_reason="round_limit",
+            notice=f"The agent did {limits.max_auto_rounds} successful tool rounds, its limit in auto mode; the answer says what was done and what remains.",
+            hint='Reply "continue" to go on from here, or raise AGENT_MAX_TOOL_ROUNDS.',
+        )
     if round_ >= limits.max_iterations:
         return Decision(
             "answer",
             "answer",
-            f"iteration limit of {limits.max_iterations} reached; {found}",
+            f"iteration limit of {limits.max_iterations} model calls reached; {found}",
             stop_reason="iteration_limit",
-            notice=f"The agent reached its limit of {limits.max_iterations} iterations and answers from what it gathered.",
+            notice=f"The agent reached its limit of {limits.max_iterations} model calls and answers from what it gathered.",
             hint="Raise max iterations in the settings, or split the question.",
         )
-    if limits.execution_mode == "single_step" and tool_rounds >= 1:
-        return Decision("answer", "answer", f"single-step mode: one tool round done; {found}")
-    if tool_rounds >= limits.max_auto_rounds:
-        return Decision(
-            "answer", "answer", f"auto mode: {limits.max_auto_rounds} tool rounds done; {found}"
-        )
-    if useful:
-        return Decision("decide", "continue", f"{found}; asking the model whether it needs more")
-    return Decision("decide", "continue", f"{found}; asking the model to try another way")
+    if verdict == "not_enough":
+        return Decision("decide", "not_enough", f"{found}; asking the model to try another way")
+    return Decision("decide", "continue", f"{found}; asking the model whether it needs more")

@@ -11,7 +11,17 @@ from langchain_core.messages import BaseMessage
 
 from brainchat.usage import UsageLedger
 
+ANSWER_GRACE = 3.0  # seconds the answer may take when the deadline has already passed
 CallStatus = Literal["pending", "success", "error", "refused", "skipped", "cancelled"]
+
+
+@dataclass(frozen=True)
+class Seen:
+    """An earlier call of this run whose outcome still holds (nothing state-changing ran since)."""
+
+    status: CallStatus  # "success" or "error"
+    text: str  # the result, or the error
+    round: int
 
 
 @dataclass
@@ -28,6 +38,7 @@ class LedgerEntry:
     sources: list[dict[str, Any]] = field(default_factory=list)  # numbered search results
     structured: Any = None
     cache_hit: bool = False
+    reused: Seen | None = None  # set when an identical earlier call's outcome was handed back
     started_at: float = field(default_factory=time.time)
     finished_at: float | None = None
 
@@ -91,16 +102,35 @@ class RunContext:
     deadline: float
     usage: UsageLedger
     ledger: ToolLedger = field(default_factory=ToolLedger)
-    seen: dict[str, str] = field(default_factory=dict)  # signature -> earlier result
+    seen: dict[str, Seen] = field(default_factory=dict)  # signature -> outcome still valid
     loop_hits: int = 0
     tool_seconds: float = 0.0
     first_answer_token: float | None = None
     notices: list[str] = field(default_factory=list)
     history: list[BaseMessage] = field(default_factory=list)  # earlier turns of the conversation
     callback: Any = None  # the run's UsageCallback (tokens, usage, timings per role)
+    answer_reserve: float = 0.0  # seconds of the limit kept for the answer stage
+    last_round: list[LedgerEntry] = field(default_factory=list)  # what evaluate judges
+    digest_told: bool = False  # the user was told that old results became digests
+    error: str | None = None
 
     def remaining(self) -> float:
-        return self.deadline - time.perf_counter()
+        """Seconds left for the tool loop (the answer stage keeps its reserve)."""
+        return self.deadline - self.answer_reserve - time.perf_counter()
+
+    def answer_remaining(self) -> float:
+        """Seconds left for the answer: up to the run's deadline, at least a short grace.
+
+        The grace matters only when a long-running tool (training) overran the deadline.
+        """
+        return max(self.deadline - time.perf_counter(), ANSWER_GRACE)
+
+    def remember(self, entry: LedgerEntry, read_only: bool) -> None:
+        """Record a call's outcome; a call that may change state invalidates everything seen."""
+        if not read_only:
+            self.seen.clear()
+        text = entry.result if entry.status == "success" else entry.error or entry.status
+        self.seen[call_signature(entry.name, entry.args)] = Seen(entry.status, text, entry.round)
 
 
 class AgentState(TypedDict, total=False):
@@ -109,6 +139,8 @@ class AgentState(TypedDict, total=False):
     messages: list[BaseMessage]  # the function-call model's conversation of this run
     round: int  # model calls made by decide
     tool_rounds: int  # tool rounds with at least one useful result
+    verdict_note: str | None  # why the last round was not enough, for the next decide prompt
+    looped: bool  # every call of the last round repeated an earlier one
     pending_calls: list[dict[str, Any]]
     route: str
     stop_reason: str | None

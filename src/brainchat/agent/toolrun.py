@@ -13,7 +13,7 @@ from langchain_core.tools import BaseTool
 from pydantic import ValidationError
 
 from brainchat.agent.events import ToolCallStarted, ToolFinished, emit, set_tool_call
-from brainchat.agent.state import LedgerEntry, RunContext, call_signature
+from brainchat.agent.state import LedgerEntry, RunContext, Seen, call_signature
 from brainchat.tools.registry import flags_of
 
 Confirm = Callable[[str, dict[str, Any]], Awaitable[bool]]
@@ -28,11 +28,13 @@ class ToolRunner:
         default_timeout: float,
         confirm: Confirm | None,
         confirm_timeout: float,
+        max_calls: int = 8,
     ) -> None:
         self.tools = {t.name: t for t in tools}
         self.default_timeout = default_timeout
         self.confirm = confirm
         self.confirm_timeout = confirm_timeout
+        self.max_calls = max_calls
 
     async def run_round(
         self, ctx: RunContext, calls: list[dict[str, Any]], round_: int
@@ -47,10 +49,10 @@ class ToolRunner:
         for entry, call in zip(entries, calls, strict=True):
             if call.get("invalid"):
                 entry.error = call["invalid"]
-        repeats = [self._repeat_of(ctx, e) for e in entries]
-        parallel = all(self._read_only(e.name) for e in entries)
-        runs = [self._run_one(ctx, e, r) for e, r in zip(entries, repeats, strict=True)]
-        if parallel and len(runs) > 1:
+        cap = self.max_calls
+        refused = {e.call_id for e in entries[cap:]}  # a reply of 200 calls runs the first `cap`
+        runs = [self._run_one(ctx, e, over_cap=e.call_id in refused) for e in entries]
+        if all(self._read_only(e.name) for e in entries) and len(runs) > 1:
             await asyncio.gather(*runs)
         else:
             for run in runs:
@@ -64,17 +66,14 @@ class ToolRunner:
             )
             for e in entries
         ]
-        looped = all(r is not None for r in repeats)
+        looped = bool(entries) and all(e.reused is not None for e in entries)
         return messages, entries, looped
 
     def _read_only(self, name: str) -> bool:
         tool = self.tools.get(name)
         return tool is not None and flags_of(tool).read_only
 
-    def _repeat_of(self, ctx: RunContext, entry: LedgerEntry) -> str | None:
-        return ctx.seen.get(call_signature(entry.name, entry.args))
-
-    async def _run_one(self, ctx: RunContext, entry: LedgerEntry, repeat: str | None) -> None:
+    async def _run_one(self, ctx: RunContext, entry: LedgerEntry, *, over_cap: bool) -> None:
         tool = self.tools.get(entry.name)
         source = flags_of(tool).source if tool else "unknown"
         emit(
@@ -89,7 +88,14 @@ class ToolRunner:
         started = time.perf_counter()
         token = set_tool_call(entry.call_id, entry.name)
         try:
-            await self._execute(ctx, entry, tool, repeat)
+            if over_cap:
+                entry.finish("refused", error=_over_cap(entry.name, self.max_calls))
+            else:
+                # Checked here, not before the round: an earlier call of this round may have
+                # changed state, and then a repeat is no longer a loop.
+                await self._execute(
+                    ctx, entry, tool, ctx.seen.get(call_signature(entry.name, entry.args))
+                )
         except asyncio.CancelledError:
             entry.finish("cancelled", error="the run was cancelled")
             raise
@@ -103,17 +109,14 @@ class ToolRunner:
             _tool_call.reset(token)
 
     async def _execute(
-        self, ctx: RunContext, entry: LedgerEntry, tool: BaseTool | None, repeat: str | None
+        self, ctx: RunContext, entry: LedgerEntry, tool: BaseTool | None, repeat: Seen | None
     ) -> None:
         if entry.error is not None:
             entry.finish("error", error=entry.error)
             return
         if repeat is not None:
-            entry.finish(
-                "skipped",
-                result=repeat,
-                error="already called with the same arguments; reuse that result",
-            )
+            entry.reused = repeat
+            entry.finish("skipped", result=repeat.text, error=_reuse_note(repeat))
             return
         if tool is None:
             entry.finish(
@@ -128,6 +131,11 @@ class ToolRunner:
                 error=f"the user did not approve running {entry.name}; continue without it",
             )
             return
+        await self._invoke(ctx, entry, tool)
+        ctx.remember(entry, flags.read_only)
+
+    async def _invoke(self, ctx: RunContext, entry: LedgerEntry, tool: BaseTool) -> None:
+        flags = flags_of(tool)
         timeout = flags.timeout or self.default_timeout
         if not flags.long_running:
             # Long-running tools (training, ICA) are bounded by their own timeout and the stop
@@ -187,7 +195,6 @@ def _absorb(ctx: RunContext, entry: LedgerEntry, message: Any) -> None:
     elif artifact is not None:
         entry.structured = artifact
     entry.finish("success", result=text)
-    ctx.seen[call_signature(entry.name, entry.args)] = text
 
 
 def _numbered_text(sources: list[dict[str, Any]]) -> str:
@@ -197,9 +204,28 @@ def _numbered_text(sources: list[dict[str, Any]]) -> str:
 def _for_model(entry: LedgerEntry) -> str:
     if entry.status == "success":
         return entry.result
-    if entry.status == "skipped":
-        return f"You already called {entry.name} with these arguments. Its result was:\n{entry.result}\nDo not call it again; use this result or try different arguments."
+    if entry.status == "skipped" and entry.reused is not None:
+        if entry.reused.status == "success":
+            return (f"You already called {entry.name} with these arguments in round {entry.reused.round} "
+                    f"and nothing that changes state ran since. Its result was:\n{entry.result}\n"
+                    "Do not call it again; use this result or try different arguments.")  # fmt: skip
+        return (f"You already called {entry.name} with these arguments in round {entry.reused.round} "
+                f"and it failed: {entry.result}\nNothing changed since, so it would fail again: "
+                "change the arguments or use another tool.")  # fmt: skip
     return f"Error: {entry.error}"
+
+
+def _reuse_note(seen: Seen) -> str:
+    if seen.status == "success":
+        return f"not run again: reused the result of the identical call in round {seen.round} (nothing that changes state ran since)"
+    return (
+        f"not run again: the identical call failed in round {seen.round} and nothing changed since"
+    )
+
+
+def _over_cap(name: str, cap: int) -> str:
+    return (f"refused: the reply asked for more than {cap} tool calls and only the first {cap} ran; "
+            f"call {name} in your next step if it is still needed")  # fmt: skip
 
 
 def _finished_event(entry: LedgerEntry, duration: float) -> ToolFinished:

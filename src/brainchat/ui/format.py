@@ -64,7 +64,7 @@ def agent_stats_table(stats: Stats) -> str:
         calls, inp, out = calls + r.calls, inp + r.input_tokens, out + r.output_tokens
         est = est or r.estimated
         lines.append(
-            f"| {ROLE_LABELS.get(r.role, r.role)} | {r.model} | {r.calls} | "
+            f"| {ROLE_LABELS.get(r.role, r.role)} | {r.model} | {r.calls}{f' ({r.failed} failed)' if r.failed else ''} | "
             f"{tokens(r.input_tokens, r.estimated)} | {tokens(r.output_tokens, r.estimated)} | "
             f"{seconds(r.seconds)} | {cost(r.cost)} |"
         )

@@ -49,7 +49,7 @@ def widgets(session: Session, custom: dict[str, str] | None = None) -> list[Any]
         )
     lim = s.limits
     out += [
-        NumberInput(id="max_iterations", label="Max iterations (1–10)", initial=lim.max_iterations),
+        NumberInput(id="max_iterations", label="Max iterations (1–30)", initial=lim.max_iterations),
         NumberInput(
             id="max_execution_time",
             label="Max execution time, seconds (10–300)",

