@@ -314,9 +314,9 @@ async def test_auto_mode_caps_successful_rounds(scripted_server, search) -> None
     s.queue("fc", *[ToolCalls([Call("web_search", {"query": f"q{i}"})]) for i in range(8)])
     s.queue("ans", Text("ok"))
     events = await collect(
-        build_agent(
-            *models(s), [search], AgentLimits(max_auto_rounds=3, evaluation="model")
-        ).run("q")
+        build_agent(*models(s), [search], AgentLimits(max_auto_rounds=3, evaluation="model")).run(
+            "q"
+        )
     )
     assert len(of(events, "tool_finished")) == 3
     assert "3 successful tool rounds done" in of(events, "evaluation")[-1].reason

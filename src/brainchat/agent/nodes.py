@@ -227,10 +227,13 @@ class Nodes:
             )
         name = self.d.names["answer"]
         same = name == self.d.names["function_call"]
+        stop = state.get("stop_reason")
         why = (
-            "the function-call model finished gathering"
-            if state.get("stop_reason") is None
-            else f"the tool loop stopped ({state['stop_reason'].replace('_', ' ')})"
+            f"the tool loop stopped ({stop.replace('_', ' ')})"
+            if stop
+            else "the evaluation judged the results enough"
+            if state.get("route") == "answer" and state.get("tool_rounds")
+            else "the function-call model finished gathering"
         )
         emit(
             ModelSwitch(

@@ -1,0 +1,276 @@
+"""Agent-core correctness (#11): fresh results after state changes, context budget, verdicts that
+route, limits that fire at the defaults, answers after a model failure, real streaming, verbose."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import replace
+from pathlib import Path
+
+from langchain_core.tools import StructuredTool, ToolException
+
+from brainchat.agent.graph import build_agent
+from brainchat.eeg.study import Study
+from brainchat.eeg.synthetic import write_demo_set
+from brainchat.eeg.tools import build_eeg_tools
+from brainchat.llm import make_chat_model
+from brainchat.session import Session
+from brainchat.settings import AgentLimits, Settings
+from brainchat.testing.scripted_server import Call, Fault, Text, ToolCalls
+from brainchat.tools.registry import set_flags
+from brainchat.tools.search import FixtureBackend, make_search_tool
+from brainchat.usage import count_tokens
+
+from support import collect, of, spec, text, write_fixture
+
+EDF = "sub-01_ses-01_task-mi_eeg.edf"
+
+
+def models(server, fc: str = "fc", ans: str = "ans", **kw):
+    return (
+        make_chat_model(spec(server, fc, **kw), "function_call"),
+        make_chat_model(spec(server, ans, **kw), "answer"),
+    )
+
+
+def roles() -> list[tuple[str, str]]:
+    return [("function_call", "fc"), ("answer", "ans")]
+
+
+def note_tool(name: str, *, read_only: bool, fail: bool = False, size: int = 60) -> StructuredTool:
+    async def run(x: int = 0) -> str:
+        if fail:
+            raise ToolException(f"{name} failed for x={x}")
+        return f"{name}({x}) " + "r" * size
+
+    tool = StructuredTool.from_function(coroutine=run, name=name, description=f"{name} tool")
+    return set_flags(tool, read_only=read_only)  # type: ignore[return-value]
+
+
+def request_tokens(request) -> int:
+    """What a request costs against the window: its messages and its tool definitions."""
+    body = json.dumps(request.messages) + json.dumps(request.tools or [])
+    return count_tokens(body)
+
+
+# -- 1. a repeat is a loop only if nothing that changes state ran in between -----------------
+async def test_state_is_read_again_after_a_filter(scripted_server, tmp_path: Path) -> None:
+    write_demo_set(tmp_path, subjects=1, sessions=1, trials=10, seed=3)
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("load_data", {"files": [EDF]})]),
+            ToolCalls([Call("get_study_state", {})]),
+            ToolCalls([Call("bandpass_filter", {"l_freq": 8, "h_freq": 30})]),
+            ToolCalls([Call("get_study_state", {})]), Text("done"))  # fmt: skip
+    s.queue("ans", Text("Filtered."))
+    study = Study(tmp_path)
+    fc, ans = models(s)
+    agent = build_agent(fc, ans, build_eeg_tools(study), AgentLimits(evaluation="model"))
+    events = await collect(agent.run("filter and show the state"))
+    states = [e for e in of(events, "tool_finished") if e.name == "get_study_state"]
+    assert [e.status for e in states] == ["success", "success"]  # not "skipped"
+    assert "band-pass 8-30 Hz" in states[1].content and "band-pass" not in states[0].content
+
+
+async def test_psd_is_drawn_again_after_a_filter(scripted_server, tmp_path: Path) -> None:
+    write_demo_set(tmp_path, subjects=1, sessions=1, trials=10, seed=3)
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("load_data", {"files": [EDF]})]),
+            ToolCalls([Call("plot_psd", {})]),
+            ToolCalls([Call("bandpass_filter", {"l_freq": 8, "h_freq": 30})]),
+            ToolCalls([Call("plot_psd", {})]), ToolCalls([Call("plot_psd", {})]), Text("done"))  # fmt: skip
+    s.queue("ans", Text("Compared."))
+    study = Study(tmp_path)
+    agent = build_agent(*models(s), build_eeg_tools(study), AgentLimits(evaluation="model"))
+    events = await collect(agent.run("psd before and after"))
+    psd = [e for e in of(events, "tool_finished") if e.name == "plot_psd"]
+    assert [e.status for e in psd] == ["success", "success", "skipped"]  # only the last repeats
+    assert "reused the result" in psd[2].summary
+    assert len(of(events, "tool_image")) == 2
+
+
+# -- 2. every request fits the model's context window ----------------------------------------
+async def test_long_history_is_trimmed_to_the_window(scripted_server, tmp_path: Path) -> None:
+    s = scripted_server
+    window = 8000  # the EEG and search tool definitions alone take about 3,000 tokens
+    fc = replace(spec(s, "fc"), context_window=window, max_tokens=300)
+    settings = Settings(function_call_model=fc, data_dir=tmp_path, search_backend="fixture",
+                        search_fixture=write_fixture(tmp_path / "fx.json"))  # fmt: skip
+    session = Session(settings)
+    session.set_mode("agent")
+    for i in range(30):
+        s.queue("fc", Text("no tools"), Text(f"answer {i} " + "words " * 400))
+        await collect(session.ask(f"question {i} " + "ask " * 400))
+    sizes = [request_tokens(r) for r in s.requests]
+    assert max(sizes) <= window - 300
+    last = s.requests[-1].messages
+    assert "question 29" in last[-1]["content"]  # the question is always kept
+    assert not any("question 0 " in str(m["content"]) for m in last)  # the oldest went first
+
+
+async def test_a_huge_tool_result_is_cut_head_and_tail(scripted_server, tmp_path: Path) -> None:
+    s = scripted_server
+    huge = [{"title": "Huge", "url": "https://example.org/huge",
+             "snippet": "START " + "lorem ipsum " * 400_000 + " END"}]  # ~5 MB  # fmt: skip
+    search = make_search_tool(FixtureBackend(write_fixture(tmp_path / "fx.json", huge)), {})
+    s.queue("fc", ToolCalls([Call("web_search", {"query": "huge"})]), Text("enough"))
+    s.queue("ans", Text("Summarised [1]."))
+    agent = build_agent(*models(s), [search], AgentLimits(evaluation="model"))
+    await collect(agent.run("summarise it"))
+    for request in s.requests:
+        assert request_tokens(request) <= 16000 - 1024
+    tool_msg = [m for m in s.requests_for("fc")[1].messages if m["role"] == "tool"][0]["content"]
+    assert tool_msg.startswith("[1] Huge") and tool_msg.rstrip().endswith("END")
+    assert "tokens cut from the middle" in tool_msg
+
+
+async def test_old_results_become_digests_when_a_run_outgrows_the_window(
+    scripted_server,
+) -> None:
+    s = scripted_server
+    tool = note_tool("fetch", read_only=True, size=6000)
+    s.queue("fc", *[ToolCalls([Call("fetch", {"x": i})]) for i in range(6)], Text("enough"))
+    s.queue("ans", Text("ok"))
+    small = {r: spec(s, m, context_window=4000, max_tokens=200) for r, m in roles()}
+    agent = build_agent(*models(s), [tool], AgentLimits(evaluation="model"), specs=small)
+    events = await collect(agent.run("go"))
+    for request in s.requests:
+        assert request_tokens(request) <= 4000 - 200
+    last = s.requests_for("fc")[-1].messages
+    tool_contents = [m["content"] for m in last if m["role"] == "tool"]
+    assert tool_contents[0].startswith("[digest") and not tool_contents[-1].startswith("[digest")
+    assert any(n.kind == "info" and "digest" in n.message for n in of(events, "notice"))
+
+
+async def test_a_question_too_long_for_the_window_gets_a_clear_message(scripted_server) -> None:
+    s = scripted_server
+    small = {r: spec(s, m, context_window=2000) for r, m in roles()}
+    events = await collect(build_agent(*models(s), [], specs=small).run("word " * 5000))
+    assert not s.requests  # nothing was sent
+    notice = of(events, "notice")[0]
+    assert notice.kind == "error" and "context window 2,000" in notice.message
+    assert of(events, "run_finished")[0].reason == "error"
+
+
+# -- 3. the evaluation decides ----------------------------------------------------------------
+async def test_enough_goes_straight_to_the_answer(scripted_server, tmp_path: Path) -> None:
+    s = scripted_server
+    search = make_search_tool(FixtureBackend(write_fixture(tmp_path / "fx.json")), {})
+    s.queue("fc", ToolCalls([Call("web_search", {"query": "EEGNet"})]))
+    s.queue("ans", Text("EEGNet [1]."))
+    events = await collect(build_agent(*models(s), [search]).run("what is EEGNet?"))
+    assert len(s.requests_for("fc")) == 1  # no second function-call round
+    assert [e.verdict for e in of(events, "evaluation")] == ["enough"]
+    assert of(events, "run_finished")[0].reason == "answered"
+
+
+async def test_not_enough_goes_back_with_the_reason(scripted_server) -> None:
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("broken", {"x": 1})]), Text("I give up"))
+    s.queue("ans", Text("Could not."))
+    events = await collect(
+        build_agent(*models(s), [note_tool("broken", read_only=True, fail=True)]).run("go")
+    )
+    assert [e.verdict for e in of(events, "evaluation")] == ["not_enough", "answer"]
+    second = s.requests_for("fc")[1].messages
+    assert "Evaluation of your last tool round" in second[-1]["content"]
+    assert "broken failed for x=1" in second[-1]["content"]
+
+
+async def test_round_rule_is_pluggable(scripted_server) -> None:
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("note", {"x": 1})]), Text("unused"))
+    s.queue("ans", Text("done"))
+
+    def always_enough(entries, verdicts, limits):
+        return "enough", "custom rule"
+
+    agent = build_agent(*models(s), [note_tool("note", read_only=True)], round_rule=always_enough)
+    events = await collect(agent.run("go"))
+    assert len(s.requests_for("fc")) == 1 and of(events, "evaluation")[0].reason == "custom rule"
+
+
+# -- 4. both limits fire at their defaults ----------------------------------------------------
+async def test_success_limit_fires_at_the_defaults_and_continue_picks_up(
+    scripted_server, tmp_path: Path
+) -> None:
+    s = scripted_server
+    settings = Settings(function_call_model=spec(s, "fc"), answer_model=spec(s, "ans"),
+                        data_dir=tmp_path, search_backend="fixture",
+                        search_fixture=write_fixture(tmp_path / "fx.json"))  # fmt: skip
+    session = Session(settings, extra_tools=None)
+    session.set_mode("agent")
+    step = note_tool("step", read_only=False)
+    session.add_user_tools("steps", [step])
+    s.queue("fc", *[ToolCalls([Call("step", {"x": i})]) for i in range(8)])
+    s.queue("ans", Text("Steps 0-4 are done; 5-7 remain. Reply continue."))
+    events = await collect(session.ask("run steps 0 to 7"))
+    assert len(s.requests_for("fc")) == 5  # 5 successful rounds, then the answer
+    assert of(events, "run_finished")[0].reason == "round_limit"
+    assert 'reply "continue"' in s.requests_for("ans")[0].messages[-1]["content"]
+    s.queue("ans", Text("All steps done."))
+    await collect(session.ask("continue"))
+    follow_up = s.requests_for("fc")[5].messages
+    assert any("Steps 0-4 are done" in str(m["content"]) for m in follow_up)  # earlier turn
+    assert "step(5)" in str(s.requests_for("ans")[1].messages[-1]["content"])
+
+
+async def test_iteration_limit_fires_at_the_defaults(scripted_server) -> None:
+    s = scripted_server
+    tools = [note_tool(f"t{i}", read_only=True, fail=True) for i in range(12)]
+    s.queue("fc", *[ToolCalls([Call(f"t{i}", {"x": i})]) for i in range(12)])
+    s.queue("ans", Text("Nothing worked."))
+    events = await collect(build_agent(*models(s), tools).run("go"))
+    assert len(s.requests_for("fc")) == 10
+    assert of(events, "run_finished")[0].reason == "iteration_limit"
+
+
+# -- 5. a model failure after useful results still ends in an answer -------------------------
+async def test_model_error_after_results_answers_from_them(scripted_server) -> None:
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("note", {"x": 7})]), Fault(500))
+    s.queue("ans", Text("From what was gathered: note 7."))
+    events = await collect(
+        build_agent(*models(s), [note_tool("note", read_only=True)], AgentLimits()).run("go")
+    )
+    notice = of(events, "notice")[0]
+    assert notice.kind == "error" and "HTTP 500" in notice.message
+    assert "gathered before the failure" in notice.hint
+    assert text(events) == "From what was gathered: note 7."
+    assert "note(7)" in s.requests_for("ans")[0].messages[-1]["content"]
+    assert of(events, "run_finished")[0].reason == "model_error"
+
+
+# -- 6. promises that were unguarded ----------------------------------------------------------
+async def test_the_answer_streams_before_its_last_chunk_is_sent(scripted_server) -> None:
+    s = scripted_server
+    s.queue("fc", Text("no tools"))
+    s.queue("ans", Text("one two three four five six seven eight", token_delay=0.3))
+    events = await collect(build_agent(*models(s), []).run("count"))
+    first = of(events, "answer_token")[0]
+    done = s.requests_for("ans")[0].finished_at
+    assert s.requests_for("ans")[0].stream is True
+    assert done is not None and first.ts < done  # the first token arrived mid-stream
+    started, stats = of(events, "run_started")[0], of(events, "stats")[0]
+    assert started.ts + stats.ttft < done  # ttft was measured on the stream, not at its end
+
+
+async def test_verbose_logs_every_thought_tool_and_decision(
+    scripted_server, tmp_path: Path, caplog
+) -> None:
+    s = scripted_server
+    settings = Settings(function_call_model=spec(s, "fc"), answer_model=spec(s, "ans"),
+                        data_dir=tmp_path, search_backend="fixture",
+                        search_fixture=write_fixture(tmp_path / "fx.json"),
+                        limits=AgentLimits(verbose=True))  # fmt: skip
+    session = Session(settings)
+    session.set_mode("agent")
+    s.queue("fc", ToolCalls([Call("web_search", {"query": "mu rhythm"})], content="Let me look."))
+    s.queue("ans", Text("Mu is 8-13 Hz [1]."))
+    with caplog.at_level(logging.INFO, logger="brainchat.agent"):
+        await collect(session.ask("what is mu?"))
+    logged = "\n".join(r.getMessage() for r in caplog.records if r.name == "brainchat.agent")
+    for needle in ("'type': 'thinking_done'", "Let me look.", "'type': 'tool_call_started'",
+                   "'query': 'mu rhythm'", "'type': 'tool_finished'", "Motor imagery",
+                   "'type': 'evaluation'", "'verdict': 'enough'"):  # fmt: skip
+        assert needle in logged, needle
