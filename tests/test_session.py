@@ -98,3 +98,39 @@ async def test_usage_so_far_covers_the_call_still_streaming(scripted_server, tmp
     assert rows["function_call"].estimated is False
     assert rows["answer"].estimated is True and rows["answer"].output_tokens >= 5
     assert rows["answer"].input_tokens > 0
+
+
+async def test_an_edited_message_rewinds_the_history_in_both_modes(scripted_server, tmp_path):
+    from brainchat.settings import Settings
+
+    s = scripted_server
+    session = Session(Settings(chat_model=spec(s, "chat"), function_call_model=spec(s, "fc"),
+                               data_dir=tmp_path / "data"))  # fmt: skip
+    await collect(session.ask("Question A", message_id="m-a"))
+    await collect(session.ask("Question B", message_id="m-b"))
+    await collect(session.ask("Question C", message_id="m-a"))  # A edited into C
+    seen = [m["content"] for m in s.requests[-1].messages if m["role"] == "user"]
+    assert seen == ["Question C"]  # no ghost of A or B
+    session.set_mode("agent")
+    s.queue("fc", Text("no tools"), Text("no tools"))
+    await collect(session.ask("Question D", message_id="m-d"))
+    await collect(session.ask("Question E", message_id="m-d"))  # D edited into E
+    decide = s.requests_for("fc")[-2]  # the last is the answer request (one model, two roles)
+    seen = [str(m["content"]) for m in decide.messages if m["role"] == "user"]
+    assert seen == ["Question C", "Question E"]
+
+
+async def test_an_edit_past_eeg_work_says_the_study_is_not_rolled_back(scripted_server, tmp_path):
+    from brainchat.eeg.synthetic import write_demo_set
+
+    write_demo_set(tmp_path / "data", subjects=1, sessions=1, trials=10, seed=1)
+    session = agent_session(scripted_server, tmp_path)
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("load_data", {"files": ["sub-01_ses-01_task-mi_eeg.edf"]})]),
+            Text("loaded"), Text("no tools"))  # fmt: skip
+    first = await collect(session.ask("load my file", message_id="m-1"))
+    assert of(first, "study_changed")
+    edited = await collect(session.ask("just say hi", message_id="m-1"))
+    notice = of(edited, "notice")[0]
+    assert notice.kind == "info" and "not rolled back" in notice.message
+    assert session.study.stage == "loaded"  # as the notice says

@@ -7,13 +7,13 @@ make them directly. `ask` dispatches a question to Chat or Agent mode and yields
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool
 
-from brainchat.agent.events import Event, Notice, RoleStats, RunFinished
+from brainchat.agent.events import Event, Notice, RoleStats, RunFinished, StudyChanged
 from brainchat.chat import record_turn, stream_chat
 from brainchat.settings import Settings, with_overrides
 from brainchat.tools.registry import ToolFailure, ToolSet, flags_of
@@ -27,6 +27,22 @@ NOT_CONFIGURED = (
     'e.g. CHAT_MODEL=\'{"provider": "openai", "model": "gpt-4o-mini"}\' with OPENAI_API_KEY set, '
     "or just OPENAI_API_KEY for the default model; then restart. See README.md, Configuration."
 )
+
+
+EDIT_KEEPS_STUDY = (
+    "You edited an earlier message: the conversation goes on from there, but the EEG study is "
+    "not rolled back. What the removed turns did to it (loading, filtering, epoching, training) "
+    "still applies; ask for get_study_state to see it, or reset_preprocessing / clear_study."
+)
+
+
+@dataclass
+class Turn:
+    """Where a user message's turn began in the history, so an edit can rewind to it."""
+
+    message_id: str
+    history_len: int
+    changed_study: bool = False
 
 
 class Session:
@@ -45,6 +61,8 @@ class Session:
         self.last_agent: Any = (
             None  # the Agent of the latest agent turn (its ledger, for /tools and tests)
         )
+        self._chat_usage: Any = None  # the UsageCallback of the latest chat turn (for a stop)
+        self.turns: list[Turn] = []  # one per user message with an id, in order
 
     @property
     def study(self) -> Study:
@@ -90,11 +108,36 @@ class Session:
             out[role] = spec.name if spec else "(none)"
         return out
 
-    def ask(self, question: str, confirm: Confirm | None = None) -> AsyncIterator[Event]:
-        """Run one turn in the current mode and yield its events; history grows on success."""
-        return self._ask(question, confirm)
+    def ask(
+        self, question: str, confirm: Confirm | None = None, *, message_id: str | None = None
+    ) -> AsyncIterator[Event]:
+        """Run one turn in the current mode and yield its events; history grows on success.
 
-    async def _ask(self, question: str, confirm: Confirm | None) -> AsyncIterator[Event]:
+        A `message_id` seen before is an edited message: the history rewinds to before its
+        turn, as the page does, so the models never see the removed turns.
+        """
+        return self._ask(question, confirm, message_id)
+
+    def rewind(self, message_id: str) -> list[Turn]:
+        """Drop the turn of `message_id` and every later one from the history; return them."""
+        for i, turn in enumerate(self.turns):
+            if turn.message_id == message_id:
+                removed = self.turns[i:]
+                del self.history[turn.history_len :]
+                del self.turns[i:]
+                return removed
+        return []
+
+    async def _ask(
+        self, question: str, confirm: Confirm | None, message_id: str | None
+    ) -> AsyncIterator[Event]:
+        turn: Turn | None = None
+        if message_id is not None:
+            removed = self.rewind(message_id)
+            if any(t.changed_study for t in removed):
+                yield Notice(kind="info", message=EDIT_KEEPS_STUDY)
+            turn = Turn(message_id, len(self.history))
+            self.turns.append(turn)
         problem = self.config_problem()
         if problem:
             yield Notice(
@@ -114,6 +157,8 @@ class Session:
 
             stream = stream_agent(self, question, confirm)
         async for event in stream:
+            if isinstance(event, StudyChanged) and turn is not None:
+                turn.changed_study = True
             if isinstance(event, RunFinished) and event.answer and event.reason != "error":
                 record_turn(self.history, question, event.answer)
             yield event

@@ -133,3 +133,26 @@ def test_bad_configuration_is_shown_in_the_chat(app_factory, browser):
     send(page, "hello?")
     page.wait_for_selector("text=Fix the configuration and restart")
     page.close()
+
+
+def test_editing_a_message_leaves_no_ghosts_in_the_history(model_server, app, browser):
+    model_server.queue("chat-m", Text("Answer A."), Text("Answer B."), Text("Answer C."))
+    page = open_chat(browser, app)
+    send(page, "Question A")
+    page.wait_for_selector("text=Answer A.")
+    wait_idle(page)
+    send(page, "Question B")
+    page.wait_for_selector("text=Answer B.")
+    wait_idle(page)
+    first = page.locator(".step", has_text="Question A").first
+    first.hover()
+    first.locator(".edit-message").click()
+    page.fill("#edit-chat-input", "Question C")
+    page.click(".confirm-edit")
+    page.wait_for_selector("text=Answer C.")
+    wait_idle(page)
+    assert "Question B" not in page.inner_text("body")  # the page dropped the later turns
+    users = [m["content"] for m in model_server.requests_for("chat-m")[-1].messages
+             if m["role"] == "user"]  # fmt: skip
+    assert users == ["Question C"]  # and so did the history the model saw
+    page.close()

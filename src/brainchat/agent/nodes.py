@@ -145,7 +145,12 @@ class Nodes:
             emit(
                 Evaluation(verdict="answer", reason="the model needs no (more) tools", round=round_)
             )
-            return {"round": round_, "messages": [*state["messages"], ai], "route": "answer"}
+            return {
+                "round": round_,
+                "messages": [*state["messages"], ai],
+                "route": "answer",
+                "last_verdict": None,
+            }
         return {
             "round": round_,
             "messages": [*state["messages"], ai],
@@ -213,6 +218,7 @@ class Nodes:
             "route": decision.route,
             "stop_reason": decision.stop_reason,
             "verdict_note": found if decision.verdict == "not_enough" else None,
+            "last_verdict": decision.verdict,
         }
 
     async def answer(self, state: AgentState) -> dict[str, Any]:
@@ -232,7 +238,7 @@ class Nodes:
             f"the tool loop stopped ({stop.replace('_', ' ')})"
             if stop
             else "the evaluation judged the results enough"
-            if state.get("route") == "answer" and state.get("tool_rounds")
+            if state.get("last_verdict") == "enough"
             else "the function-call model finished gathering"
         )
         emit(

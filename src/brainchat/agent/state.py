@@ -141,6 +141,7 @@ class AgentState(TypedDict, total=False):
     tool_rounds: int  # tool rounds with at least one useful result
     verdict_note: str | None  # why the last round was not enough, for the next decide prompt
     looped: bool  # every call of the last round repeated an earlier one
+    last_verdict: str | None  # the evaluation's verdict that led here, if any
     pending_calls: list[dict[str, Any]]
     route: str
     stop_reason: str | None

@@ -174,7 +174,7 @@ async def run_turn(conv: Conversation, question: str, parent_id: str | None) -> 
 
         s.extra_tools = await servers.refreshed_toolset()
     try:
-        async for event in s.ask(question, confirm=confirm):
+        async for event in s.ask(question, confirm=confirm, message_id=parent_id):
             await renderer.handle(event)
         await renderer.finish()
     except asyncio.CancelledError:
