@@ -274,3 +274,49 @@ async def test_verbose_logs_every_thought_tool_and_decision(
                    "'query': 'mu rhythm'", "'type': 'tool_finished'", "Motor imagery",
                    "'type': 'evaluation'", "'verdict': 'enough'"):  # fmt: skip
         assert needle in logged, needle
+
+
+async def test_a_cancellation_leaking_out_of_a_tool_is_a_tool_error(scripted_server) -> None:
+    import asyncio
+
+    async def leaky(x: int = 0) -> str:
+        raise asyncio.CancelledError  # what an inner cancel scope of a library can leak
+
+    tool = set_flags(StructuredTool.from_function(coroutine=leaky, name="leaky", description="x"),
+                     read_only=True)  # fmt: skip
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("leaky", {}), Call("note", {"x": 2})]), Text("done"))
+    s.queue("ans", Text("One tool failed."))
+    events = await collect(
+        build_agent(*models(s), [tool, note_tool("note", read_only=True)]).run("go")
+    )
+    statuses = {e.name: e.status for e in of(events, "tool_finished")}
+    assert statuses == {"leaky": "error", "note": "success"}
+    assert of(events, "run_finished")[0].reason == "answered"
+
+
+async def test_a_call_that_never_returned_is_left_out_of_the_answer(scripted_server) -> None:
+    from brainchat.agent.events import stream_events
+    from brainchat.agent.nodes import CURRENT_RUN, Nodes
+    from brainchat.agent.state import RunContext
+    from brainchat.usage import UsageCallback, UsageLedger
+
+    s = scripted_server
+    s.queue("ans", Text("Without the lost call."))
+    agent = build_agent(*models(s), [note_tool("note", read_only=True)])
+    ctx = RunContext(question="q", started=0.0, deadline=1e12, usage=UsageLedger({}))
+    ctx.callback = UsageCallback(ctx.usage)
+    ctx.ledger.open("c1", "note", {"x": 1}, 1)  # opened, never finished
+    state: dict = {}
+
+    async def work() -> None:
+        CURRENT_RUN.set(ctx)
+        state.update(await Nodes(agent.deps).answer({"messages": []}))
+
+    events = [e async for e in stream_events(work)]
+    assert ctx.ledger.entries[0].status == "error"
+    assert "never returned a result" in of(events, "notice")[0].message
+    sent = s.requests_for("ans")[0].messages[-1]["content"]
+    assert "Tool results:" not in sent  # no result is made up for it
+    assert "failed (do not use them as evidence):\n- note: never received a result" in sent
+    assert state["answer"] == "Without the lost call."

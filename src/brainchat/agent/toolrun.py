@@ -164,7 +164,13 @@ class ToolRunner:
             )
             return
         except asyncio.CancelledError:
-            raise
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # the run was stopped
+            # A library's own cancel scope leaked out of the tool (anyio/MCP do this): that is
+            # the tool failing, not the user pressing stop.
+            entry.finish("error", error=f"{entry.name} was cancelled from inside the tool")
+            return
         except Exception as exc:  # noqa: BLE001 - a tool failure is a message, not a crash
             entry.finish("error", error=_error_text(entry.name, exc))
             return
