@@ -139,12 +139,13 @@ class Session:
         """A server the user connected (Chainlit's plug button) as tools that ask first."""
         from brainchat.tools.mcp_tools import tools_from_session
 
+        self.remove_user_tools(server)  # a reconnect replaces the old tools and their approvals
         tools = await tools_from_session(server, client, reserved_names=self.toolset().names())
         self.add_user_tools(server, tools)
         return tools
 
     def add_user_tools(self, server: str, tools: list[BaseTool]) -> None:
-        self.remove_user_tools(server)  # a reconnected server is asked about afresh
+        self.remove_user_tools(server)
         self.user_tools[server] = tools
 
     def remove_user_tools(self, server: str) -> None:

@@ -11,6 +11,8 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -128,13 +130,20 @@ async def turn(server: Any, session: Session, asker: Asker, *calls: Call) -> lis
     return await collect(session.ask("work on my notes", confirm=asker))
 
 
+@asynccontextmanager
+async def user_server(log: Path) -> AsyncIterator[ClientSession]:
+    """The hinted server as a user connects it: a client session someone else owns (Chainlit)."""
+    params = StdioServerParameters(command=sys.executable, args=[str(HINTED_NOTES), str(log)])
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+        await client.initialize()
+        yield client
+
+
 async def test_user_connected_server_asks_first_and_remembers_per_conversation(
     scripted_server, tmp_path
 ):
     s, log = scripted_server, tmp_path / "notes.log"
-    params = StdioServerParameters(command=sys.executable, args=[str(HINTED_NOTES), str(log)])
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
-        await client.initialize()
+    async with user_server(log) as client:
         session, asker = agent_session(s, tmp_path), Asker()
         await session.connect_user_server("mine", client)  # what the plug button does
 
@@ -148,19 +157,27 @@ async def test_user_connected_server_asks_first_and_remembers_per_conversation(
         asker.answers = ["always", "reject"]  # "always" is no option for a destructive tool
         await turn(s, session, asker, Call("wipe_notes", {}))
         events = await turn(s, session, asker, Call("wipe_notes", {}))
-        assert asker.asked[1:] == [("wipe_notes", "server_destructive", False)] * 2
-        assert of(events, "tool_finished")[0].status == "refused"
-        assert "did not approve running wipe_notes" in tool_replies(s)[0]
-        assert ran(log) == ["read", "add:a", "add:b", "wipe"]
+    assert asker.asked[1:] == [("wipe_notes", "server_destructive", False)] * 2
+    assert of(events, "tool_finished")[0].status == "refused"
+    assert "did not approve running wipe_notes" in tool_replies(s)[0]
+    assert ran(log) == ["read", "add:a", "add:b", "wipe"]
 
-        other, asker2 = agent_session(s, tmp_path), Asker()  # a new conversation asks again
+
+async def test_once_another_conversation_and_a_reconnect_ask_again(scripted_server, tmp_path):
+    s, log = scripted_server, tmp_path / "notes.log"
+    async with user_server(log) as client:
+        first, other, asker = agent_session(s, tmp_path), agent_session(s, tmp_path), Asker()
+        await first.connect_user_server("mine", client)
         await other.connect_user_server("mine", client)
-        asker2.answers = ["once", "reject"]
-        await turn(s, other, asker2, Call("add_note", {"text": "c"}))
-        events = await turn(s, other, asker2, Call("add_note", {"text": "d"}))
-        assert [a[0] for a in asker2.asked] == ["add_note", "add_note"]  # "once" is not remembered
+        asker.answers = ["always", "once", "reject", "reject"]
+        await turn(s, first, asker, Call("add_note", {"text": "a"}))
+        await turn(s, other, asker, Call("add_note", {"text": "b"}))  # its own approvals
+        events = await turn(s, other, asker, Call("add_note", {"text": "c"}))  # "once" is once
         assert of(events, "tool_finished")[0].status == "refused"
-        assert ran(log)[-1] == "add:c"
+        await first.connect_user_server("mine", client)  # reconnected: approvals start afresh
+        await turn(s, first, asker, Call("add_note", {"text": "d"}))
+    assert [a[0] for a in asker.asked] == ["add_note"] * 4 and not asker.answers
+    assert ran(log) == ["add:a", "add:b"]
 
 
 def cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:

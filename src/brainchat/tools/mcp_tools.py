@@ -236,9 +236,8 @@ async def tools_from_session(
 ) -> list[BaseTool]:
     """Wrap an open session owned by someone else (Chainlit's `on_mcp_connect`) as tools.
 
-    A server the user connected is trusted only as far as it says: a tool with
-    `destructiveHint: true` asks every time, one without `readOnlyHint: true` asks before its
-    first use in a conversation. The hints never make a tool read-only (parallel).
+    A tool with `destructiveHint: true` asks every time; one without `readOnlyHint: true` asks
+    before its first use in a conversation; the hints never make a tool read-only (parallel).
     """
     mcp_tools = await list_all_tools(session)
     names = assign_names({server_name: [t.name for t in mcp_tools]}, reserved_names)
@@ -263,23 +262,25 @@ async def tools_from_session(
                 "reconnect it from the MCP button in the chat bar"
             ) from None
 
-    tools: list[BaseTool] = []
-    for t in mcp_tools:
-        hints = hints_of(t)
-        marked = destructive or hints.get("destructiveHint") is True
-        tools.append(
-            make_tool(
-                server_name,
-                t,
-                call,
-                name=names[(server_name, t.name)],
-                read_only=read_only and not marked,
-                destructive=marked,
-                ask_first=hints.get("readOnlyHint") is not True,
-                timeout=timeout,
-            )
+    return [
+        make_tool(
+            server_name,
+            t,
+            call,
+            name=names[(server_name, t.name)],
+            timeout=timeout,
+            **_user_flags(t, read_only, destructive),
         )
-    return tools
+        for t in mcp_tools
+    ]
+
+
+def _user_flags(mcp_tool: types.Tool, read_only: bool, destructive: bool) -> dict[str, bool]:
+    """Flags of a user-connected server's tool, from its own hints (which never make it parallel)."""
+    hints = hints_of(mcp_tool)
+    marked = destructive or hints.get("destructiveHint") is True
+    asks = hints.get("readOnlyHint") is not True
+    return {"read_only": read_only and not marked, "destructive": marked, "ask_first": asks}
 
 
 def describe_error(exc: BaseException) -> str:
