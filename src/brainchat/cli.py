@@ -53,7 +53,9 @@ def _ask(args: list[str]) -> int:
     parser.add_argument("--mode", choices=["chat", "agent"], default=None)
     parser.add_argument("--json", action="store_true", help="one JSON event per line")
     parser.add_argument(
-        "--allow-destructive", action="store_true", help="approve destructive tools without asking"
+        "--allow-destructive",
+        action="store_true",
+        help="run tools that ask first (destructive ones, also by their MCP server's hint) without asking",
     )
     parser.add_argument("question", nargs="+")
     opts = parser.parse_args(args)
@@ -82,11 +84,10 @@ async def _ask_with_mcp(session: Any, question: str, as_json: bool, allow: bool)
 
 
 async def _print_run(session: Any, question: str, as_json: bool, allow: bool) -> int:
-    async def confirm(name: str, args: dict[str, Any]) -> bool:
-        print(
-            f"{'approved' if allow else 'refused'} destructive tool {name} (use --allow-destructive to approve)",
-            file=sys.stderr,
-        )
+    async def confirm(name: str, args: dict[str, Any], ask: Any) -> bool:
+        verdict = "approved (--allow-destructive)" if allow else "refused"
+        hint = "" if allow else "; nobody can approve it here: use --allow-destructive to run it"
+        print(f"{verdict} {name}: it asks first because {ask.why(name)}{hint}", file=sys.stderr)
         return allow
 
     status = 0

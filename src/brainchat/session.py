@@ -6,13 +6,14 @@ make them directly. `ask` dispatches a question to Chat or Agent mode and yields
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool
 
+from brainchat.agent.approval import Confirm, remembering
 from brainchat.agent.events import Event, Notice, RoleStats, RunFinished, StudyChanged
 from brainchat.chat import record_turn, stream_chat
 from brainchat.settings import Settings, with_overrides
@@ -21,7 +22,6 @@ from brainchat.tools.registry import ToolFailure, ToolSet, flags_of
 if TYPE_CHECKING:
     from brainchat.eeg.study import Study
 
-Confirm = Callable[[str, dict[str, Any]], Awaitable[bool]]
 NOT_CONFIGURED = (
     "No model is configured. Set CHAT_MODEL (or AGENT_FUNCTION_CALL_MODEL) to a JSON model spec, "
     'e.g. CHAT_MODEL=\'{"provider": "openai", "model": "gpt-4o-mini"}\' with OPENAI_API_KEY set, '
@@ -56,6 +56,7 @@ class Session:
         self.overrides: dict[str, Any] = {}
         self.extra_tools = extra_tools or ToolSet()  # configured MCP servers, shared
         self.user_tools: dict[str, list[BaseTool]] = {}  # user-connected MCP servers, by name
+        self.approved: set[tuple[str, str]] = set()  # (server, tool) approved for this conversation
         self.search_cache: dict[str, Any] = {}
         self._study: Study | None = None
         self.last_agent: Any = (
@@ -155,7 +156,7 @@ class Session:
         else:
             from brainchat.agent.runner import stream_agent
 
-            stream = stream_agent(self, question, confirm)
+            stream = stream_agent(self, question, remembering(confirm, self.approved))
         async for event in stream:
             if isinstance(event, StudyChanged) and turn is not None:
                 turn.changed_study = True
@@ -179,11 +180,22 @@ class Session:
             return NOT_CONFIGURED
         return None
 
+    async def connect_user_server(self, server: str, client: Any) -> list[BaseTool]:
+        """A server the user connected (Chainlit's plug button) as tools that ask first."""
+        from brainchat.tools.mcp_tools import tools_from_session
+
+        self.remove_user_tools(server)  # a reconnect replaces the old tools and their approvals
+        tools = await tools_from_session(server, client, reserved_names=self.toolset().names())
+        self.add_user_tools(server, tools)
+        return tools
+
     def add_user_tools(self, server: str, tools: list[BaseTool]) -> None:
+        self.remove_user_tools(server)
         self.user_tools[server] = tools
 
     def remove_user_tools(self, server: str) -> None:
         self.user_tools.pop(server, None)
+        self.approved = {k for k in self.approved if k[0] != server}
 
     def with_failure(self, source: str, reason: str) -> None:
         self.extra_tools = replace(

@@ -1,5 +1,8 @@
 """A user connects their own MCP server from the chat bar (Chainlit's plug button) in a real browser.
 
+Its tools ask before their first use in a conversation (the server marks none read-only):
+Approve once / Approve for this conversation / Reject.
+
 The app runs from a copy of the repo's .chainlit/config.toml whose user-server allowlist names this
 test's ports: Chainlit matches `allowed_urls` on exact scheme, host and port, and the servers here
 listen on free ports. Everything else (public/, translations, chainlit.md) is the repo's own.
@@ -66,6 +69,17 @@ def connect(page, name: str, url: str) -> None:
     dialog.get_by_role("button", name="Confirm").click()
 
 
+def approve_for_conversation(page, tool: str) -> None:
+    """The first call of a user server's tool asks, says why, and offers three answers."""
+    question = page.locator(".step", has_text=f"wants to run {tool}").last
+    question.wait_for()
+    assert "an MCP server you connected" in question.inner_text()
+    for label in ("Approve once", "Approve for this conversation", "Reject"):
+        assert page.get_by_role("button", name=label, exact=True).count() == 1, label
+    page.get_by_role("button", name="Approve for this conversation", exact=True).click()
+    page.wait_for_selector(f"text=Approved for this conversation: {tool}")
+
+
 def close_dialog(page) -> None:
     page.keyboard.press("Escape")
     page.wait_for_selector(DIALOG, state="detached")
@@ -99,6 +113,7 @@ def test_user_connects_a_server_the_agent_uses_its_tool_then_disconnects(
     model_server.queue("fc-m", ToolCalls([Call("add", {"a": 2, "b": 40})]), Text("done"))
     model_server.queue("ans-m", Text("2 + 40 is 42, computed by your MCP server."))
     send(page, "What is 2 + 40? Use my server.")
+    approve_for_conversation(page, "add")
     page.wait_for_selector("text=computed by your MCP server")
     wait_idle(page)
     expand_all_steps(page)
@@ -108,6 +123,14 @@ def test_user_connects_a_server_the_agent_uses_its_tool_then_disconnects(
     first, last = model_server.requests_for("fc-m")[0], model_server.requests_for("fc-m")[-1]
     assert "add" in [t["function"]["name"] for t in first.tools or []]  # offered to the model
     assert any(m["role"] == "tool" and "42" in str(m.get("content")) for m in last.messages)
+
+    model_server.queue("fc-m", ToolCalls([Call("add", {"a": 1, "b": 1})]), Text("done"))
+    model_server.queue("ans-m", Text("1 + 1 is 2, and nobody was asked again."))
+    send(page, "And 1 + 1?")  # approved for this conversation: a second call does not ask
+    page.wait_for_selector("text=nobody was asked again")
+    wait_idle(page)
+    assert "wants to run add" not in page.inner_text("body")
+    assert page.get_by_text("Approved for this conversation: add").count() == 1
 
     page.click(PLUG)
     dialog.get_by_role("tab", name="My MCPs").click()

@@ -59,3 +59,11 @@ def http_lab(mode: str = "--http") -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+HINTED_NOTES = Path(__file__).with_name("hinted_notes.py")
+
+
+def notes_entry(log: Path, **flags: object) -> dict[str, object]:
+    """An `mcpServers` entry for the hinted-notes server over stdio, logging calls to `log`."""
+    return {"command": sys.executable, "args": [str(HINTED_NOTES), str(log)], **flags}

@@ -5,18 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from pydantic import ValidationError
 
+from brainchat.agent.approval import Ask, Confirm, ask_for, request
 from brainchat.agent.events import ToolCallStarted, ToolFinished, emit, set_tool_call
 from brainchat.agent.state import LedgerEntry, RunContext, Seen, call_signature
 from brainchat.tools.registry import flags_of
-
-Confirm = Callable[[str, dict[str, Any]], Awaitable[bool]]
 
 
 class ToolRunner:
@@ -125,7 +123,8 @@ class ToolRunner:
             )
             return
         flags = flags_of(tool)
-        if flags.destructive and not await self._confirmed(entry):
+        ask = ask_for(tool)
+        if ask is not None and not await self._confirmed(entry, ask):
             entry.finish(
                 "refused",
                 error=f"the user did not approve running {entry.name}; continue without it",
@@ -176,13 +175,12 @@ class ToolRunner:
             return
         _absorb(ctx, entry, message)
 
-    async def _confirmed(self, entry: LedgerEntry) -> bool:
+    async def _confirmed(self, entry: LedgerEntry, ask: Ask) -> bool:
         if self.confirm is None:
-            return False  # headless runs refuse destructive tools unless a confirm hook allows them
+            return False  # headless runs refuse tools that ask unless a confirm hook allows them
         try:
-            return bool(
-                await asyncio.wait_for(self.confirm(entry.name, entry.args), self.confirm_timeout)
-            )
+            answer = request(self.confirm, entry.name, entry.args, ask)
+            return await asyncio.wait_for(answer, self.confirm_timeout) != "reject"
         except TimeoutError:
             return False
 

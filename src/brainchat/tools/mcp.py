@@ -22,7 +22,7 @@ from langchain_core.tools import BaseTool
 
 from brainchat.tools.mcp_config import McpServerConfig, ToolOverride, load_mcp_config
 from brainchat.tools.mcp_connection import ServerConnection
-from brainchat.tools.mcp_tools import assign_names, describe_error, make_tool
+from brainchat.tools.mcp_tools import assign_names, describe_error, hints_of, make_tool
 from brainchat.tools.mcp_tools import tools_from_session as tools_from_session
 from brainchat.tools.registry import ToolFailure, ToolSet
 
@@ -86,7 +86,8 @@ class McpHub:
         tools: list[BaseTool] = []
         for s in live:
             for t in s.tools:
-                read_only, destructive, timeout = s.config.flags_for(t.name)
+                hinted = hints_of(t).get("destructiveHint") is True
+                read_only, destructive, timeout = s.config.flags_for(t.name, hinted)
                 tools.append(
                     make_tool(
                         s.name,

@@ -74,18 +74,27 @@ class McpServerConfig:
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     read_only: bool = False
-    destructive: bool = False
+    destructive: bool | None = None  # None: as the server's destructiveHint says
     timeout: float = DEFAULT_TIMEOUT
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     tools: dict[str, ToolOverride] = field(default_factory=dict)
     enabled: bool = True
 
-    def flags_for(self, tool: str) -> tuple[bool, bool, float]:
-        """(read_only, destructive, timeout) of one tool, per-tool overrides first."""
+    def flags_for(self, tool: str, destructive_hint: bool = False) -> tuple[bool, bool, float]:
+        """(read_only, destructive, timeout) of one tool, per-tool overrides first.
+
+        The server's `destructiveHint: true` counts unless the config says `"destructive": false`
+        for the tool or the server; its `readOnlyHint` never makes a tool read-only (only config
+        does), and a destructive tool is never read-only (it must not run in parallel).
+        """
         o = self.tools.get(tool, ToolOverride())
+        destructive = o.destructive if o.destructive is not None else self.destructive
+        if destructive is None:
+            destructive = destructive_hint
+        read_only = self.read_only if o.read_only is None else o.read_only
         return (
-            self.read_only if o.read_only is None else o.read_only,
-            self.destructive if o.destructive is None else o.destructive,
+            read_only and not destructive,
+            destructive,
             self.timeout if o.timeout is None else o.timeout,
         )
 
@@ -201,7 +210,7 @@ def parse_server(name: str, entry: Any, *, base_dir: Path | None = None) -> McpS
         "name": name,
         "transport": transport,
         "read_only": _bool(entry, "read_only", "readOnly", default=False),
-        "destructive": _bool(entry, "destructive", default=False),
+        "destructive": _bool(entry, "destructive", default=None),  # type: ignore[arg-type]
         "timeout": _seconds(entry, "timeout", DEFAULT_TIMEOUT),
         "connect_timeout": _seconds(
             entry, "connect_timeout", DEFAULT_CONNECT_TIMEOUT, "connectTimeout"

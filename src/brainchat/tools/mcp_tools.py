@@ -137,6 +137,7 @@ def make_tool(
     read_only: bool,
     destructive: bool,
     timeout: float,
+    ask_first: bool = False,
 ) -> StructuredTool:
     """One MCP tool as a LangChain tool returning (text, artifact); artifact = rich data for the UI."""
     tool_name = mcp_tool.name
@@ -168,17 +169,28 @@ def make_tool(
         args_schema=schema,
         coroutine=run,
         response_format="content_and_artifact",
-        metadata={"mcp_server": server, "mcp_tool": tool_name},
+        metadata={
+            "mcp_server": server,
+            "mcp_tool": tool_name,
+            "mcp_annotations": hints_of(mcp_tool),
+        },
     )
     return set_flags(  # type: ignore[return-value]
         tool,
         source=f"mcp:{server}",
         read_only=read_only,
         destructive=destructive,
+        ask_first=ask_first,
         # The agent's outer limit waits a little longer, so the MCP layer reports its own
         # timeout first and marks the server unhealthy (a hung server gets restarted).
         timeout=timeout + TIMEOUT_GRACE,
     )
+
+
+def hints_of(mcp_tool: types.Tool) -> dict[str, Any]:
+    """The server's own ToolAnnotations that it set (readOnlyHint, destructiveHint, ...)."""
+    annotations = mcp_tool.annotations
+    return annotations.model_dump(exclude_none=True) if annotations else {}
 
 
 def _emit_images(tool_name: str, images: list[tuple[str, bytes]]) -> None:
@@ -222,7 +234,11 @@ async def tools_from_session(
     timeout: float = 30.0,  # noqa: ASYNC109 (the per-call limit each tool applies)
     reserved_names: Iterable[str] = (),
 ) -> list[BaseTool]:
-    """Wrap an open session owned by someone else (Chainlit's `on_mcp_connect`) as tools."""
+    """Wrap an open session owned by someone else (Chainlit's `on_mcp_connect`) as tools.
+
+    A tool with `destructiveHint: true` asks every time; one without `readOnlyHint: true` asks
+    before its first use in a conversation; the hints never make a tool read-only (parallel).
+    """
     mcp_tools = await list_all_tools(session)
     names = assign_names({server_name: [t.name for t in mcp_tools]}, reserved_names)
 
@@ -252,12 +268,19 @@ async def tools_from_session(
             t,
             call,
             name=names[(server_name, t.name)],
-            read_only=read_only,
-            destructive=destructive,
             timeout=timeout,
+            **_user_flags(t, read_only, destructive),
         )
         for t in mcp_tools
     ]
+
+
+def _user_flags(mcp_tool: types.Tool, read_only: bool, destructive: bool) -> dict[str, bool]:
+    """Flags of a user-connected server's tool, from its own hints (which never make it parallel)."""
+    hints = hints_of(mcp_tool)
+    marked = destructive or hints.get("destructiveHint") is True
+    asks = hints.get("readOnlyHint") is not True
+    return {"read_only": read_only and not marked, "destructive": marked, "ask_first": asks}
 
 
 def describe_error(exc: BaseException) -> str:

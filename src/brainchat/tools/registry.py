@@ -1,4 +1,4 @@
-"""Tool flags (read-only, destructive, long-running, source) and the registry of loaded tools."""
+"""Tool flags (read-only, destructive, ask-first, long-running, source) and the registry of loaded tools."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ class ToolFlags:
     """What the agent must know about a tool to run it safely."""
 
     read_only: bool = False
-    destructive: bool = False
+    destructive: bool = False  # asks every time
+    ask_first: bool = False  # asks before its first use in a conversation (user-connected MCP)
     long_running: bool = False
     source: str = "local"  # "local" or "mcp:<server>"
     timeout: float | None = None  # seconds; None = the agent's default
@@ -69,6 +70,7 @@ class ToolSet:
                     "source": flags.source,
                     "read_only": flags.read_only,
                     "destructive": flags.destructive,
+                    "ask_first": flags.ask_first,
                     "long_running": flags.long_running,
                     "description": tool.description,
                     "args_schema": args,

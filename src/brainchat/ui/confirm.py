@@ -1,4 +1,4 @@
-"""The approval dialog for destructive tools: Approve / Reject buttons; Reject or timeout -> False."""
+"""The approval dialog: why the tool asks, then Approve (once / for this conversation) or Reject."""
 
 from __future__ import annotations
 
@@ -7,31 +7,47 @@ from typing import Any
 
 import chainlit as cl
 
+from brainchat.agent.approval import Answer, Ask
 from brainchat.ui import format as fmt
 
+# answer -> (button label, icon, what the dialog says afterwards)
+_CHOICES: dict[Answer, tuple[str, str, str]] = {
+    "once": ("Approve once", "check", "✅ Approved once"),
+    "always": ("Approve for this conversation", "check-check", "✅ Approved for this conversation"),
+    "reject": ("Reject", "x", "🚫 Rejected"),
+}
 
-def make_confirm(timeout: float) -> Callable[[str, dict[str, Any]], Awaitable[bool]]:
-    """A `confirm(tool_name, args)` callback for `Session.ask` that asks the user in the chat."""
 
-    async def confirm(name: str, args: dict[str, Any]) -> bool:
-        ask = cl.AskActionMessage(
+def make_confirm(timeout: float) -> Callable[[str, dict[str, Any], Ask], Awaitable[Answer]]:
+    """A `confirm(tool_name, args, ask)` callback for `Session.ask` that asks the user in the chat."""
+
+    async def confirm(name: str, args: dict[str, Any], ask: Ask) -> Answer:
+        offered: list[Answer] = (
+            ["once", "always", "reject"] if ask.allow_always else ["once", "reject"]
+        )
+        icon = "🔌" if ask.reason == "first_use" else "⚠️"
+        dialog = cl.AskActionMessage(
             content=(
-                f"⚠️ The agent wants to run **{name}**, which changes or discards data.\n\n"
+                f"{icon} The agent wants to run **{name}**. It asks first because {ask.why(name)}.\n\n"
                 f"```json\n{fmt.args_text(args)}\n```\nApprove it?"
             ),
-            actions=[
-                cl.Action(name="approve", payload={"ok": True}, label="Approve", icon="check"),
-                cl.Action(name="reject", payload={"ok": False}, label="Reject", icon="x"),
-            ],
+            actions=[_action(a, ask) for a in offered],
             author="brainchat",
             timeout=int(max(1, timeout)),
         )
-        reply = await ask.send()
-        approved = bool(reply and reply.get("name") == "approve")
-        ask.content = (
-            f"{'✅ Approved' if approved else '🚫 Rejected'}: **{name}** `{fmt.dumps(args)}`"
-        )
-        await ask.update()
-        return approved
+        reply = await dialog.send()
+        chosen = reply.get("name") if reply else None
+        answer: Answer = chosen if chosen in offered else "reject"  # type: ignore[assignment]
+        done = _CHOICES[answer][2] if ask.allow_always or answer == "reject" else "✅ Approved"
+        dialog.content = f"{done}: **{name}** `{fmt.dumps(args)}`"
+        await dialog.update()
+        return answer
 
     return confirm
+
+
+def _action(answer: Answer, ask: Ask) -> cl.Action:
+    label, icon, _ = _CHOICES[answer]
+    if answer == "once" and not ask.allow_always:
+        label = "Approve"  # a destructive tool asks every time: "once" says nothing more
+    return cl.Action(name=answer, payload={"answer": answer}, label=label, icon=icon)

@@ -203,18 +203,14 @@ async def settings_update(conv: Conversation, values: dict[str, Any]) -> None:
 # -- MCP and demo data ----------------------------------------------------------------------
 async def mcp_connect(conv: Conversation, name: str, client: Any) -> None:
     try:
-        from brainchat.tools.mcp_tools import tools_from_session
+        tools = await conv.session.connect_user_server(name, client)
     except ImportError as exc:
         await cl.Message(content=f"⚠️ MCP support is unavailable: {exc}", author=AUTHOR).send()
         return
-    try:
-        taken = conv.session.toolset().names()
-        tools = await tools_from_session(name, client, reserved_names=taken)
     except Exception as exc:  # noqa: BLE001
         conv.session.with_failure(f"mcp:{name}", str(exc))
         await cl.Message(content=f"⚠️ MCP server `{name}` connected but its tools could not be listed: {exc}", author=AUTHOR).send()  # fmt: skip
         return
-    conv.session.add_user_tools(name, tools)
     names = ", ".join(f"`{t.name}`" for t in tools) or "no tools"
     await cl.Message(content=f"🔌 MCP server `{name}` connected; Agent mode can now use {names}.", author=AUTHOR).send()  # fmt: skip
 

@@ -148,7 +148,7 @@ def toolset_text(toolset: ToolSet, title: str = "Tools") -> str:
         label = "local" if source == "local" else f"MCP server `{source.removeprefix('mcp:')}`"
         names = []
         for row in rows:
-            flags = [f for f in ("destructive", "long_running") if row[f]]
+            flags = [f for f in ("destructive", "ask_first", "long_running") if row[f]]
             names.append(
                 f"`{row['name']}`" + (f" ({', '.join(flags).replace('_', '-')})" if flags else "")
             )
