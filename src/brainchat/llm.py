@@ -7,6 +7,7 @@ from typing import Any
 from langchain_core.outputs import ChatGenerationChunk
 from langchain_openai import ChatOpenAI
 
+from brainchat.redact import mask_url
 from brainchat.settings import ModelSpec
 
 ROLE_TAG_PREFIX = "brainchat-role:"
@@ -66,7 +67,7 @@ def describe_error(
     """A friendly one-line account of a model API failure (never the key, never a traceback)."""
     import openai
 
-    where = f"{spec.name} at {spec.base_url}" if spec else "the model server"
+    where = f"{spec.name} at {mask_url(spec.base_url or '')}" if spec else "the model server"
     if midstream:
         return f"The answer from {where} broke off in the middle ({type(exc).__name__}). What arrived so far is kept; send your message again to retry."
     if isinstance(exc, openai.RateLimitError):
