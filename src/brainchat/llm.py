@@ -7,6 +7,7 @@ from typing import Any
 from langchain_core.outputs import ChatGenerationChunk
 from langchain_openai import ChatOpenAI
 
+from brainchat.redact import mask_url
 from brainchat.settings import ModelSpec
 
 ROLE_TAG_PREFIX = "brainchat-role:"
@@ -71,7 +72,8 @@ def describe_error(
     import openai
 
     if spec is not None:
-        where = f"{spec.name} at {_shown_url(spec.base_url)}"
+        shown = mask_url(spec.base_url) if spec.base_url else "the provider's default URL"
+        where = f"{spec.name} at {shown}"
     else:
         where = f"the model server of {name}" if name else "the model server"
     if midstream:
@@ -90,21 +92,6 @@ def describe_error(
         return f"Could not connect to {where}. Is the server running and the base_url right?"
     kind = type(exc).__name__
     return f"The reply from {where} broke off before anything arrived ({kind}). Send your message again to retry."
-
-
-def _shown_url(url: str | None) -> str:
-    """A base URL as shown to people: no credentials, no query string."""
-    from urllib.parse import urlsplit
-
-    if not url:
-        return "the provider's default URL"
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    try:
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        port = ""
-    return f"{parts.scheme}://{host}{port}{parts.path}" if parts.scheme else "(unparsable URL)"
 
 
 def _never_connected(exc: BaseException) -> bool:

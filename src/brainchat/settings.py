@@ -1,17 +1,21 @@
 """Environment (+ .env) and UI settings -> a typed, validated configuration that never raises.
 
-Every problem becomes a `ConfigError` naming the variable, the bad value and what is allowed;
-`load_settings` collects them so the app can start and show them instead of crashing.
+Every problem becomes a `ConfigError` naming the variable, the bad value (masked, or not shown
+when it may be a secret) and what is allowed; `load_settings` collects them so the app can start
+and show them instead of crashing.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
+
+from brainchat import redact
 
 PROVIDERS: dict[str, dict[str, str | None]] = {
     # provider -> default base_url and the env var holding its key
@@ -27,21 +31,24 @@ SPEC_KEYS = {
     "context_window", "max_retries", "label",
 }  # fmt: skip
 MODEL_VARS = ("CHAT_MODEL", "AGENT_FUNCTION_CALL_MODEL", "AGENT_ANSWER_MODEL")
+SPEC_EXAMPLE = 'JSON like {"provider": "openai", "model": "gpt-4o-mini"}'
+KEY_AS_MODEL = (
+    "it looks like an API key, not a model name; put the key in api_key (or OPENAI_API_KEY) "
+    "and give a model name such as gpt-4o-mini"
+)
 Mode = Literal["chat", "agent"]
 ExecutionMode = Literal["auto", "single_step"]
 Evaluation = Literal["rule", "model"]
 
 
 class ConfigError(ValueError):
-    """A configuration value that cannot be used, with what would be accepted."""
+    """A configuration value that cannot be used, with what would be accepted; never a secret."""
 
-    def __init__(self, variable: str, value: object, allowed: str) -> None:
-        self.variable, self.value, self.allowed = variable, value, allowed
-        shown = value if isinstance(value, str | int | float | bool) or value is None else "…"
-        shown_text = str(shown)
-        if len(shown_text) > 120:
-            shown_text = shown_text[:117] + "..."
-        super().__init__(f"{variable}: {shown_text!r} is not valid; {allowed}")
+    def __init__(self, variable: str, value: object, allowed: str, *, secret: bool = False) -> None:
+        # `value` keeps only the masked form: the exception may be logged or shown anywhere.
+        self.variable, self.allowed = variable, allowed
+        self.value = redact.HIDDEN if secret else redact.show(value)
+        super().__init__(f"{variable}: {self.value} is not valid; {allowed}")
 
 
 @dataclass(frozen=True)
@@ -155,18 +162,18 @@ def parse_model_spec(var: str, raw: str | Mapping[str, Any], env: Mapping[str, s
         text = raw.strip()
         if not text.startswith("{"):
             if not text or any(c.isspace() for c in text):
-                raise ConfigError(
-                    var,
-                    raw,
-                    'expected JSON like {"provider": "openai", "model": "gpt-4o-mini"} or a model name',
-                )
+                raise ConfigError(var, raw, f"expected {SPEC_EXAMPLE} or a model name")
             data: dict[str, Any] = {"model": text}
         else:
             try:
                 data = json.loads(text)
             except json.JSONDecodeError as exc:
+                near = redact.excerpt(text, exc.pos, shown_keys=SPEC_KEYS - {"api_key"})
                 raise ConfigError(
-                    var, raw, f"broken JSON ({exc.msg} at character {exc.pos})"
+                    var,
+                    near,
+                    f"broken JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); "
+                    f"expected {SPEC_EXAMPLE}",
                 ) from None
     else:
         data = dict(raw)
@@ -174,21 +181,28 @@ def parse_model_spec(var: str, raw: str | Mapping[str, Any], env: Mapping[str, s
         raise ConfigError(var, raw, "expected a JSON object")
     unknown = set(data) - SPEC_KEYS
     if unknown:
+        key = sorted(unknown)[0]  # its value is never shown: an unknown key may hold anything
+        close = difflib.get_close_matches(key, SPEC_KEYS, n=1)
+        hint = f"unknown key{f' (did you mean {close[0]!r}?)' if close else ''}"
         raise ConfigError(
-            f"{var}.{sorted(unknown)[0]}",
-            data[sorted(unknown)[0]],
-            f"known keys: {', '.join(sorted(SPEC_KEYS))}",
+            f"{var}.{redact.mask(key)}",
+            None,
+            f"{hint}; known keys: {', '.join(sorted(SPEC_KEYS))}",
+            secret=True,
         )
-    provider = str(
-        data.get("provider") or ("openai-compatible" if data.get("base_url") else "openai")
-    ).lower()
+    raw_provider = data.get("provider") or (
+        "openai-compatible" if data.get("base_url") else "openai"
+    )
+    provider = str(raw_provider).lower()
     if provider not in PROVIDERS:
-        raise ConfigError(f"{var}.provider", provider, f"allowed: {', '.join(PROVIDERS)}")
+        raise ConfigError(f"{var}.provider", raw_provider, f"allowed: {', '.join(PROVIDERS)}")
     model = data.get("model") or data.get("model_name")
     if not isinstance(model, str) or not model.strip():
         raise ConfigError(
             f"{var}.model", model, "a model name is required (key 'model' or 'model_name')"
         )
+    if redact.looks_secret(model):
+        raise ConfigError(f"{var}.model", None, KEY_AS_MODEL, secret=True)
     preset = PROVIDERS[provider]
     base_url = data.get("base_url") or preset["base_url"]
     if provider == "openai" and not data.get("base_url") and env.get("OPENAI_BASE_URL"):
@@ -203,6 +217,9 @@ def parse_model_spec(var: str, raw: str | Mapping[str, Any], env: Mapping[str, s
         raise ConfigError(f"{var}.base_url", base_url, "must start with http:// or https://")
     api_key = data.get("api_key")
     key_env = data.get("api_key_env") or preset["key_env"]
+    if key_env and redact.looks_secret(str(key_env)):
+        allowed = "the name of an environment variable holding the key, not the key itself"
+        raise ConfigError(f"{var}.api_key_env", None, allowed, secret=True)
     if not api_key and key_env:
         api_key = env.get(str(key_env))
         if not api_key:
@@ -349,6 +366,8 @@ def with_overrides(settings: Settings, overrides: Mapping[str, Any]) -> Settings
         if spec is None:
             if not str(name).strip() or any(c.isspace() for c in str(name).strip()):
                 raise ConfigError(f"{role} model", name, "a model id without spaces")
+            if redact.looks_secret(str(name)):
+                raise ConfigError(f"{role} model", None, KEY_AS_MODEL, secret=True)
             spec = replace(base, model=str(name).strip(), label=None)
         if temp is not None and temp != "":
             spec = replace(spec, temperature=_num(f"{role} temperature", temp, float, 0, 2))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
@@ -28,10 +27,11 @@ from brainchat.agent.nodes import CURRENT_RUN, Deps, Nodes
 from brainchat.agent.policy import Evaluator, RoundRule, default_evaluator, default_round_rule
 from brainchat.agent.state import AgentState, RunContext
 from brainchat.agent.toolrun import Confirm, ToolRunner
+from brainchat.redact import get_logger
 from brainchat.settings import AgentLimits, ModelSpec
 from brainchat.usage import UsageCallback, UsageLedger
 
-log = logging.getLogger("brainchat.agent")
+log = get_logger("brainchat.agent")  # masks secrets in records
 
 
 def after_decide(state: AgentState) -> Literal["act", "answer", "finish"]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
@@ -10,11 +9,12 @@ from brainchat.agent.events import Event
 from brainchat.agent.graph import build_agent
 from brainchat.agent.toolrun import Confirm
 from brainchat.llm import make_chat_model
+from brainchat.redact import get_logger
 
 if TYPE_CHECKING:
     from brainchat.session import Session
 
-log = logging.getLogger("brainchat.agent")
+log = get_logger("brainchat.agent")  # masks secrets in records
 
 
 def stream_agent(

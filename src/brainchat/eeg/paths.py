@@ -20,6 +20,8 @@ def resolve_in_data_dir(data_dir: Path | str, user_path: str | Path) -> Path:
     """Resolve `user_path` (relative to the data folder, or absolute) and refuse anything outside.
 
     Symlinks and `..` are resolved before the check, so a link pointing out is refused too.
+    Errors name only what the caller gave: where a link points, and where the data folder is on
+    disk, are not theirs to learn.
     """
     root = Path(data_dir).expanduser().resolve()
     text = str(user_path).strip()
@@ -30,9 +32,11 @@ def resolve_in_data_dir(data_dir: Path | str, user_path: str | Path) -> Path:
         candidate = root / candidate
     resolved = candidate.resolve(strict=False)
     if resolved != root and not resolved.is_relative_to(root):
+        lexical = Path(os.path.normpath(candidate))
+        link = lexical == root or lexical.is_relative_to(root)
         raise ToolException(
-            f"refused: '{text}' resolves to {resolved}, outside the data folder {root}; "
-            "only files inside the data folder can be used (call list_data_files to see them)"
+            f"refused: '{text}' {'is a link that points' if link else 'is'} outside the data "
+            "folder; only files inside the data folder can be used (call list_data_files to see them)"
         )
     return resolved
 
@@ -42,7 +46,7 @@ def existing_data_file(data_dir: Path | str, user_path: str | Path) -> Path:
     path = resolve_in_data_dir(data_dir, user_path)
     if not path.is_file():
         raise ToolException(
-            f"file '{user_path}' not found in the data folder {Path(data_dir).resolve()}; "
+            f"file '{user_path}' not found in the data folder; "
             "call list_data_files to see the available files"
         )
     if not file_format(path):

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from brainchat.redact import mask_args, mask_url, show
 from brainchat.tools.registry import ToolFailure
 
 Transport = Literal["stdio", "streamable_http", "sse"]
@@ -101,35 +102,12 @@ class McpServerConfig:
     def describe(self) -> str:
         """Command or URL for status lines; values that may be secrets are masked."""
         if self.transport == "stdio":
-            return " ".join([self.command or "", *_masked(self.args)]).strip()
-        return f"{self.transport} {str(self.url).split('?', 1)[0]}"
-
-
-_SECRET_WORDS = ("key", "token", "secret", "password", "passwd", "auth")
-
-
-def _masked(args: list[str]) -> list[str]:
-    """Mask `--api-key X`, `--token=X` and the like, so /tools never shows a secret."""
-    out: list[str] = []
-    hide_next = False
-    for arg in args:
-        lowered = arg.lower()
-        if hide_next:
-            out.append("***")
-            hide_next = False
-        elif lowered.startswith("-") and any(w in lowered for w in _SECRET_WORDS):
-            if "=" in arg:
-                out.append(arg.split("=", 1)[0] + "=***")
-            else:
-                out.append(arg)
-                hide_next = True
-        else:
-            out.append(arg)
-    return out
+            return " ".join([self.command or "", *mask_args(self.args)]).strip()
+        return f"{self.transport} {mask_url(str(self.url), drop_query=True)}"
 
 
 class ConfigError(ValueError):
-    """A bad entry; the message names the server, the key, the value and what is allowed."""
+    """A bad entry; the message names the server, the key and what is allowed, never a secret."""
 
 
 def default_config_path() -> Path:
@@ -243,7 +221,7 @@ def parse_server(name: str, entry: Any, *, base_dir: Path | None = None) -> McpS
         )
     url = _expand(_str(entry, "url"), "url")
     if not re.match(r"^https?://[^/\s]+", url or ""):
-        raise ConfigError(f"'url' must be an http(s) URL for a {transport} server, got {url!r}")
+        raise ConfigError(f"'url' must be an http(s) URL for a {transport} server, got {show(url)}")
     headers = {k: _expand(v, f"headers.{k}") for k, v in _str_dict(entry, "headers").items()}
     return McpServerConfig(url=url, headers=headers, **common)
 
@@ -257,7 +235,7 @@ def _transport(entry: dict[str, Any]) -> Transport:
     key = str(raw).lower().replace(" ", "")
     if key not in _TRANSPORT_ALIASES:
         raise ConfigError(
-            f"'type' {raw!r} is not a transport; allowed: {sorted(_TRANSPORT_ALIASES)}"
+            f"'type' {show(raw)} is not a transport; allowed: {sorted(_TRANSPORT_ALIASES)}"
         )
     return _TRANSPORT_ALIASES[key]
 
@@ -280,14 +258,14 @@ def _expand(value: str | None, key: str) -> str:
 def _str(entry: dict[str, Any], key: str) -> str | None:
     value = entry.get(key)
     if value is not None and not isinstance(value, str):
-        raise ConfigError(f"'{key}' must be a string, got {value!r}")
+        raise ConfigError(f"'{key}' must be a string, got {show(value)}")
     return value
 
 
 def _str_list(entry: dict[str, Any], key: str) -> list[str]:
     value = entry.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str | int | float) for v in value):
-        raise ConfigError(f"'{key}' must be a list of strings, got {value!r}")
+        raise ConfigError(f"'{key}' must be a list of strings, got {show(value)}")
     return [str(v) for v in value]
 
 
@@ -296,7 +274,12 @@ def _str_dict(entry: dict[str, Any], key: str) -> dict[str, str]:
     if not isinstance(value, dict) or not all(
         isinstance(v, str | int | float) for v in value.values()
     ):
-        raise ConfigError(f"'{key}' must be an object of string values, got {value!r}")
+        if isinstance(value, dict):  # name the entry, never its value (headers hold tokens)
+            name, bad = next(
+                (k, v) for k, v in value.items() if not isinstance(v, str | int | float)
+            )
+            raise ConfigError(f"'{key}.{name}' must be a string, got a {type(bad).__name__}")
+        raise ConfigError(f"'{key}' must be an object of string values, got {show(value)}")
     return {str(k): str(v) for k, v in value.items()}
 
 
@@ -304,7 +287,7 @@ def _bool(entry: dict[str, Any], *keys: str, default: bool) -> bool:
     for key in keys:
         if key in entry:
             if not isinstance(entry[key], bool):
-                raise ConfigError(f"'{key}' must be true or false, got {entry[key]!r}")
+                raise ConfigError(f"'{key}' must be true or false, got {show(entry[key])}")
             return entry[key]
     return default
 
@@ -312,22 +295,20 @@ def _bool(entry: dict[str, Any], *keys: str, default: bool) -> bool:
 def _seconds(entry: dict[str, Any], key: str, default: float, alias: str = "") -> float:
     value = entry.get(key, entry.get(alias, default)) if alias else entry.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 3600:
-        raise ConfigError(f"'{key}' must be a number of seconds in (0, 3600], got {value!r}")
+        raise ConfigError(f"'{key}' must be a number of seconds in (0, 3600], got {show(value)}")
     return float(value)
 
 
 def _overrides(raw: Any) -> dict[str, ToolOverride]:
     if not isinstance(raw, dict):
         raise ConfigError(
-            f"'tools' must map tool names to {{read_only, destructive, timeout}}, got {raw!r}"
+            f"'tools' must map tool names to {{read_only, destructive, timeout}}, got {show(raw)}"
         )
     out: dict[str, ToolOverride] = {}
     for tool, spec in raw.items():
         if not isinstance(spec, dict) or set(spec) - _FLAG_KEYS:
-            bad = sorted(set(spec) - _FLAG_KEYS) if isinstance(spec, dict) else spec
-            raise ConfigError(
-                f"tools.{tool}: bad entry {bad!r}; allowed keys: {sorted(_FLAG_KEYS)}"
-            )
+            bad = sorted(set(spec) - _FLAG_KEYS) if isinstance(spec, dict) else show(spec)
+            raise ConfigError(f"tools.{tool}: bad entry {bad}; allowed keys: {sorted(_FLAG_KEYS)}")
         try:
             out[str(tool)] = ToolOverride(
                 read_only=_bool(spec, "read_only", "readOnly", default=None),  # type: ignore[arg-type]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import tempfile
 import time
 from datetime import timedelta
@@ -22,10 +21,11 @@ from langchain_core.tools import ToolException
 from mcp import ClientSession, McpError, StdioServerParameters, types
 from mcp.types import CONNECTION_CLOSED
 
+from brainchat.redact import get_logger, mask
 from brainchat.tools.mcp_config import McpServerConfig
 from brainchat.tools.mcp_tools import describe_error, list_all_tools
 
-log = logging.getLogger("brainchat.tools.mcp")
+log = get_logger("brainchat.tools.mcp")
 State = Literal["idle", "connecting", "connected", "unhealthy", "failed", "closed"]
 
 
@@ -117,7 +117,7 @@ class ServerConnection:
         except McpError as exc:
             if exc.error.code != CONNECTION_CLOSED:
                 raise ToolException(
-                    f"MCP server '{self.name}', tool '{tool}' failed: {exc}"
+                    f"MCP server '{self.name}', tool '{tool}' failed: {describe_error(exc)}"
                 ) from None
             reason = f"the server closed the connection during '{tool}' (it exited or crashed)"
         except _Gone:
@@ -259,7 +259,9 @@ class ServerConnection:
             f = self._errlog
             f.flush()
             f.seek(0)
-            tail = f.read()[-limit:].strip()
+            # Foreign text (servers print their credentials when they fail): masked before the
+            # cut, so no key is cut in half and shown unrecognised.
+            tail = mask(f.read()[-4 * limit :])[-limit:].strip()
         except Exception:
             return ""
         return f"; its stderr ends with: {tail}" if tail else ""

@@ -15,6 +15,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from mcp import ClientSession, McpError, types
 
 from brainchat.agent import events
+from brainchat.redact import mask
 from brainchat.tools.registry import set_flags
 
 MAX_RESULT_CHARS = 16_000
@@ -125,7 +126,7 @@ def _parses_to(text: str, value: Any) -> bool:
 
 def error_text(result: types.CallToolResult) -> str:
     parts = [b.text for b in result.content if isinstance(b, types.TextContent)]
-    return "\n".join(parts).strip() or "no message"
+    return mask("\n".join(parts).strip()) or "no message"
 
 
 def make_tool(
@@ -254,7 +255,7 @@ async def tools_from_session(
             ) from None
         except McpError as exc:
             raise ToolException(
-                f"MCP server '{server_name}', tool '{tool}' failed: {exc}"
+                f"MCP server '{server_name}', tool '{tool}' failed: {describe_error(exc)}"
             ) from None
         except Exception as exc:  # transport gone: closed stream, HTTP error...
             raise ToolException(
@@ -284,10 +285,10 @@ def _user_flags(mcp_tool: types.Tool, read_only: bool, destructive: bool) -> dic
 
 
 def describe_error(exc: BaseException) -> str:
-    """One line for an exception, unwrapping the exception groups anyio raises."""
+    """One line for an exception, unwrapping the exception groups anyio raises; secrets masked."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    text = str(exc).strip()
+    text = mask(str(exc).strip())
     if isinstance(exc, McpError):
         return text or "MCP error"
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -7,6 +7,8 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
+from brainchat.redact import mask
+
 
 @dataclass(frozen=True)
 class ToolFlags:
@@ -37,10 +39,14 @@ def flags_of(tool: BaseTool) -> ToolFlags:
 
 @dataclass
 class ToolFailure:
-    """A tool family or server that could not be loaded, and why."""
+    """A tool family or server that could not be loaded, and why (secrets masked)."""
 
     source: str
     reason: str
+
+    def __post_init__(self) -> None:
+        # Every list of failures (/tools, `brainchat tools`, logs) is built from these.
+        self.reason = mask(self.reason)
 
 
 @dataclass

@@ -9,13 +9,13 @@ the live objects under "brainchat" and a JSON snapshot (mode, panel overrides) u
 from __future__ import annotations
 
 import asyncio
-import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import chainlit as cl
 
+from brainchat.redact import get_logger, mask
 from brainchat.session import Session
 from brainchat.settings import ConfigError, Settings, load_settings
 from brainchat.tools.registry import ToolSet
@@ -24,7 +24,7 @@ from brainchat.ui import panel
 from brainchat.ui.confirm import make_confirm
 from brainchat.ui.render import AUTHOR, RunRenderer
 
-log = logging.getLogger("brainchat.ui")
+log = get_logger("brainchat.ui")  # masks secrets in records
 KEY, SNAPSHOT_KEY = "brainchat", "brainchat_state"
 EEG_SUFFIXES = {".edf", ".fif", ".bdf", ".gdf", ".set", ".vhdr", ".gz"}
 COMMANDS = [
@@ -184,7 +184,7 @@ async def run_turn(conv: Conversation, question: str, parent_id: str | None) -> 
         log.exception("run failed")
         await renderer.finish()
         await cl.Message(
-            content=f"⚠️ Something went wrong: {type(exc).__name__}: {exc}\n\n"
+            content=f"⚠️ Something went wrong: {type(exc).__name__}: {mask(str(exc))}\n\n"
             "*Your conversation is kept; send the message again.*",
             author=AUTHOR,
         ).send()

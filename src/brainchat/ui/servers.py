@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
+from brainchat.redact import get_logger
 from brainchat.settings import Settings
 from brainchat.tools.registry import ToolFailure, ToolSet
 
-log = logging.getLogger("brainchat.ui")
+log = get_logger("brainchat.ui")  # masks secrets in records
 _hub: Any = None
 _failures: list[ToolFailure] = []
 
