@@ -83,7 +83,7 @@ def test_presets_and_key_env() -> None:
         ({"CHAT_MODEL": spec(base_url="ftp://x")}, "CHAT_MODEL.base_url", "http://"),
         ({"CHAT_MODEL": spec(colour="red")}, "CHAT_MODEL.colour", "known keys"),
         ({"CHAT_MODEL": spec(model="")}, "CHAT_MODEL.model", "model name is required"),
-        ({"AGENT_MAX_ITERATIONS": "11"}, "AGENT_MAX_ITERATIONS", "1 to 10"),
+        ({"AGENT_MAX_ITERATIONS": "31"}, "AGENT_MAX_ITERATIONS", "1 to 30"),
         ({"AGENT_MAX_ITERATIONS": "five"}, "AGENT_MAX_ITERATIONS", "expected a int"),
         ({"AGENT_MAX_EXECUTION_TIME": "5"}, "AGENT_MAX_EXECUTION_TIME", "10 to 300"),
         ({"DEFAULT_MODE": "turbo"}, "DEFAULT_MODE", "chat, agent"),
@@ -103,14 +103,14 @@ def test_bad_values_name_variable_value_and_allowed(
 
 def test_out_of_range_is_refused_not_clamped() -> None:
     settings = load_settings({"AGENT_MAX_ITERATIONS": "0"}, dotenv=False)
-    assert settings.limits.max_iterations == 5  # the default stays; the error is reported
+    assert settings.limits.max_iterations == 10  # the default stays; the error is reported
     assert settings.errors
 
 
 def test_defaults_and_roles() -> None:
     settings = load_settings({"AGENT_FUNCTION_CALL_MODEL": spec(model="fc")}, dotenv=False)
     assert settings.errors == ()
-    assert settings.limits.max_iterations == 5 and settings.limits.max_execution_time == 60
+    assert settings.limits.max_iterations == 10 and settings.limits.max_execution_time == 60
     assert settings.model_for("answer").model == "fc"  # one model plays both roles
     assert settings.default_mode == "chat"
 
