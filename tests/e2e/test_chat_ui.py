@@ -82,7 +82,7 @@ def test_bad_setting_is_refused_and_previous_settings_stay(model_server, app, br
     save_settings(page)
     page.wait_for_selector("text=Settings not applied")
     body = page.inner_text("body")
-    assert "Max iterations" in body and "50" in body and "max iterations 5" in body
+    assert "Max iterations" in body and "50" in body and "max iterations 10" in body
     open_settings(page)
     fill_setting(page, "answer_temperature", "hot")
     save_settings(page)

@@ -166,7 +166,8 @@ class RunRenderer:
         await self._close(result)
 
     async def on_evaluation(self, e: ev.Evaluation) -> None:
-        label = {"continue": "another round", "answer": "ready to answer", "stop": "stop"}
+        label = {"continue": "another round", "answer": "ready to answer", "stop": "stop",
+                 "enough": "enough to answer", "not_enough": "not enough, trying another way"}  # fmt: skip
         step = _step(f"Evaluation · {label.get(e.verdict, e.verdict)}", "undefined",
                      await self._run_step(), show_input=False)  # fmt: skip
         await self._open(step)
