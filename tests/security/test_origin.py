@@ -48,7 +48,9 @@ def app(model_server, app_factory):
 @pytest.mark.parametrize("transport", ["websocket", "polling"])
 async def test_socket_from_a_foreign_origin_is_refused(app, transport):
     client = ChainlitSocket()
-    with pytest.raises(socketio.exceptions.ConnectionError):
+    # engineio's polling client closes its HTTP session before it reads a refusal's body, so
+    # it sometimes raises "Connection closed." instead (the raw 403 is checked below)
+    with pytest.raises((socketio.exceptions.ConnectionError, RuntimeError)):
         await client.connect(app, origin=EVIL, transport=transport)
     assert not client.sio.connected
     await client.close()
