@@ -22,6 +22,7 @@ from brainchat.tools.registry import ToolSet
 from brainchat.ui import format as fmt
 from brainchat.ui import panel
 from brainchat.ui.confirm import make_confirm
+from brainchat.ui.message_limit import too_long_notice
 from brainchat.ui.render import AUTHOR, RunRenderer
 
 log = get_logger("brainchat.ui")  # masks secrets in records
@@ -153,6 +154,9 @@ async def switch_mode(conv: Conversation, mode: str) -> None:
 
 
 async def handle_message(conv: Conversation, message: cl.Message) -> None:
+    if notice := too_long_notice(message.content or ""):
+        await cl.Message(content=notice, author=AUTHOR).send()
+        return
     text = (message.content or "").strip()
     mode = (message.modes or {}).get("mode")
     if mode in ("chat", "agent") and mode != conv.session.mode:

@@ -1,0 +1,56 @@
+"""A python-socketio client that speaks Chainlit's protocol, for tests that bypass the browser."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import socketio
+
+SOCKET_PATH = "/ws/socket.io"
+
+
+class ChainlitSocket:
+    """One Chainlit conversation over socket.io; every event received is kept as JSON text."""
+
+    def __init__(self) -> None:
+        self.sio = socketio.AsyncClient(reconnection=False)
+        self.events: list[tuple[str, str]] = []
+        self.sio.on("*", self._record)
+
+    async def _record(self, event: str, data: Any = None) -> None:
+        self.events.append((event, json.dumps(data, default=str)))
+
+    async def connect(self, url: str, *, origin: str | None, transport: str = "websocket") -> None:
+        """Open the socket (raises socketio.exceptions.ConnectionError when refused)."""
+        headers = {"Origin": origin} if origin else {}
+        auth = {"clientType": "webapp", "sessionId": str(uuid.uuid4()), "threadId": "",
+                "userEnv": "{}", "chatProfile": None}  # fmt: skip
+        await self.sio.connect(url, headers=headers, auth=auth, transports=[transport],
+                               socketio_path=SOCKET_PATH, wait_timeout=10)  # fmt: skip
+
+    def text(self) -> str:
+        return "\n".join(data for _, data in self.events)
+
+    async def wait_for(self, needle: str, timeout: float = 30) -> None:
+        """Wait until some received event contains `needle`."""
+        async with asyncio.timeout(timeout):
+            while needle not in self.text():
+                await asyncio.sleep(0.05)
+
+    async def start_chat(self) -> None:
+        """Tell the server the socket is ready (on_chat_start runs) and wait for the welcome."""
+        await self.sio.emit("connection_successful")
+        await self.wait_for("ready")  # the welcome: "brainchat is (not) ready"
+
+    async def send(self, text: str) -> None:
+        message = {"threadId": "", "id": str(uuid.uuid4()), "name": "User", "type": "user_message",
+                   "output": text, "createdAt": datetime.now(UTC).isoformat()}  # fmt: skip
+        await self.sio.emit("client_message", {"message": message, "fileReferences": []})
+
+    async def close(self) -> None:
+        if self.sio.connected:  # abort: a polling client would wait out its long poll (~25 s)
+            await self.sio.eio.disconnect(abort=True)
