@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from brainchat.agent.events import Event
+from brainchat.events import Event
 from brainchat.settings import ModelSpec
 
 SEARCH_RESULTS = [

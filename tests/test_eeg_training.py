@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from langchain_core.tools import ToolException
 
-from brainchat.agent import events
+from brainchat import events
 from brainchat.eeg.study import Study
 from brainchat.eeg.synthetic import write_demo_set
 from brainchat.eeg.tools import build_eeg_tools

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from brainchat.agent.events import Event
+from brainchat.events import Event
 
 APP = Path(__file__).resolve().parent / "app.py"
 

@@ -13,7 +13,11 @@ from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 
 from brainchat.agent.budget import ANSWER_RESERVE, Budget, tools_tokens
-from brainchat.agent.events import (
+from brainchat.agent.nodes import CURRENT_RUN, Deps, Nodes
+from brainchat.agent.policy import Evaluator, RoundRule, default_evaluator, default_round_rule
+from brainchat.agent.state import AgentState, RunContext
+from brainchat.agent.toolrun import CURRENT_CONFIRM, Confirm, ToolRunner
+from brainchat.events import (
     Event,
     Notice,
     RunFinished,
@@ -23,10 +27,6 @@ from brainchat.agent.events import (
     emit,
     stream_events,
 )
-from brainchat.agent.nodes import CURRENT_RUN, Deps, Nodes
-from brainchat.agent.policy import Evaluator, RoundRule, default_evaluator, default_round_rule
-from brainchat.agent.state import AgentState, RunContext
-from brainchat.agent.toolrun import Confirm, ToolRunner
 from brainchat.redact import get_logger
 from brainchat.settings import AgentLimits, ModelSpec
 from brainchat.usage import UsageCallback, UsageLedger
@@ -80,11 +80,22 @@ class Agent:
         self.graph = _graph(Nodes(deps))  # compiled once; per-run state lives in CURRENT_RUN
         self.last_run: RunContext | None = None
 
-    def run(self, question: str, history: list[BaseMessage] | None = None) -> AsyncIterator[Event]:
-        return stream_events(lambda: self._run(question, list(history or [])))
+    def run(
+        self,
+        question: str,
+        history: list[BaseMessage] | None = None,
+        *,
+        confirm: Confirm | None = None,
+    ) -> AsyncIterator[Event]:
+        """The events of one turn; `confirm` asks this turn's user (else the build-time hook)."""
+        return stream_events(lambda: self._run(question, list(history or []), confirm))
 
-    async def _run(self, question: str, history: list[BaseMessage]) -> None:
+    async def _run(
+        self, question: str, history: list[BaseMessage], confirm: Confirm | None = None
+    ) -> None:
         d = self.deps
+        if confirm is not None:
+            CURRENT_CONFIRM.set(confirm)  # this run's task only
         started = time.perf_counter()
         limit = d.limits.max_execution_time
         ctx = RunContext(

@@ -21,12 +21,12 @@ from langchain_core.messages import (
 )
 
 from brainchat.agent.budget import Budget, cut_text, fit_history, fit_run, message_tokens
-from brainchat.agent.events import Citations, Evaluation, ModelSwitch, Notice, ThinkingDone, emit
 from brainchat.agent.policy import Evaluator, RoundRule, default_round_rule, next_step
 from brainchat.agent.state import AgentState, RunContext
 from brainchat.agent.toolrun import ToolRunner
-from brainchat.chat import load_prompt
+from brainchat.events import Citations, Evaluation, ModelSwitch, Notice, ThinkingDone, emit
 from brainchat.llm import describe_error
+from brainchat.prompts import load_prompt
 from brainchat.settings import AgentLimits, ModelSpec
 from brainchat.usage import UsageCallback
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import time
 from typing import Any
@@ -12,9 +13,15 @@ from langchain_core.tools import BaseTool
 from pydantic import ValidationError
 
 from brainchat.agent.approval import Ask, Confirm, ask_for, request
-from brainchat.agent.events import ToolCallStarted, ToolFinished, emit, set_tool_call
 from brainchat.agent.state import LedgerEntry, RunContext, Seen, call_signature
+from brainchat.events import ToolCallStarted, ToolFinished, emit, set_tool_call
 from brainchat.tools.registry import flags_of
+
+# The run's own confirm hook (the browser tab or terminal that asked), so one compiled agent can
+# serve many turns: set by Agent.run for its task only.
+CURRENT_CONFIRM: contextvars.ContextVar[Confirm | None] = contextvars.ContextVar(
+    "brainchat_confirm", default=None
+)
 
 
 class ToolRunner:
@@ -102,7 +109,7 @@ class ToolRunner:
             ctx.tool_seconds += duration
             if entry.status != "cancelled":
                 emit(_finished_event(entry, duration))
-            from brainchat.agent.events import _tool_call
+            from brainchat.events import _tool_call
 
             _tool_call.reset(token)
 
@@ -176,10 +183,11 @@ class ToolRunner:
         _absorb(ctx, entry, message)
 
     async def _confirmed(self, entry: LedgerEntry, ask: Ask) -> bool:
-        if self.confirm is None:
+        confirm = CURRENT_CONFIRM.get() or self.confirm
+        if confirm is None:
             return False  # headless runs refuse tools that ask unless a confirm hook allows them
         try:
-            answer = request(self.confirm, entry.name, entry.args, ask)
+            answer = request(confirm, entry.name, entry.args, ask)
             return await asyncio.wait_for(answer, self.confirm_timeout) != "reject"
         except TimeoutError:
             return False

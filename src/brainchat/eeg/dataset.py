@@ -9,7 +9,7 @@ import numpy as np
 from langchain_core.tools import ToolException
 
 from brainchat.eeg.loading import class_names
-from brainchat.eeg.study import EpochSet, Op, Split, StudyState
+from brainchat.eeg.state import EpochSet, Op, Split, StudyState
 
 
 def _classes(state: StudyState, events: list[str] | None) -> list[str]:

@@ -8,8 +8,8 @@ from dataclasses import replace
 import numpy as np
 from langchain_core.tools import ToolException
 
-from brainchat.agent.events import ToolImage, ToolProgress, current_tool_call, emit
-from brainchat.eeg.study import Op, Step, StudyState, TrainedModel
+from brainchat.eeg.state import Op, Step, StudyState, TrainedModel
+from brainchat.events import ToolImage, ToolProgress, current_tool_call, emit
 
 
 def emit_image(png: bytes, title: str) -> str:

@@ -12,7 +12,7 @@ from langchain_core.tools import ToolException
 
 from brainchat.eeg.loading import Recording, infer_subject_session, read_raw
 from brainchat.eeg.paths import existing_data_file, file_format, relative_name
-from brainchat.eeg.study import Op, Step, StudyState
+from brainchat.eeg.state import Op, Step, StudyState
 
 
 def load_recordings(data_dir: Path, names: list[str]) -> tuple[tuple[Recording, ...], tuple]:

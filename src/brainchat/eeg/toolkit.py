@@ -7,8 +7,9 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
-from brainchat.agent.events import current_tool_call
-from brainchat.eeg.study import Op, Step, Study
+from brainchat.eeg.state import Op, Step
+from brainchat.eeg.study import Study
+from brainchat.events import current_tool_call
 from brainchat.tools.registry import set_flags
 
 READ_ONLY = {"read_only": True}

@@ -8,7 +8,8 @@ from typing import Any
 from langchain_core.tools import BaseTool
 
 from brainchat.eeg import schemas as s
-from brainchat.eeg.study import Op, Study, StudyState
+from brainchat.eeg.state import Op, StudyState
+from brainchat.eeg.study import Study
 from brainchat.eeg.toolkit import DESTRUCTIVE, READ_ONLY, make_tool, run_op, step
 from brainchat.eeg.view_tools import ica_tools, plot_tools
 

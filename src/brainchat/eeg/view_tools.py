@@ -8,7 +8,8 @@ from dataclasses import replace
 from langchain_core.tools import BaseTool
 
 from brainchat.eeg import schemas as s
-from brainchat.eeg.study import Study, StudyState
+from brainchat.eeg.state import StudyState
+from brainchat.eeg.study import Study
 from brainchat.eeg.toolkit import READ_ONLY, make_tool, run_op
 
 

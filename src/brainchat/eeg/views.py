@@ -11,7 +11,7 @@ from brainchat.eeg.decoding import emit_image
 from brainchat.eeg.loading import infer_subject_session
 from brainchat.eeg.paths import SUPPORTED_EXTENSIONS, file_format
 from brainchat.eeg.preprocessing import _canonical, check_channels
-from brainchat.eeg.study import Op, StudyState
+from brainchat.eeg.state import Op, StudyState
 
 
 def list_files(data_dir: Path, pattern: str, limit: int = 200) -> str:

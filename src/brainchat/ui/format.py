@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from brainchat.agent.events import Notice, Stats, ToolFinished
+from brainchat.events import Notice, Stats, ToolFinished
 from brainchat.tools.registry import ToolSet
 
 ROLE_LABELS = {"chat": "chat", "function_call": "function call", "answer": "answer"}

@@ -13,7 +13,7 @@ from typing import Any
 import chainlit as cl
 from chainlit.utils import utc_now
 
-from brainchat.agent import events as ev
+from brainchat import events as ev
 from brainchat.ui import format as fmt
 
 AUTHOR = "brainchat"
