@@ -9,7 +9,7 @@ from brainchat.session import Session
 from brainchat.settings import Settings
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 
-from support import collect, of, spec, write_fixture
+from support import collect, of, spec, wait_for_event, write_fixture
 
 
 def agent_session(server, tmp_path, **kw) -> Session:
@@ -88,8 +88,7 @@ async def test_usage_so_far_covers_the_call_still_streaming(scripted_server, tmp
             seen.append(event)
 
     task = asyncio.create_task(consume())
-    while sum(e.type == "answer_token" for e in seen) < 5:
-        await asyncio.sleep(0.02)
+    await wait_for_event(seen, "answer_token", 5)
     rows = {r.role: r for r in session.usage_so_far()}
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
