@@ -62,8 +62,13 @@ class AgentCache:
         self, settings: Settings, study: Study, search_cache: dict[str, Any]
     ) -> ToolSet:
         """The local tool families, rebuilt only when what they depend on changes."""
-        key = (settings.search_backend, settings.search_fixture, settings.limits.enable_cache,
-               id(study), settings.data_dir)  # fmt: skip
+        key = (
+            settings.search_backend,
+            settings.search_fixture,
+            settings.limits.enable_cache,
+            id(study),
+            settings.data_dir,
+        )
         if self._local is None or self._local[0] != key:
             self._local = (key, local_toolset(settings, study, search_cache))
         return self._local[1]
@@ -74,8 +79,13 @@ class AgentCache:
         fc_spec = settings.model_for("function_call")
         answer_spec = settings.model_for("answer")
         assert fc_spec is not None and answer_spec is not None
-        key = (fc_spec, answer_spec, settings.limits, tuple((t.name, id(t)) for t in tools),
-               context is not None)  # fmt: skip
+        key = (
+            fc_spec,
+            answer_spec,
+            settings.limits,
+            tuple((t.name, id(t)) for t in tools),
+            context is not None,
+        )
         if self.agent is None or key != self.key:
             self.agent = build_agent(
                 make_chat_model(fc_spec, "function_call"),

@@ -20,9 +20,12 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in commands:
         return commands[argv[0]](argv[1:])
     if argv and argv[0] in ("-h", "--help"):
-        print(__doc__ + "\n\nbrainchat [run] [chainlit run options: --host H --port P --headless ...]\n"
-              "brainchat ask [--mode chat|agent] [--json] QUESTION\nbrainchat tools [--json]\n"
-              "brainchat demo-data [--subjects N] [--trials N] [--format edf|fif]")  # fmt: skip
+        print(
+            __doc__
+            + "\n\nbrainchat [run] [chainlit run options: --host H --port P --headless ...]\n"
+            "brainchat ask [--mode chat|agent] [--json] QUESTION\nbrainchat tools [--json]\n"
+            "brainchat demo-data [--subjects N] [--trials N] [--format edf|fif]"
+        )
         return 0
     return _run_app(argv[1:] if argv and argv[0] == "run" else argv)
 

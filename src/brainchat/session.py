@@ -80,7 +80,7 @@ class Session:
     def set_mode(self, mode: str) -> None:
         if mode not in ("chat", "agent"):
             raise ValueError(f"mode {mode!r} is not valid; allowed: chat, agent")
-        self.mode = mode  # type: ignore[assignment]
+        self.mode = "chat" if mode == "chat" else "agent"
 
     def apply_settings(self, overrides: Mapping[str, Any]) -> Settings:
         """Apply settings-panel values from the next message on; a bad value changes nothing."""

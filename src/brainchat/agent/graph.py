@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -23,6 +23,7 @@ from brainchat.events import (
     RunFinished,
     RunStarted,
     Stats,
+    StopReason,
     ToolFinished,
     emit,
     stream_events,
@@ -36,12 +37,12 @@ log = get_logger("brainchat.agent")  # masks secrets in records
 
 def after_decide(state: AgentState) -> Literal["act", "answer", "finish"]:
     """Tool calls -> act; no calls (or a limit, or a failure with results) -> answer; else end."""
-    return state["route"]  # type: ignore[return-value]
+    return cast(Literal["act", "answer", "finish"], state["route"])
 
 
 def after_evaluate(state: AgentState) -> Literal["decide", "answer"]:
     """The verdict routes: enough or a limit -> answer; continue or not enough -> decide."""
-    return state["route"]  # type: ignore[return-value]
+    return cast(Literal["decide", "answer"], state["route"])
 
 
 def _graph(nodes: Nodes) -> Any:
@@ -115,7 +116,8 @@ class Agent:
             )
         )
         state: dict[str, Any] = {}
-        reason, answer, error = "answered", "", None
+        reason: StopReason = "answered"
+        answer, error = "", None
         too_long = self._too_long(question)
         if too_long:
             emit(
@@ -134,7 +136,7 @@ class Agent:
                 {"recursion_limit": 5 * d.limits.max_iterations + 10},
             )
             answer, error = state.get("answer", ""), state.get("error")
-            reason = "error" if error else (state.get("stop_reason") or "answered")
+            reason = "error" if error else cast(StopReason, state.get("stop_reason") or "answered")
         except asyncio.CancelledError:
             self._close_cancelled(ctx)
             self._emit_stats(ctx, started)
@@ -152,7 +154,7 @@ class Agent:
             )
             reason = "error"
         self._emit_stats(ctx, started)
-        emit(RunFinished(reason=reason, answer=answer, error=error))  # type: ignore[arg-type]
+        emit(RunFinished(reason=reason, answer=answer, error=error))
 
     def _too_long(self, question: str) -> str | None:
         """A question that alone exceeds a model's budget gets a message, not a request."""
@@ -163,9 +165,11 @@ class Agent:
             tokens = message_tokens([HumanMessage(question)], budget) + 600  # + the prompt
             if tokens > budget:
                 window = self.deps.budgets[role].window
-                return (f"Your message is about {tokens:,} tokens, more than {self.deps.names[role]} "
-                        f"can take in one request (context window {window:,} tokens, about "
-                        f"{budget:,} left for input). Nothing was sent to the model.")  # fmt: skip
+                return (
+                    f"Your message is about {tokens:,} tokens, more than {self.deps.names[role]} "
+                    f"can take in one request (context window {window:,} tokens, about "
+                    f"{budget:,} left for input). Nothing was sent to the model."
+                )
         return None
 
     def _close_cancelled(self, ctx: RunContext) -> None:
@@ -236,25 +240,38 @@ def build_agent(
     specs = specs or {}
     schemas = [convert_to_openai_tool(t) for t in tools]
     budgets = {
-        role: Budget(spec.context_window, spec.max_tokens or ANSWER_RESERVE,
-                     tools_tokens(schemas) if role == "function_call" else 0)
+        role: Budget(
+            spec.context_window,
+            spec.max_tokens or ANSWER_RESERVE,
+            tools_tokens(schemas) if role == "function_call" else 0,
+        )
         for role in ("function_call", "answer")
         for spec in [specs.get(role) or specs.get("function_call") or ModelSpec(model="?")]
-    }  # fmt: skip
+    }
     deps = Deps(
         function_call_llm=function_call_llm,
         answer_llm=answer_llm,
         bound_llm=function_call_llm.bind_tools(schemas) if tools else function_call_llm,
-        names={"function_call": specs["function_call"].name if "function_call" in specs else _model_name(function_call_llm),
-               "answer": specs["answer"].name if "answer" in specs else _model_name(answer_llm)},
+        names={
+            "function_call": specs["function_call"].name
+            if "function_call" in specs
+            else _model_name(function_call_llm),
+            "answer": specs["answer"].name if "answer" in specs else _model_name(answer_llm),
+        },
         limits=limits,
-        runner=ToolRunner(tools, limits.tool_timeout, confirm, limits.confirm_timeout, limits.max_calls_per_reply),
+        runner=ToolRunner(
+            tools, limits.tool_timeout, confirm, limits.confirm_timeout, limits.max_calls_per_reply
+        ),
         evaluator=evaluator or default_evaluator(limits.min_result_chars),
         context=context,
-        prompt_variants={"function_call": specs["function_call"].prompt_variant if "function_call" in specs else None,
-                         "answer": specs["answer"].prompt_variant if "answer" in specs else None},
+        prompt_variants={
+            "function_call": specs["function_call"].prompt_variant
+            if "function_call" in specs
+            else None,
+            "answer": specs["answer"].prompt_variant if "answer" in specs else None,
+        },
         budgets=budgets,
         specs=specs,
         round_rule=round_rule or default_round_rule,
-    )  # fmt: skip
+    )
     return Agent(deps, specs)

@@ -218,12 +218,16 @@ def _for_model(entry: LedgerEntry) -> str:
         return entry.result
     if entry.status == "skipped" and entry.reused is not None:
         if entry.reused.status == "success":
-            return (f"You already called {entry.name} with these arguments in round {entry.reused.round} "
-                    f"and nothing that changes state ran since. Its result was:\n{entry.result}\n"
-                    "Do not call it again; use this result or try different arguments.")  # fmt: skip
-        return (f"You already called {entry.name} with these arguments in round {entry.reused.round} "
-                f"and it failed: {entry.result}\nNothing changed since, so it would fail again: "
-                "change the arguments or use another tool.")  # fmt: skip
+            return (
+                f"You already called {entry.name} with these arguments in round {entry.reused.round} "
+                f"and nothing that changes state ran since. Its result was:\n{entry.result}\n"
+                "Do not call it again; use this result or try different arguments."
+            )
+        return (
+            f"You already called {entry.name} with these arguments in round {entry.reused.round} "
+            f"and it failed: {entry.result}\nNothing changed since, so it would fail again: "
+            "change the arguments or use another tool."
+        )
     return f"Error: {entry.error}"
 
 
@@ -236,8 +240,10 @@ def _reuse_note(seen: Seen) -> str:
 
 
 def _over_cap(name: str, cap: int) -> str:
-    return (f"refused: the reply asked for more than {cap} tool calls and only the first {cap} ran; "
-            f"call {name} in your next step if it is still needed")  # fmt: skip
+    return (
+        f"refused: the reply asked for more than {cap} tool calls and only the first {cap} ran; "
+        f"call {name} in your next step if it is still needed"
+    )
 
 
 def _finished_event(entry: LedgerEntry, duration: float) -> ToolFinished:
@@ -255,11 +261,20 @@ def _finished_event(entry: LedgerEntry, duration: float) -> ToolFinished:
     else:
         summary = entry.error or entry.status
     return ToolFinished(
-        call_id=entry.call_id, name=entry.name, status=status, duration=round(duration, 4), summary=summary,
-        content=entry.result[:4000], error=entry.error if status != "success" else None, cache_hit=entry.cache_hit,
-        result_count=len(entry.sources) if entry.sources else None, top=top, structured=entry.structured,
-        started_at=entry.started_at, finished_at=entry.finished_at or time.time(),
-    )  # fmt: skip
+        call_id=entry.call_id,
+        name=entry.name,
+        status=status,
+        duration=round(duration, 4),
+        summary=summary,
+        content=entry.result[:4000],
+        error=entry.error if status != "success" else None,
+        cache_hit=entry.cache_hit,
+        result_count=len(entry.sources) if entry.sources else None,
+        top=top,
+        structured=entry.structured,
+        started_at=entry.started_at,
+        finished_at=entry.finished_at or time.time(),
+    )
 
 
 def _validation_text(exc: ValidationError) -> str:

@@ -37,8 +37,10 @@ def step(op: str, params: dict[str, Any], label: str) -> Callable[[], Op]:
     return make
 
 
-def make_tool(fn: Callable[..., Awaitable[str]], name: str, description: str, schema: type,
-          **flags: Any) -> BaseTool:  # fmt: skip
-    tool = StructuredTool.from_function(coroutine=fn, name=name, description=description,
-                                        args_schema=schema)  # fmt: skip
+def make_tool(
+    fn: Callable[..., Awaitable[str]], name: str, description: str, schema: type, **flags: Any
+) -> BaseTool:
+    tool = StructuredTool.from_function(
+        coroutine=fn, name=name, description=description, args_schema=schema
+    )
     return set_flags(tool, source="local", **flags)

@@ -30,8 +30,10 @@ def list_files(data_dir: Path, pattern: str, limit: int = 200) -> str:
                 f"{path.relative_to(root)} ({size:.1f} MB, subject {subject}, session {session})"
             )
     if not found:
-        return (f"no EEG files match '{pattern}' in {root} (formats: {', '.join(SUPPORTED_EXTENSIONS)}); "
-                "`brainchat demo-data` writes a demo set")  # fmt: skip
+        return (
+            f"no EEG files match '{pattern}' in {root} (formats: {', '.join(SUPPORTED_EXTENSIONS)}); "
+            "`brainchat demo-data` writes a demo set"
+        )
     more = f"\n... {len(found) - limit} more" if len(found) > limit else ""
     return f"{len(found)} file(s) in {root}:\n" + "\n".join(found[:limit]) + more
 

@@ -96,8 +96,15 @@ class McpHub:
     def _make(server: ServerConnection, tool: Any, name: str) -> BaseTool:
         hinted = hints_of(tool).get("destructiveHint") is True
         read_only, destructive, timeout = server.config.flags_for(tool.name, hinted)
-        return make_tool(server.name, tool, server.call, name=name, read_only=read_only,
-                         destructive=destructive, timeout=timeout)  # fmt: skip
+        return make_tool(
+            server.name,
+            tool,
+            server.call,
+            name=name,
+            read_only=read_only,
+            destructive=destructive,
+            timeout=timeout,
+        )
 
     def failures(self) -> list[ToolFailure]:
         down = [

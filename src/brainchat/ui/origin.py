@@ -113,8 +113,10 @@ class OriginGuard:
             await receive()  # websocket.connect; closing before accepting answers HTTP 403
             await send({"type": "websocket.close", "code": 1008})
             return
-        headers = [(b"content-type", b"text/plain; charset=utf-8"),
-                   (b"content-length", str(len(REFUSAL)).encode())]  # fmt: skip
+        headers = [
+            (b"content-type", b"text/plain; charset=utf-8"),
+            (b"content-length", str(len(REFUSAL)).encode()),
+        ]
         await send({"type": "http.response.start", "status": 403, "headers": headers})
         await send({"type": "http.response.body", "body": REFUSAL})
 
