@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import functools
+import inspect
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -37,10 +42,37 @@ def step(op: str, params: dict[str, Any], label: str) -> Callable[[], Op]:
     return make
 
 
+async def in_thread(fn: Callable[..., str], /, **kwargs: Any) -> str:
+    """Run a blocking tool body in a worker thread, so every other session's coroutines go on.
+
+    `fn` gets a `stop` event (keyword) that is set when the caller gives up (the tool's timeout,
+    a cancelled run); the body should check it and end early. The thread is not waited for:
+    a timed-out tool reports at once and its thread ends at its next check of `stop`.
+    """
+    stop = threading.Event()
+    context = contextvars.copy_context()  # the tool-call id and event sink follow into the thread
+    call = functools.partial(context.run, fn, stop=stop, **kwargs)
+    try:
+        return await asyncio.get_running_loop().run_in_executor(None, call)
+    except asyncio.CancelledError:
+        stop.set()
+        raise
+
+
 def make_tool(
-    fn: Callable[..., Awaitable[str]], name: str, description: str, schema: type, **flags: Any
+    fn: Callable[..., Any], name: str, description: str, schema: type, **flags: Any
 ) -> BaseTool:
+    """A flagged local tool. A plain (blocking) function body runs through `in_thread`; it must
+    accept a `stop` keyword; a coroutine function runs on the event loop and must not block."""
+    if inspect.iscoroutinefunction(fn):
+        coroutine: Callable[..., Awaitable[str]] = fn
+    else:
+
+        @functools.wraps(fn)
+        async def coroutine(**kwargs: Any) -> str:
+            return await in_thread(fn, **kwargs)
+
     tool = StructuredTool.from_function(
-        coroutine=fn, name=name, description=description, args_schema=schema
+        coroutine=coroutine, name=name, description=description, args_schema=schema
     )
     return set_flags(tool, source="local", **flags)

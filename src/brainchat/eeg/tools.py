@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from langchain_core.tools import BaseTool
 
 from brainchat.eeg import schemas as s
+from brainchat.eeg.listing import MAX_LISTED_ENTRIES
 from brainchat.eeg.state import Op, StudyState
 from brainchat.eeg.study import Study
 from brainchat.eeg.toolkit import DESTRUCTIVE, READ_ONLY, make_tool, run_op, step
@@ -15,17 +17,17 @@ from brainchat.eeg.view_tools import ica_tools, plot_tools
 
 
 def _data_tools(study: Study) -> list[BaseTool]:
-    async def list_data_files(pattern: str = "*") -> str:
-        from brainchat.eeg.views import list_files
+    def list_data_files(pattern: str = "*", *, stop: threading.Event) -> str:
+        from brainchat.eeg.listing import list_files
 
-        return list_files(study.data_dir, pattern)
+        return list_files(study.data_dir, pattern, stop)
 
     async def load_data(files: list[str]) -> str:
         from brainchat.eeg.preprocessing import load_op
 
         return await run_op(study, load_op(study.data_dir, files))
 
-    async def get_study_state() -> str:
+    def get_study_state(*, stop: threading.Event) -> str:
         from brainchat.eeg.report import describe
 
         return describe(study.state)
@@ -40,7 +42,9 @@ def _data_tools(study: Study) -> list[BaseTool]:
             list_data_files,
             "list_data_files",
             "List EEG files (EDF, BDF, GDF, FIF, EEGLAB .set, "
-            "BrainVision .vhdr) in the data folder, with inferred subject/session.",
+            "BrainVision .vhdr) in the data folder, with inferred subject/session. The pattern "
+            "matches at any depth; one starting with a subfolder lists only that folder. At most "
+            f"{MAX_LISTED_ENTRIES:,} entries are walked and one '**' is allowed per pattern.",
             s.ListFilesArgs,
             **READ_ONLY,
         ),

@@ -1,41 +1,14 @@
-"""Read-only study operations that draw figures and list files."""
+"""Read-only study operations that draw figures."""
 
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 from langchain_core.tools import ToolException
 
 from brainchat.eeg.decoding import emit_image
-from brainchat.eeg.loading import infer_subject_session
-from brainchat.eeg.paths import SUPPORTED_EXTENSIONS, file_format
 from brainchat.eeg.preprocessing import _canonical, check_channels
 from brainchat.eeg.state import Op, StudyState
-
-
-def list_files(data_dir: Path, pattern: str, limit: int = 200) -> str:
-    root = data_dir.resolve()
-    if not root.is_dir():
-        return f"the data folder {root} does not exist yet (run `brainchat demo-data` to create a demo set)"
-    if ".." in Path(pattern).parts or Path(pattern).is_absolute():
-        raise ToolException("the pattern must be relative to the data folder, without '..'")
-    found = []
-    for path in sorted(root.rglob(pattern)):
-        resolved = path.resolve()
-        if path.is_file() and file_format(path) and resolved.is_relative_to(root):
-            subject, session = infer_subject_session(path)
-            size = path.stat().st_size / 1e6
-            found.append(
-                f"{path.relative_to(root)} ({size:.1f} MB, subject {subject}, session {session})"
-            )
-    if not found:
-        return (
-            f"no EEG files match '{pattern}' in {root} (formats: {', '.join(SUPPORTED_EXTENSIONS)}); "
-            "`brainchat demo-data` writes a demo set"
-        )
-    more = f"\n... {len(found) - limit} more" if len(found) > limit else ""
-    return f"{len(found)} file(s) in {root}:\n" + "\n".join(found[:limit]) + more
 
 
 def _pick_raw(state: StudyState, file: str | None):
