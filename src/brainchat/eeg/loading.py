@@ -29,6 +29,9 @@ class Recording:
     subject: str
     session: str
     fmt: str
+    damage: str = (
+        ""  # what reading found missing or damaged (e.g. a truncated file), shown to the user
+    )
 
 
 def infer_subject_session(path: Path) -> tuple[str, str]:
@@ -47,8 +50,12 @@ def infer_subject_session(path: Path) -> tuple[str, str]:
     return subject_id, session.group(1) if session else "1"
 
 
-def read_raw(path: Path) -> mne.io.BaseRaw:
-    """Read one file into memory; unreadable files become a ToolException naming the file."""
+def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
+    """Read one file into memory; unreadable files become a ToolException naming the file.
+
+    Missing or damaged data that the reader works around (a truncated EDF, a FIF cut short)
+    is described in `notes`: the data loads, and the user is told what is not there.
+    """
     import mne
 
     fmt = file_format(path)
@@ -65,11 +72,28 @@ def read_raw(path: Path) -> mne.io.BaseRaw:
     try:
         raw = readers[fmt](path, preload=True, verbose="error")
     except Exception as exc:  # any reader error: the file is corrupt or not what it claims
-        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-        raise ToolException(
-            f"could not read '{path.name}' as {fmt.upper()}: {reason}. "
-            "The file may be corrupt or truncated; choose another file"
-        ) from None
+        raw = _intact_fif_part(path) if fmt == "fif" else None
+        if raw is None:
+            reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            raise ToolException(
+                f"could not read '{path.name}' as {fmt.upper()}: {reason}. "
+                "The file may be corrupt or truncated; choose another file"
+            ) from None
+        _note(
+            notes,
+            f"'{path.name}' ends early: it looks cut short (the last data block is incomplete); "
+            f"loaded the {raw.times[-1] + 1 / raw.info['sfreq']:.0f} s before the cut, "
+            "the rest of the recording is missing",
+        )
+    if fmt in ("edf", "bdf", "gdf"):
+        stated = _header_seconds(path)
+        held = raw.n_times / raw.info["sfreq"]
+        if stated is not None and held < stated[0] - stated[1] / 2:
+            _note(
+                notes,
+                f"'{path.name}': header says {stated[0]:.0f} s, the file holds {held:.0f} s: "
+                f"it looks truncated (only those {held:.0f} s were loaded)",
+            )
     if fmt == "vhdr":  # BrainVision writes free-text labels as "Comment/<label>"
         desc = [d.removeprefix("Comment/") for d in raw.annotations.description]
         ann = raw.annotations
@@ -77,6 +101,61 @@ def read_raw(path: Path) -> mne.io.BaseRaw:
     eeg = mne.pick_types(raw.info, eeg=True, exclude=[])
     if len(eeg) == 0 and len(raw.ch_names) > 0:
         raw.set_channel_types(dict.fromkeys(raw.ch_names, "eeg"), verbose="error")
+    return raw
+
+
+def _note(notes: list[str] | None, text: str) -> None:
+    if notes is not None:
+        notes.append(text)
+
+
+def _header_seconds(path: Path) -> tuple[float, float] | None:
+    """(duration, record length) an EDF/BDF/GDF header states, or None if it does not say.
+
+    The reader trusts the file size over the header's record count (MNE only warns, and the
+    warning is silenced), so this is how a truncated file is caught.
+    """
+    try:
+        with path.open("rb") as f:
+            head = f.read(256)
+    except OSError:
+        return None
+    if len(head) < 256:
+        return None
+    try:
+        if head.startswith(b"GDF"):
+            records = int.from_bytes(head[236:244], "little", signed=True)
+            num = int.from_bytes(head[244:248], "little")
+            den = int.from_bytes(head[248:252], "little")
+            seconds = num / den if den else 0.0
+        else:  # EDF and BDF: ASCII fields
+            records = int(head[236:244].decode("ascii").strip())
+            seconds = float(head[244:252].decode("ascii").strip())
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if records <= 0 or seconds <= 0:
+        return None  # -1: the count was never written (a recording not stopped cleanly)
+    return records * seconds, seconds
+
+
+def _intact_fif_part(path: Path) -> mne.io.BaseRaw | None:
+    """The complete data blocks of a FIF cut short, or None if nothing can be recovered.
+
+    MNE finds the blocks by scanning tags when the file's directory is missing, but its
+    preload fails on the last, incomplete block; dropping that block loads the rest.
+    """
+    import mne
+
+    try:
+        raw = mne.io.read_raw_fif(path, preload=False, verbose="error")
+        bounds = raw._raw_extras[0]["bounds"]  # sample bounds of the data blocks (MNE internals)
+        if len(bounds) < 3:
+            return None
+        last = (bounds[-2] - 1) / raw.info["sfreq"]
+        raw.crop(tmax=last, include_tmax=True)
+        raw.load_data(verbose="error")
+    except Exception:  # noqa: BLE001 - any failure: the file is not recoverable, say so
+        return None
     return raw
 
 

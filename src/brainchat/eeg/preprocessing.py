@@ -24,8 +24,10 @@ def load_recordings(data_dir: Path, names: list[str]) -> tuple[tuple[Recording, 
     for path in paths:
         subject, session = infer_subject_session(path)
         name = relative_name(data_dir, path)
-        recordings.append(Recording(name, path, subject, session, file_format(path) or ""))
-        raws.append(read_raw(path))
+        notes: list[str] = []
+        raws.append(read_raw(path, notes))
+        fmt = file_format(path) or ""
+        recordings.append(Recording(name, path, subject, session, fmt, "; ".join(notes)))
     return tuple(recordings), tuple(raws)
 
 
@@ -39,10 +41,13 @@ def load_op(data_dir: Path, names: list[str]) -> Op:
         recordings, raws = load_recordings(data_dir, names)
         new = StudyState(recordings=recordings, raws=raws)
         chans = {tuple(r.ch_names) for r in raws}
-        note = "" if len(chans) == 1 else "\nwarning: files differ in channels; pick common ones"
+        warnings = [f"warning: {r.damage}" for r in recordings if r.damage]
+        if len(chans) > 1:
+            warnings.append("warning: files differ in channels; pick common ones")
         from brainchat.eeg.report import describe
 
-        return new, f"loaded {len(raws)} file(s)\n{describe(new)}{note}"
+        # warnings first: a truncated file must not hide below the channel list
+        return new, "\n".join([f"loaded {len(raws)} file(s)", *warnings, describe(new)])
 
     return op
 

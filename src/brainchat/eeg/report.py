@@ -61,7 +61,7 @@ def describe(state: StudyState) -> str:
         lines.append(
             f"- {rec.name}: subject {rec.subject}, session {rec.session}, "
             f"{len(raw.ch_names)} ch @ {raw.info['sfreq']:g} Hz, {raw.times[-1]:.0f} s, "
-            f"events: {counts}"
+            f"events: {counts}" + (f" (damaged: {rec.damage})" if rec.damage else "")
         )
     lines.append("channels: " + ", ".join(state.raws[0].ch_names))
     hist = [s.label for s in state.history]

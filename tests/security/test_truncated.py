@@ -1,0 +1,91 @@
+"""A truncated recording never loads silently: what is missing reaches the tool result and the step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from langchain_core.tools import ToolException
+
+from brainchat.agent.graph import build_agent
+from brainchat.eeg.study import Study
+from brainchat.eeg.synthetic import make_recording, write_raw
+from brainchat.eeg.tools import build_eeg_tools
+from brainchat.llm import make_chat_model
+from brainchat.settings import AgentLimits
+from brainchat.testing.scripted_server import Call, Text, ToolCalls
+
+from support import collect, of, spec
+
+
+@pytest.fixture(scope="module")
+def recordings(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 724 s recording as EDF and FIF, each whole and cut short, in one data folder."""
+    root = tmp_path_factory.mktemp("trunc")
+    raw = make_recording(1, 1)  # 96 trials: 724 s at 250 Hz, 22 channels
+    for ext in ("edf", "fif"):
+        whole = root / f"sub-01_whole_eeg.{ext}"
+        write_raw(raw, whole)
+        data = whole.read_bytes()
+        cut = 500_000 if ext == "edf" else len(data) // 2 + 3  # the issue's 500 KB; a FIF mid-block
+        (root / f"sub-01_cut_eeg.{ext}").write_bytes(data[:cut])
+    (root / "sub-02_stub_eeg.fif").write_bytes((root / "sub-01_whole_eeg.fif").read_bytes()[:3000])
+    return root
+
+
+async def load(root: Path, name: str) -> tuple[str, Study]:
+    study = Study(root)
+    tools = {t.name: t for t in build_eeg_tools(study)}
+    return await tools["load_data"].ainvoke({"files": [name]}), study
+
+
+async def test_a_truncated_edf_says_what_its_header_promised(recordings: Path) -> None:
+    result, study = await load(recordings, "sub-01_cut_eeg.edf")
+    assert result.splitlines()[0] == "loaded 1 file(s)"
+    warning = result.splitlines()[1]
+    assert warning.startswith("warning: 'sub-01_cut_eeg.edf': header says 724 s, the file holds")
+    held = study.state.raws[0].n_times / study.state.raws[0].info["sfreq"]
+    assert 0 < held < 100 and f"the file holds {held:.0f} s: it looks truncated" in warning
+    state = await {t.name: t for t in build_eeg_tools(study)}["get_study_state"].ainvoke({})
+    assert "damaged: 'sub-01_cut_eeg.edf': header says 724 s" in state  # kept with the study
+
+
+async def test_a_whole_edf_and_fif_load_without_a_warning(recordings: Path) -> None:
+    for name in ("sub-01_whole_eeg.edf", "sub-01_whole_eeg.fif"):
+        result, study = await load(recordings, name)
+        assert "warning" not in result and "damaged" not in result, name
+        assert study.state.raws[0].times[-1] > 720
+
+
+async def test_a_fif_cut_short_loads_its_intact_blocks_and_says_the_rest_is_missing(
+    recordings: Path,
+) -> None:
+    result, study = await load(recordings, "sub-01_cut_eeg.fif")
+    held = study.state.raws[0].times[-1]
+    assert 300 < held < 400  # about half of the 724 s
+    assert "warning: 'sub-01_cut_eeg.fif' ends early: it looks cut short" in result
+    assert "the rest of the recording is missing" in result
+
+
+async def test_a_fif_cut_inside_its_header_is_refused_by_name(recordings: Path) -> None:
+    study = Study(recordings)
+    tools = {t.name: t for t in build_eeg_tools(study)}
+    with pytest.raises(ToolException, match=r"could not read 'sub-02_stub_eeg.fif' as FIF.*trunc"):
+        await tools["load_data"].ainvoke({"files": ["sub-02_stub_eeg.fif"]})
+    assert study.stage == "empty"
+
+
+async def test_the_truncation_reaches_the_agent_step(scripted_server, recordings: Path) -> None:
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("load_data", {"files": ["sub-01_cut_eeg.edf"]})]), Text("ok"))
+    s.queue("ans", Text("The file looks truncated."))
+    limits = AgentLimits(max_iterations=4, max_execution_time=120)
+    agent = build_agent(make_chat_model(spec(s, "fc"), "function_call"),
+                        make_chat_model(spec(s, "ans"), "answer"),
+                        build_eeg_tools(Study(recordings)), limits)  # fmt: skip
+    events = await collect(agent.run("load sub-01_cut_eeg.edf"))
+    done = of(events, "tool_finished")
+    assert [(e.name, e.status) for e in done] == [("load_data", "success")]
+    assert "header says 724 s" in done[0].content and "looks truncated" in done[0].content
+    # and the model's next request carries it, so the answer can tell the user
+    assert any("header says 724 s" in str(r) for r in s.requests_for("fc")[1:])
