@@ -133,6 +133,9 @@ def _print_event(event: Event) -> None:
         )
     elif e.type == "notice":
         out.write(f"\n! {e.message}{' ' + e.hint if e.hint else ''}\n")
+    elif e.type == "study_restored":
+        out.write(f"· study restored ({e.stage}): {'; '.join(e.replayed) or 'nothing'}"
+                  f"{'; stopped at ' + e.problem if e.problem else ''}\n")  # fmt: skip
     elif e.type == "stats":
         out.write("\n\n" + format_stats(e) + "\n")
     out.flush()

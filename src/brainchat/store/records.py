@@ -69,13 +69,14 @@ class Store(ThreadStore):
             await conn.execute(delete(elements).where(elements.c.id == element_id))
         return key
 
-    async def object_owner(self, object_key: str) -> str | None:
-        """The identifier of the user whose thread holds the element stored under `object_key`."""
-        stmt = (select(threads.c.userIdentifier)
+    async def object_owner(self, object_key: str) -> tuple[str, str | None] | None:
+        """(owner identifier, mime) of the element stored under `object_key`, or None."""
+        stmt = (select(threads.c.userIdentifier, elements.c.mime)
                 .join(elements, elements.c.threadId == threads.c.id)
                 .where(elements.c.objectKey == object_key))  # fmt: skip
         async with self.engine.connect() as conn:
-            return (await conn.execute(stmt)).scalar()
+            row = (await conn.execute(stmt)).first()
+        return None if row is None or row[0] is None else (row[0], row[1])
 
     # -- feedback -------------------------------------------------------------------------
     async def upsert_feedback(self, feedback: dict[str, Any]) -> str:

@@ -65,6 +65,11 @@ class ThreadStore(Db):
             stmt = select(threads.c.userIdentifier).where(threads.c.id == thread_id)
             return (await conn.execute(stmt)).scalar()
 
+    async def thread_user_id(self, thread_id: str) -> str | None:
+        async with self.engine.connect() as conn:
+            stmt = select(threads.c.userId).where(threads.c.id == thread_id)
+            return (await conn.execute(stmt)).scalar()
+
     async def get_thread(self, thread_id: str) -> dict[str, Any] | None:
         """The thread with its steps (oldest first, with feedback) and elements."""
         async with self.engine.connect() as conn:
