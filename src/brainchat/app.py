@@ -20,7 +20,6 @@ persistence.install(config.run.host)  # stored threads and login; refuses an exp
 
 @cl.on_app_startup
 async def startup() -> None:
-    await persistence.startup()
     await servers.start(load_settings())
 
 

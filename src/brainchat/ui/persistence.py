@@ -3,12 +3,13 @@
 `install(host)` runs when the app module is imported (before Chainlit checks its auth secret):
 it reads the store configuration, refuses a non-loopback host without login, sets the auth
 secret from the state folder, and registers the data layer and the login callback.
-`startup()` (Chainlit's app start-up) migrates the schema and checks that password login has
-accounts. Either step that fails stops the app with a message saying what to set.
+it also migrates the schema and checks that password login has accounts. A step that fails stops
+the app with a message saying what to set.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import shutil
@@ -19,7 +20,7 @@ from typing import Any, NoReturn
 
 import chainlit as cl
 
-from brainchat.redact import get_logger
+from brainchat.redact import get_logger, mask
 from brainchat.store.accounts import Accounts, LoginThrottle
 from brainchat.store.config import LOCAL_USER, StoreConfig, exposure_problem, load_store_config
 from brainchat.store.state import auth_secret, ensure_state_dir, models_dir, user_data_dir
@@ -52,7 +53,6 @@ def active() -> Persistence | None:
 
 def _stop(message: str) -> NoReturn:
     print(f"brainchat: {message}", file=sys.stderr, flush=True)
-    log.error("%s", message)
     raise SystemExit(2)
 
 
@@ -75,6 +75,7 @@ def install(host: str) -> Persistence:
     from brainchat.ui import routes
     from brainchat.ui.datalayer import BrainchatDataLayer, LocalStorageClient
 
+    _prepare(cfg)
     store = Store(make_engine(cfg.database_url))
     storage = LocalStorageClient(cfg.files_dir)
     _active = p = Persistence(cfg, store, Accounts(store), key, LoginThrottle())
@@ -84,26 +85,36 @@ def install(host: str) -> Persistence:
     return p
 
 
-async def startup() -> None:
-    """Bring the database to the current schema; password login needs at least one account."""
-    from brainchat.store.database import SchemaError, migrate
+def _prepare(cfg: StoreConfig) -> None:
+    """Migrate the schema and check the accounts before the server starts (own loop, own thread:
+    the app module may be imported inside a running loop, on `chainlit run -w` reloads)."""
+    from concurrent.futures import ThreadPoolExecutor
 
-    p = _active
-    if p is None:
-        return
+    with ThreadPoolExecutor(1) as pool:
+        problem = pool.submit(asyncio.run, _check_database(cfg)).result()
+    if problem:
+        _stop(problem)
+
+
+async def _check_database(cfg: StoreConfig) -> str | None:
+    from brainchat.store.database import SchemaError, make_engine, migrate
+    from brainchat.store.records import Store
+
+    engine = make_engine(cfg.database_url)
     try:
-        before, after = await migrate(p.store.engine)
+        before, after = await migrate(engine)
+        if before != after:
+            log.info("database %s: schema version %s -> %s", cfg.shown_url, before, after)
+        if cfg.auth == "password" and not await Accounts(Store(engine)).list():
+            return ("BRAINCHAT_AUTH=password but there are no accounts yet: add one with `brainchat "
+                    "users add NAME` (same DATABASE_URL / BRAINCHAT_STATE_DIR), then start again")  # fmt: skip
     except SchemaError as exc:
-        _stop(str(exc))
+        return str(exc)
     except Exception as exc:  # noqa: BLE001 - an unreachable database is named, then we stop
-        _stop(
-            f"cannot open the database {p.config.shown_url}: {type(exc).__name__}: {str(exc)[:200]}"
-        )
-    if before != after:
-        log.info("database %s: schema version %s -> %s", p.config.shown_url, before, after)
-    if p.config.auth == "password" and not await p.accounts.list():
-        _stop("BRAINCHAT_AUTH=password but there are no accounts yet: add one with "
-              "`brainchat users add NAME` (same DATABASE_URL / BRAINCHAT_STATE_DIR), then start again")  # fmt: skip
+        return f"cannot open the database {cfg.shown_url}: {type(exc).__name__}: {mask(str(exc))[:200]}"
+    finally:
+        await engine.dispose()
+    return None
 
 
 def _install_login(p: Persistence) -> None:
@@ -142,8 +153,6 @@ async def check_password(p: Persistence, username: str, password: str) -> cl.Use
 
 async def _delete_models(thread_id: str, owner: str | None) -> None:
     """A deleted thread takes its saved models with it."""
-    import asyncio
-
     p = _active
     if p is None or not owner:
         return
