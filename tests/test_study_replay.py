@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brainchat.agent import events
+from brainchat import events
 from brainchat.eeg.replay import compact, summary
 from brainchat.eeg.study import Study
 from brainchat.eeg.synthetic import write_demo_set

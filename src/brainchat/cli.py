@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from brainchat.agent.events import Event
+from brainchat.events import Event
 
 APP = Path(__file__).resolve().parent / "app.py"
 
@@ -20,10 +20,13 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in commands:
         return commands[argv[0]](argv[1:])
     if argv and argv[0] in ("-h", "--help"):
-        print(__doc__ + "\n\nbrainchat [run] [chainlit run options: --host H --port P --headless ...]\n"
-              "brainchat ask [--mode chat|agent] [--json] QUESTION\nbrainchat tools [--json]\n"
-              "brainchat demo-data [--subjects N] [--trials N] [--format edf|fif]\n"
-              "brainchat users add NAME | passwd NAME | list | remove NAME [--purge]")  # fmt: skip
+        print(
+            __doc__
+            + "\n\nbrainchat [run] [chainlit run options: --host H --port P --headless ...]\n"
+            "brainchat ask [--mode chat|agent] [--json] QUESTION\nbrainchat tools [--json]\n"
+            "brainchat demo-data [--subjects N] [--trials N] [--format edf|fif]\n"
+            "brainchat users add NAME | passwd NAME | list | remove NAME [--purge]"
+        )
         return 0
     return _run_app(argv[1:] if argv and argv[0] == "run" else argv)
 
@@ -163,8 +166,10 @@ def _print_event(event: Event) -> None:
     elif e.type == "notice":
         out.write(f"\n! {e.message}{' ' + e.hint if e.hint else ''}\n")
     elif e.type == "study_restored":
-        out.write(f"· study restored ({e.stage}): {'; '.join(e.replayed) or 'nothing'}"
-                  f"{'; stopped at ' + e.problem if e.problem else ''}\n")  # fmt: skip
+        out.write(
+            f"· study restored ({e.stage}): {'; '.join(e.replayed) or 'nothing'}"
+            f"{'; stopped at ' + e.problem if e.problem else ''}\n"
+        )
     elif e.type == "stats":
         out.write("\n\n" + format_stats(e) + "\n")
     out.flush()

@@ -115,8 +115,10 @@ async def _remove(
         return 1
     threads = await store.user_thread_ids(opts.name)
     if not opts.purge:
-        print(f"removed {opts.name}; their {len(threads)} conversation(s) are kept (adding the name "
-              "again gives them back; --purge deletes them)")  # fmt: skip
+        print(
+            f"removed {opts.name}; their {len(threads)} conversation(s) are kept (adding the name "
+            "again gives them back; --purge deletes them)"
+        )
         return 0
     files = LocalFiles(cfg.files_dir)
     for thread_id in threads:
@@ -125,6 +127,8 @@ async def _remove(
     await store.delete_user(opts.name)
     models = user_data_dir(cfg.data_dir, opts.name, "password") / "models"
     shutil.rmtree(models, ignore_errors=True)
-    print(f"removed {opts.name} and their {len(threads)} conversation(s) and saved models "
-          "(their EEG files are left in the data folder)")  # fmt: skip
+    print(
+        f"removed {opts.name} and their {len(threads)} conversation(s) and saved models "
+        "(their EEG files are left in the data folder)"
+    )
     return 0

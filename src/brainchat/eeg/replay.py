@@ -15,7 +15,7 @@ from typing import Any
 
 from langchain_core.tools import ToolException
 
-from brainchat.eeg.study import Step, StudyState
+from brainchat.eeg.state import Step, StudyState
 
 Entry = dict[str, Any]
 DERIVED = {"epoch": ("epoch", "split", "train"), "split": ("split", "train")}
@@ -75,8 +75,9 @@ def replay(log: list[Entry], data_dir: Path, key: bytes, stop: threading.Event) 
     return out
 
 
-def apply(entry: Entry, state: StudyState, data_dir: Path, key: bytes, stop: threading.Event
-          ) -> StudyState:  # fmt: skip
+def apply(
+    entry: Entry, state: StudyState, data_dir: Path, key: bytes, stop: threading.Event
+) -> StudyState:
     """One entry applied to `state` with the same operations the tools use."""
     from brainchat.eeg import dataset, decoding, preprocessing
 
@@ -96,8 +97,9 @@ def apply(entry: Entry, state: StudyState, data_dir: Path, key: bytes, stop: thr
         return replace(new(state, stop)[0], ica=None)
     if op == "epoch":
         base = tuple(entry["baseline"]) if entry.get("baseline") is not None else None
-        make = dataset.epoch_op(entry["tmin"], entry["tmax"], entry.get("events"), base,
-                                entry.get("reject_uv"))  # fmt: skip
+        make = dataset.epoch_op(
+            entry["tmin"], entry["tmax"], entry.get("events"), base, entry.get("reject_uv")
+        )
         return make(state, stop)[0]
     if op == "split":
         make = dataset.split_op(entry["by"], entry["test_ratio"], entry["val_ratio"], entry["seed"])
@@ -123,5 +125,7 @@ def summary(log: list[Entry]) -> str:
     if not log:
         return "EEG study: empty."
     steps = "; ".join(label(e) for e in log)
-    return (f"EEG study (saved with this conversation; restored automatically at the first EEG "
-            f"tool call): {steps}.")  # fmt: skip
+    return (
+        f"EEG study (saved with this conversation; restored automatically at the first EEG "
+        f"tool call): {steps}."
+    )

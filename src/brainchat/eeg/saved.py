@@ -17,7 +17,7 @@ from typing import Any
 
 from langchain_core.tools import ToolException
 
-from brainchat.eeg.study import StudyState, TrainedModel
+from brainchat.eeg.state import StudyState, TrainedModel
 
 SIGNATURE = b"brainchat-model-v1\n"
 
@@ -35,13 +35,23 @@ def save_model(model: TrainedModel, folder: Path, key: bytes) -> Path:
     from brainchat.eeg.training import TorchPredictor
 
     folder.mkdir(parents=True, exist_ok=True)
-    meta = {"name": model.name, "kind": model.kind, "config": model.config,
-            "history": model.history, "seconds": model.seconds, "device": model.device}  # fmt: skip
+    meta = {
+        "name": model.name,
+        "kind": model.kind,
+        "config": model.config,
+        "history": model.history,
+        "seconds": model.seconds,
+        "device": model.device,
+    }
     p = model.predictor
     if isinstance(p, TorchPredictor):
         path = folder / f"{file_name(model.name)}.pt"
-        blob = {**meta, "state_dict": {k: v.cpu() for k, v in p.module.state_dict().items()},
-                "mean": torch.from_numpy(p.mean), "std": torch.from_numpy(p.std)}  # fmt: skip
+        blob = {
+            **meta,
+            "state_dict": {k: v.cpu() for k, v in p.module.state_dict().items()},
+            "mean": torch.from_numpy(p.mean),
+            "std": torch.from_numpy(p.std),
+        }
         buffer = io.BytesIO()
         torch.save(blob, buffer)
         data = buffer.getvalue()
@@ -82,8 +92,9 @@ def _load_torch(path: Path, state: StudyState) -> TrainedModel:
 
     blob = torch.load(path, map_location="cpu", weights_only=True)
     eps = state.eps
-    module = build_model(blob["kind"], eps.X.shape[1], eps.X.shape[2], len(eps.classes),
-                         eps.info["sfreq"])  # fmt: skip
+    module = build_model(
+        blob["kind"], eps.X.shape[1], eps.X.shape[2], len(eps.classes), eps.info["sfreq"]
+    )
     try:
         module.load_state_dict(blob["state_dict"])
     except RuntimeError:
@@ -96,9 +107,15 @@ def _load_torch(path: Path, state: StudyState) -> TrainedModel:
 
 
 def _trained(blob: dict[str, Any], predictor: Any) -> TrainedModel:
-    return TrainedModel(blob["name"], blob["kind"], predictor, dict(blob["config"]),
-                        {k: list(v) for k, v in blob["history"].items()}, float(blob["seconds"]),
-                        str(blob["device"]))  # fmt: skip
+    return TrainedModel(
+        blob["name"],
+        blob["kind"],
+        predictor,
+        dict(blob["config"]),
+        {k: list(v) for k, v in blob["history"].items()},
+        float(blob["seconds"]),
+        str(blob["device"]),
+    )
 
 
 def _sign(key: bytes, payload: bytes) -> str:

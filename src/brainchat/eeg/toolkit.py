@@ -7,16 +7,18 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
-from brainchat.agent.events import current_tool_call
-from brainchat.eeg.study import Op, Step, Study
+from brainchat.eeg.state import Op, Step
+from brainchat.eeg.study import Study
+from brainchat.events import current_tool_call
 from brainchat.tools.registry import set_flags
 
 READ_ONLY = {"read_only": True}
 DESTRUCTIVE = {"destructive": True}
 
 
-async def run_op(study: Study, op: Op, mutates_data: bool = False,
-                 record: dict[str, Any] | None = None) -> str:  # fmt: skip
+async def run_op(
+    study: Study, op: Op, mutates_data: bool = False, record: dict[str, Any] | None = None
+) -> str:
     """Run an op; unexpected library errors become a clear ToolException (the study is unchanged).
 
     `record` is the op's entry in the study's log (replayed when the conversation is resumed).
@@ -42,8 +44,10 @@ def step(op: str, params: dict[str, Any], label: str) -> tuple[Callable[[], Op],
     return make, {"op": "step", "step": {"op": op, "params": params, "label": label}}
 
 
-def make_tool(fn: Callable[..., Awaitable[str]], name: str, description: str, schema: type,
-          **flags: Any) -> BaseTool:  # fmt: skip
-    tool = StructuredTool.from_function(coroutine=fn, name=name, description=description,
-                                        args_schema=schema)  # fmt: skip
+def make_tool(
+    fn: Callable[..., Awaitable[str]], name: str, description: str, schema: type, **flags: Any
+) -> BaseTool:
+    tool = StructuredTool.from_function(
+        coroutine=fn, name=name, description=description, args_schema=schema
+    )
     return set_flags(tool, source="local", **flags)

@@ -62,8 +62,12 @@ class Accounts:
                 raise AccountError(
                     f"user {name!r} exists already; use `brainchat users passwd {name}`"
                 )
-            await self.db.upsert(conn, accounts, {"identifier": name, "password_hash": hashed,
-                                                  "createdAt": now}, keys=("identifier",))  # fmt: skip
+            await self.db.upsert(
+                conn,
+                accounts,
+                {"identifier": name, "password_hash": hashed, "createdAt": now},
+                keys=("identifier",),
+            )
 
     async def set_password(self, name: str, password: str) -> None:
         hashed = _hasher().hash(check_password(password))

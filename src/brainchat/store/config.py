@@ -17,8 +17,11 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from brainchat.redact import mask_url
 
 STATE_ENV, AUTH_ENV, TITLES_ENV, DB_ENV = (
-    "BRAINCHAT_STATE_DIR", "BRAINCHAT_AUTH", "BRAINCHAT_THREAD_TITLES", "DATABASE_URL",
-)  # fmt: skip
+    "BRAINCHAT_STATE_DIR",
+    "BRAINCHAT_AUTH",
+    "BRAINCHAT_THREAD_TITLES",
+    "DATABASE_URL",
+)
 DB_FILE = "brainchat.db"
 LOCAL_USER = "local"
 POSTGRES_SCHEMES = ("postgres", "postgresql", "postgresql+asyncpg")
@@ -70,13 +73,17 @@ def load_store_config(env: Mapping[str, str] | None = None) -> StoreConfig:
             errors.append(str(exc))
     auth = (env.get(AUTH_ENV) or "local").strip().lower()
     if auth not in ("local", "password"):
-        errors.append(f"{AUTH_ENV}={auth[:40]!r} is not valid; allowed: local (one user, no "
-                      "login, loopback only) or password (accounts from `brainchat users add`)")  # fmt: skip
+        errors.append(
+            f"{AUTH_ENV}={auth[:40]!r} is not valid; allowed: local (one user, no "
+            "login, loopback only) or password (accounts from `brainchat users add`)"
+        )
         auth = "password"  # fail closed
     titles = (env.get(TITLES_ENV) or "question").strip().lower()
     if titles not in ("question", "model"):
-        errors.append(f"{TITLES_ENV}={titles[:40]!r} is not valid; allowed: question (the first "
-                      "question, default) or model (a short title written by the chat model)")  # fmt: skip
+        errors.append(
+            f"{TITLES_ENV}={titles[:40]!r} is not valid; allowed: question (the first "
+            "question, default) or model (a short title written by the chat model)"
+        )
         titles = "question"
     return StoreConfig(state_dir, data_dir, url, auth, titles, tuple(errors))  # type: ignore[arg-type]
 

@@ -96,15 +96,21 @@ class ThreadUsage:
         if not isinstance(data, dict):
             return cls()
         try:
-            return cls(int(data.get("turns", 0)), int(data.get("calls", 0)),
-                       int(data.get("input_tokens", 0)), int(data.get("output_tokens", 0)),
-                       None if data.get("cost") is None else float(data["cost"]),
-                       bool(data.get("estimated")))  # fmt: skip
+            return cls(
+                int(data.get("turns", 0)),
+                int(data.get("calls", 0)),
+                int(data.get("input_tokens", 0)),
+                int(data.get("output_tokens", 0)),
+                None if data.get("cost") is None else float(data["cost"]),
+                bool(data.get("estimated")),
+            )
         except (TypeError, ValueError):
             return cls()
 
     def text(self) -> str:
         est = " (some estimated)" if self.estimated else ""
         cost = f" · ${self.cost:.4f}" if self.cost is not None else ""
-        return (f"{self.turns} turn(s) · {self.calls} model call(s) · {self.input_tokens:,} in / "
-                f"{self.output_tokens:,} out tokens{est}{cost}")  # fmt: skip
+        return (
+            f"{self.turns} turn(s) · {self.calls} model call(s) · {self.input_tokens:,} in / "
+            f"{self.output_tokens:,} out tokens{est}{cost}"
+        )

@@ -32,9 +32,18 @@ class Store(ThreadStore):
     ) -> dict[str, Any]:
         """Create the user, or replace the metadata of an existing one; return the row."""
         async with self.write_lock, self.engine.begin() as conn:
-            await self.upsert(conn, users, {"id": str(uuid.uuid4()), "identifier": identifier,
-                                            "metadata": metadata, "createdAt": now},
-                              keys=("identifier",), update=("metadata",))  # fmt: skip
+            await self.upsert(
+                conn,
+                users,
+                {
+                    "id": str(uuid.uuid4()),
+                    "identifier": identifier,
+                    "metadata": metadata,
+                    "createdAt": now,
+                },
+                keys=("identifier",),
+                update=("metadata",),
+            )
         found = await self.get_user(identifier)
         assert found is not None
         return found
@@ -71,9 +80,11 @@ class Store(ThreadStore):
 
     async def object_owner(self, object_key: str) -> tuple[str, str | None] | None:
         """(owner identifier, mime) of the element stored under `object_key`, or None."""
-        stmt = (select(threads.c.userIdentifier, elements.c.mime)
-                .join(elements, elements.c.threadId == threads.c.id)
-                .where(elements.c.objectKey == object_key))  # fmt: skip
+        stmt = (
+            select(threads.c.userIdentifier, elements.c.mime)
+            .join(elements, elements.c.threadId == threads.c.id)
+            .where(elements.c.objectKey == object_key)
+        )
         async with self.engine.connect() as conn:
             row = (await conn.execute(stmt)).first()
         return None if row is None or row[0] is None else (row[0], row[1])
@@ -85,22 +96,32 @@ class Store(ThreadStore):
         thread_id = await self.step_thread(feedback["forId"])
         if thread_id is None:
             raise ValueError("no such message to rate")
-        values = {"id": feedback_id, "forId": feedback["forId"], "threadId": thread_id,
-                  "value": int(feedback["value"]), "comment": feedback.get("comment")}  # fmt: skip
+        values = {
+            "id": feedback_id,
+            "forId": feedback["forId"],
+            "threadId": thread_id,
+            "value": int(feedback["value"]),
+            "comment": feedback.get("comment"),
+        }
         async with self.write_lock, self.engine.begin() as conn:
             await self.upsert(conn, feedbacks, values)
         return feedback_id
 
     async def feedback_author(self, feedback_id: str) -> str | None:
-        stmt = (select(threads.c.userIdentifier)
-                .join(feedbacks, feedbacks.c.threadId == threads.c.id)
-                .where(feedbacks.c.id == feedback_id))  # fmt: skip
+        stmt = (
+            select(threads.c.userIdentifier)
+            .join(feedbacks, feedbacks.c.threadId == threads.c.id)
+            .where(feedbacks.c.id == feedback_id)
+        )
         async with self.engine.connect() as conn:
             return (await conn.execute(stmt)).scalar()
 
     async def step_author(self, step_id: str) -> str | None:
-        stmt = (select(threads.c.userIdentifier).join(steps, steps.c.threadId == threads.c.id)
-                .where(steps.c.id == step_id))  # fmt: skip
+        stmt = (
+            select(threads.c.userIdentifier)
+            .join(steps, steps.c.threadId == threads.c.id)
+            .where(steps.c.id == step_id)
+        )
         async with self.engine.connect() as conn:
             return (await conn.execute(stmt)).scalar()
 

@@ -35,47 +35,92 @@ def _c(name: str, type_: object = Text, **kw: object) -> Column:
 
 
 users = Table(
-    "users", metadata,
-    _c("id", primary_key=True), _c("identifier", nullable=False, unique=True),
-    _c("metadata", nullable=False, server_default="{}"), _c("createdAt"),
-)  # fmt: skip
+    "users",
+    metadata,
+    _c("id", primary_key=True),
+    _c("identifier", nullable=False, unique=True),
+    _c("metadata", nullable=False, server_default="{}"),
+    _c("createdAt"),
+)
 threads = Table(
-    "threads", metadata,
-    _c("id", primary_key=True), _c("createdAt"), _c("name"),
+    "threads",
+    metadata,
+    _c("id", primary_key=True),
+    _c("createdAt"),
+    _c("name"),
     _c("userId", ForeignKey("users.id", ondelete="CASCADE")),
-    _c("userIdentifier"), _c("tags"), _c("metadata"),
-)  # fmt: skip
+    _c("userIdentifier"),
+    _c("tags"),
+    _c("metadata"),
+)
 steps = Table(
-    "steps", metadata,
-    _c("id", primary_key=True), _c("name", nullable=False), _c("type", nullable=False),
+    "steps",
+    metadata,
+    _c("id", primary_key=True),
+    _c("name", nullable=False),
+    _c("type", nullable=False),
     _c("threadId", ForeignKey("threads.id", ondelete="CASCADE"), nullable=False),
-    _c("parentId"), _c("streaming", Boolean, nullable=False, server_default=text("false")),
-    _c("waitForAnswer", Boolean), _c("isError", Boolean), _c("metadata"), _c("tags"),
-    _c("input"), _c("output"), _c("createdAt"), _c("command"), _c("modes"), _c("start"),
-    _c("end"), _c("generation"), _c("showInput"), _c("language"), _c("indent", Integer),
-    _c("defaultOpen", Boolean), _c("autoCollapse", Boolean), _c("icon"),
-)  # fmt: skip
+    _c("parentId"),
+    _c("streaming", Boolean, nullable=False, server_default=text("false")),
+    _c("waitForAnswer", Boolean),
+    _c("isError", Boolean),
+    _c("metadata"),
+    _c("tags"),
+    _c("input"),
+    _c("output"),
+    _c("createdAt"),
+    _c("command"),
+    _c("modes"),
+    _c("start"),
+    _c("end"),
+    _c("generation"),
+    _c("showInput"),
+    _c("language"),
+    _c("indent", Integer),
+    _c("defaultOpen", Boolean),
+    _c("autoCollapse", Boolean),
+    _c("icon"),
+)
 elements = Table(
-    "elements", metadata,
-    _c("id", primary_key=True), _c("threadId", ForeignKey("threads.id", ondelete="CASCADE")),
-    _c("type"), _c("url"), _c("chainlitKey"), _c("name", nullable=False), _c("display"),
-    _c("objectKey"), _c("size"), _c("page", Integer), _c("language"), _c("forId"), _c("mime"),
-    _c("props"), _c("autoPlay", Boolean), _c("playerConfig"),
-)  # fmt: skip
+    "elements",
+    metadata,
+    _c("id", primary_key=True),
+    _c("threadId", ForeignKey("threads.id", ondelete="CASCADE")),
+    _c("type"),
+    _c("url"),
+    _c("chainlitKey"),
+    _c("name", nullable=False),
+    _c("display"),
+    _c("objectKey"),
+    _c("size"),
+    _c("page", Integer),
+    _c("language"),
+    _c("forId"),
+    _c("mime"),
+    _c("props"),
+    _c("autoPlay", Boolean),
+    _c("playerConfig"),
+)
 feedbacks = Table(
-    "feedbacks", metadata,
-    _c("id", primary_key=True), _c("forId", nullable=False),
+    "feedbacks",
+    metadata,
+    _c("id", primary_key=True),
+    _c("forId", nullable=False),
     _c("threadId", ForeignKey("threads.id", ondelete="CASCADE"), nullable=False),
-    _c("value", Integer, nullable=False), _c("comment"),
-)  # fmt: skip
+    _c("value", Integer, nullable=False),
+    _c("comment"),
+)
 V1_TABLES = (users, threads, steps, elements, feedbacks)
 
 # -- version 2 -------------------------------------------------------------------------------
 accounts = Table(
-    "brainchat_accounts", metadata,
-    _c("identifier", primary_key=True), _c("password_hash", nullable=False),
-    _c("createdAt", nullable=False), _c("lastLoginAt"),
-)  # fmt: skip
+    "brainchat_accounts",
+    metadata,
+    _c("identifier", primary_key=True),
+    _c("password_hash", nullable=False),
+    _c("createdAt", nullable=False),
+    _c("lastLoginAt"),
+)
 V2_INDEXES = {  # DDL, not Index objects: those would be created with the version-1 tables
     "ix_threads_user": 'threads ("userId")',
     "ix_steps_thread_created": 'steps ("threadId", "createdAt")',

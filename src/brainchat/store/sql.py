@@ -51,8 +51,14 @@ class Db:
     def dialect(self) -> str:
         return self.engine.dialect.name
 
-    async def upsert(self, conn: AsyncConnection, table: Table, values: Mapping[str, Any],
-                     keys: Iterable[str] = ("id",), update: Iterable[str] | None = None) -> None:  # fmt: skip
+    async def upsert(
+        self,
+        conn: AsyncConnection,
+        table: Table,
+        values: Mapping[str, Any],
+        keys: Iterable[str] = ("id",),
+        update: Iterable[str] | None = None,
+    ) -> None:
         """Insert, or update the given columns (or only `update`) of the row with the same key."""
         known = {c.name for c in table.columns}
         row = {k: encode(k, v) for k, v in values.items() if k in known}

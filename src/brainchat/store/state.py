@@ -43,8 +43,10 @@ def auth_secret(state_dir: Path) -> str:
             os.unlink(tmp)
     value = target.read_text().strip()
     if len(value) < 32:
-        raise RuntimeError(f"the auth secret in the state folder is too short; delete {SECRET_FILE} "
-                           "there to make a new one (everyone will have to log in again)")  # fmt: skip
+        raise RuntimeError(
+            f"the auth secret in the state folder is too short; delete {SECRET_FILE} "
+            "there to make a new one (everyone will have to log in again)"
+        )
     return value
 
 

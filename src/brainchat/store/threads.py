@@ -28,23 +28,37 @@ def _step_dict(row: dict[str, Any]) -> dict[str, Any]:
     if step.get("showInput") in (None, "false"):
         step["input"] = ""
     if row.get("fb_value") is not None:
-        step["feedback"] = {"id": row["fb_id"], "forId": row["id"], "value": row["fb_value"],
-                            "comment": row.get("fb_comment")}  # fmt: skip
+        step["feedback"] = {
+            "id": row["fb_id"],
+            "forId": row["id"],
+            "value": row["fb_value"],
+            "comment": row.get("fb_comment"),
+        }
     return step
 
 
 class ThreadStore(Db):
     """Threads, steps and the queries the sidebar and the resume need."""
 
-    async def upsert_thread(self, thread_id: str, *, name: str | None = None,
-                            user_id: str | None = None, user_identifier: str | None = None,
-                            tags: list[str] | None = None,
-                            metadata: dict[str, Any] | None = None, created_at: str) -> None:  # fmt: skip
+    async def upsert_thread(
+        self,
+        thread_id: str,
+        *,
+        name: str | None = None,
+        user_id: str | None = None,
+        user_identifier: str | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        created_at: str,
+    ) -> None:
         """Create the thread or update what is given; metadata keys merge (None deletes a key)."""
         check_id(thread_id)
         async with self.write_lock, self.engine.begin() as conn:
-            found = (await conn.execute(select(threads.c.metadata).where(threads.c.id == thread_id)
-                                        .with_for_update())).first()  # fmt: skip
+            found = (
+                await conn.execute(
+                    select(threads.c.metadata).where(threads.c.id == thread_id).with_for_update()
+                )
+            ).first()
             values: dict[str, Any] = {"id": thread_id}
             if found is None:
                 values["createdAt"] = created_at
@@ -53,8 +67,12 @@ class ThreadStore(Db):
                 values["metadata"] = {k: v for k, v in merged.items() if v is not None}
             elif found is None:
                 values["metadata"] = {}
-            for key, value in (("name", name), ("userId", user_id),
-                               ("userIdentifier", user_identifier), ("tags", tags)):  # fmt: skip
+            for key, value in (
+                ("name", name),
+                ("userId", user_id),
+                ("userIdentifier", user_identifier),
+                ("tags", tags),
+            ):
                 if value is not None:
                     values[key] = value
             await self.upsert(conn, threads, values)
@@ -77,12 +95,16 @@ class ThreadStore(Db):
             if row is None:
                 return None
             stmt = (
-                select(steps, feedbacks.c.id.label("fb_id"), feedbacks.c.value.label("fb_value"),
-                       feedbacks.c.comment.label("fb_comment"))
+                select(
+                    steps,
+                    feedbacks.c.id.label("fb_id"),
+                    feedbacks.c.value.label("fb_value"),
+                    feedbacks.c.comment.label("fb_comment"),
+                )
                 .select_from(steps.outerjoin(feedbacks, feedbacks.c.forId == steps.c.id))
                 .where(steps.c.threadId == thread_id)
                 .order_by(steps.c.createdAt, steps.c.start)
-            )  # fmt: skip
+            )
             step_rows = [_step_dict(row_dict(r)) for r in await conn.execute(stmt)]
             stmt2 = select(elements).where(elements.c.threadId == thread_id)
             element_rows = [row_dict(r) for r in await conn.execute(stmt2)]
@@ -90,23 +112,35 @@ class ThreadStore(Db):
         thread.update(steps=step_rows, elements=element_rows, metadata=thread["metadata"] or {})
         return thread
 
-    async def list_threads(self, user_id: str, first: int, cursor: str | None = None,
-                           search: str | None = None, feedback: int | None = None
-                           ) -> tuple[list[dict[str, Any]], bool]:  # fmt: skip
+    async def list_threads(
+        self,
+        user_id: str,
+        first: int,
+        cursor: str | None = None,
+        search: str | None = None,
+        feedback: int | None = None,
+    ) -> tuple[list[dict[str, Any]], bool]:
         """One page of a user's threads, most recently active first, without their steps."""
         last = func.max(steps.c.createdAt)
         stmt = (
-            select(threads.c.id, threads.c.name, threads.c.userId, threads.c.userIdentifier,
-                   threads.c.tags, func.coalesce(last, threads.c.createdAt).label("active"))
+            select(
+                threads.c.id,
+                threads.c.name,
+                threads.c.userId,
+                threads.c.userIdentifier,
+                threads.c.tags,
+                func.coalesce(last, threads.c.createdAt).label("active"),
+            )
             .select_from(threads.outerjoin(steps, steps.c.threadId == threads.c.id))
             .where(threads.c.userId == user_id)
             .group_by(threads.c.id)
             .order_by(func.coalesce(last, threads.c.createdAt).desc(), threads.c.id)
-        )  # fmt: skip
+        )
         if search:
             like = f"%{search.lower()}%"
-            hit = select(steps.c.threadId).where(steps.c.type.in_(SEARCHED_TYPES),
-                                                 func.lower(steps.c.output).like(like))  # fmt: skip
+            hit = select(steps.c.threadId).where(
+                steps.c.type.in_(SEARCHED_TYPES), func.lower(steps.c.output).like(like)
+            )
             stmt = stmt.where(or_(func.lower(threads.c.name).like(like), threads.c.id.in_(hit)))
         if feedback is not None:
             rated = select(feedbacks.c.threadId).where(feedbacks.c.value == feedback)
@@ -115,16 +149,32 @@ class ThreadStore(Db):
             rows = [row_dict(r) for r in await conn.execute(stmt)]
         start = next((i + 1 for i, r in enumerate(rows) if r["id"] == cursor), 0)
         page = rows[start : start + first]
-        out = [{"id": r["id"], "createdAt": r["active"], "name": r["name"], "userId": r["userId"],
-                "userIdentifier": r["userIdentifier"], "tags": r["tags"] or [], "metadata": {},
-                "steps": [], "elements": []} for r in page]  # fmt: skip
+        out = [
+            {
+                "id": r["id"],
+                "createdAt": r["active"],
+                "name": r["name"],
+                "userId": r["userId"],
+                "userIdentifier": r["userIdentifier"],
+                "tags": r["tags"] or [],
+                "metadata": {},
+                "steps": [],
+                "elements": [],
+            }
+            for r in page
+        ]
         return out, len(rows) > start + first
 
     async def delete_thread(self, thread_id: str) -> list[str]:
         """Delete the thread, its steps, elements and feedback; return the elements' object keys."""
         async with self.write_lock, self.engine.begin() as conn:
-            keys = [k for (k,) in await conn.execute(
-                select(elements.c.objectKey).where(elements.c.threadId == thread_id)) if k]  # fmt: skip
+            keys = [
+                k
+                for (k,) in await conn.execute(
+                    select(elements.c.objectKey).where(elements.c.threadId == thread_id)
+                )
+                if k
+            ]
             for table in (feedbacks, elements, steps):
                 await conn.execute(delete(table).where(table.c.threadId == thread_id))
             await conn.execute(delete(threads).where(threads.c.id == thread_id))
@@ -145,8 +195,13 @@ class ThreadStore(Db):
                 stmt = select(steps.c.id).where(steps.c.parentId.in_(frontier))
                 frontier = [i for (i,) in await conn.execute(stmt) if i not in doomed]
                 doomed += frontier
-            keys = [k for (k,) in await conn.execute(
-                select(elements.c.objectKey).where(elements.c.forId.in_(doomed))) if k]  # fmt: skip
+            keys = [
+                k
+                for (k,) in await conn.execute(
+                    select(elements.c.objectKey).where(elements.c.forId.in_(doomed))
+                )
+                if k
+            ]
             await conn.execute(delete(feedbacks).where(feedbacks.c.forId.in_(doomed)))
             await conn.execute(delete(elements).where(elements.c.forId.in_(doomed)))
             await conn.execute(delete(steps).where(steps.c.id.in_(doomed)))
@@ -163,9 +218,12 @@ class ThreadStore(Db):
             return (await conn.execute(stmt)).scalar()
 
     async def favorite_steps(self, user_id: str) -> list[dict[str, Any]]:
-        stmt = (select(steps).join(threads, threads.c.id == steps.c.threadId)
-                .where(threads.c.userId == user_id, steps.c.metadata.like('%"favorite": true%'))
-                .order_by(steps.c.createdAt.desc()))  # fmt: skip
+        stmt = (
+            select(steps)
+            .join(threads, threads.c.id == steps.c.threadId)
+            .where(threads.c.userId == user_id, steps.c.metadata.like('%"favorite": true%'))
+            .order_by(steps.c.createdAt.desc())
+        )
         async with self.engine.connect() as conn:
             rows = [_step_dict(row_dict(r)) for r in await conn.execute(stmt)]
         return [r for r in rows if r["metadata"].get("favorite")]

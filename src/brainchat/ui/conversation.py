@@ -15,7 +15,7 @@ from typing import Any
 
 import chainlit as cl
 
-from brainchat.agent.events import RunFinished, Stats
+from brainchat.events import RunFinished, Stats
 from brainchat.redact import get_logger, mask
 from brainchat.session import Session
 from brainchat.settings import ConfigError, Settings, load_settings
@@ -31,9 +31,14 @@ log = get_logger("brainchat.ui")  # masks secrets in records
 KEY, SNAPSHOT_KEY = "brainchat", "brainchat_state"
 EEG_SUFFIXES = {".edf", ".fif", ".bdf", ".gdf", ".set", ".vhdr", ".gz"}
 COMMANDS = [
-    {"id": "tools", "description": "List the agent's tools, MCP servers and what failed to load",
-     "icon": "wrench", "button": False, "persistent": False},
-]  # fmt: skip
+    {
+        "id": "tools",
+        "description": "List the agent's tools, MCP servers and what failed to load",
+        "icon": "wrench",
+        "button": False,
+        "persistent": False,
+    },
+]
 
 
 @dataclass
@@ -105,11 +110,21 @@ async def resume_thread(shared_tools: ToolSet | None, thread: dict[str, Any]) ->
 
 async def send_modes(mode: str) -> None:
     options = [
-        cl.ModeOption(id="chat", name="Chat", icon="message-circle", default=mode == "chat",
-                      description="One model answers directly, no tools."),
-        cl.ModeOption(id="agent", name="Agent", icon="bot", default=mode == "agent",
-                      description="Reasons, searches and runs EEG / MCP tools, then answers."),
-    ]  # fmt: skip
+        cl.ModeOption(
+            id="chat",
+            name="Chat",
+            icon="message-circle",
+            default=mode == "chat",
+            description="One model answers directly, no tools.",
+        ),
+        cl.ModeOption(
+            id="agent",
+            name="Agent",
+            icon="bot",
+            default=mode == "agent",
+            description="Reasons, searches and runs EEG / MCP tools, then answers.",
+        ),
+    ]
     await cl.context.emitter.set_modes([cl.Mode(id="mode", name="Mode", options=options)])
 
 
@@ -240,15 +255,22 @@ async def mcp_connect(conv: Conversation, name: str, client: Any) -> None:
         return
     except Exception as exc:  # noqa: BLE001
         conv.session.with_failure(f"mcp:{name}", str(exc))
-        await cl.Message(content=f"⚠️ MCP server `{name}` connected but its tools could not be listed: {exc}", author=AUTHOR).send()  # fmt: skip
+        await cl.Message(
+            content=f"⚠️ MCP server `{name}` connected but its tools could not be listed: {exc}",
+            author=AUTHOR,
+        ).send()
         return
     names = ", ".join(f"`{t.name}`" for t in tools) or "no tools"
-    await cl.Message(content=f"🔌 MCP server `{name}` connected; Agent mode can now use {names}.", author=AUTHOR).send()  # fmt: skip
+    await cl.Message(
+        content=f"🔌 MCP server `{name}` connected; Agent mode can now use {names}.", author=AUTHOR
+    ).send()
 
 
 async def mcp_disconnect(conv: Conversation, name: str) -> None:
     conv.session.remove_user_tools(name)
-    await cl.Message(content=f"🔌 MCP server `{name}` disconnected; its tools are removed.", author=AUTHOR).send()  # fmt: skip
+    await cl.Message(
+        content=f"🔌 MCP server `{name}` disconnected; its tools are removed.", author=AUTHOR
+    ).send()
 
 
 async def write_demo_data(conv: Conversation) -> None:

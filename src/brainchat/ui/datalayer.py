@@ -47,8 +47,14 @@ class LocalStorageClient(BaseStorageClient):
     def __init__(self, root: Path) -> None:
         self.files = LocalFiles(root)
 
-    async def upload_file(self, object_key: str, data: bytes | str, mime: str = "application/octet-stream",
-                          overwrite: bool = True, content_disposition: str | None = None) -> dict[str, Any]:  # fmt: skip
+    async def upload_file(
+        self,
+        object_key: str,
+        data: bytes | str,
+        mime: str = "application/octet-stream",
+        overwrite: bool = True,
+        content_disposition: str | None = None,
+    ) -> dict[str, Any]:
         raw = data.encode() if isinstance(data, str) else data
         await asyncio.to_thread(self.files.write, object_key, raw)
         return {"object_key": object_key, "url": await self.get_read_url(object_key)}
@@ -70,7 +76,9 @@ OnDelete = Callable[[str, str | None], Awaitable[None]]
 
 
 class BrainchatDataLayer(SQLAlchemyDataLayer):
-    def __init__(self, store: Store, storage: LocalStorageClient, on_delete: OnDelete | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, store: Store, storage: LocalStorageClient, on_delete: OnDelete | None = None
+    ) -> None:
         super().__init__(conninfo=str(store.engine.url), storage_provider=storage)
         # the base made its own engine (never connected): use the store's, with its pragmas
         self.engine = store.engine
@@ -84,8 +92,16 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
     # -- users -------------------------------------------------------------------------
     async def get_user(self, identifier: str) -> PersistedUser | None:
         row = await self.store.get_user(identifier)
-        return None if row is None else PersistedUser(id=row["id"], identifier=row["identifier"],
-                                                      createdAt=row["createdAt"], metadata=row["metadata"])  # fmt: skip
+        return (
+            None
+            if row is None
+            else PersistedUser(
+                id=row["id"],
+                identifier=row["identifier"],
+                createdAt=row["createdAt"],
+                metadata=row["metadata"],
+            )
+        )
 
     async def create_user(self, user: User) -> PersistedUser | None:
         await self.store.create_user(user.identifier, user.metadata or {}, utc_now())
@@ -103,15 +119,27 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
                     element["url"] = await self.storage.get_read_url(element["objectKey"])
         return thread
 
-    async def update_thread(self, thread_id: str, name: str | None = None, user_id: str | None = None,
-                            metadata: dict | None = None, tags: list[str] | None = None) -> None:  # fmt: skip
+    async def update_thread(
+        self,
+        thread_id: str,
+        name: str | None = None,
+        user_id: str | None = None,
+        metadata: dict | None = None,
+        tags: list[str] | None = None,
+    ) -> None:
         identifier = await self._identifier_of(user_id) if user_id else None
         if name is not None:  # with a user: the first question; without: a rename
             name = short_title(name) if user_id else short_title(name, RENAME_CHARS)
         try:
-            await self.store.upsert_thread(thread_id, name=name, user_id=user_id,
-                                           user_identifier=identifier, tags=tags,
-                                           metadata=metadata, created_at=utc_now())  # fmt: skip
+            await self.store.upsert_thread(
+                thread_id,
+                name=name,
+                user_id=user_id,
+                user_identifier=identifier,
+                tags=tags,
+                metadata=metadata,
+                created_at=utc_now(),
+            )
         except Exception as exc:  # noqa: BLE001 - Chainlit calls this from fire-and-forget tasks
             log.warning("thread %s not saved: %s", thread_id[:40], mask(str(exc)))
 
@@ -138,10 +166,14 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
         if not filters.userId:
             raise ValueError("userId is required")
         feedback = int(filters.feedback) if filters.feedback is not None else None
-        rows, more = await self.store.list_threads(filters.userId, pagination.first, pagination.cursor,
-                                                   filters.search, feedback)  # fmt: skip
-        info = PageInfo(hasNextPage=more, startCursor=rows[0]["id"] if rows else None,
-                        endCursor=rows[-1]["id"] if rows else None)  # fmt: skip
+        rows, more = await self.store.list_threads(
+            filters.userId, pagination.first, pagination.cursor, filters.search, feedback
+        )
+        info = PageInfo(
+            hasNextPage=more,
+            startCursor=rows[0]["id"] if rows else None,
+            endCursor=rows[-1]["id"] if rows else None,
+        )
         return PaginatedResponse(pageInfo=info, data=rows)  # type: ignore[arg-type]
 
     # -- steps -------------------------------------------------------------------------
@@ -173,8 +205,14 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
 
     # -- feedback ----------------------------------------------------------------------
     async def upsert_feedback(self, feedback: Any) -> str:
-        return await self.store.upsert_feedback({"id": feedback.id, "forId": feedback.forId,
-                                                 "value": feedback.value, "comment": feedback.comment})  # fmt: skip
+        return await self.store.upsert_feedback(
+            {
+                "id": feedback.id,
+                "forId": feedback.forId,
+                "value": feedback.value,
+                "comment": feedback.comment,
+            }
+        )
 
     async def delete_feedback(self, feedback_id: str) -> bool:
         await self.store.delete_feedback(feedback_id)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from brainchat.agent.events import Notice, Stats, ToolFinished
+from brainchat.events import Notice, Stats, ToolFinished
 from brainchat.tools.registry import ToolSet
 
 ROLE_LABELS = {"chat": "chat", "function_call": "function call", "answer": "answer"}
@@ -189,11 +189,15 @@ def dumps(value: Any) -> str:
 def study_restored_text(e: Any) -> str:
     """What the replay of a resumed conversation's EEG study did, and what it could not do."""
     done = "; ".join(e.replayed) or "nothing"
-    lines = [f"The EEG study of this conversation was rebuilt from its saved log in "
-             f"{seconds(e.seconds)}: {done}."]  # fmt: skip
+    lines = [
+        f"The EEG study of this conversation was rebuilt from its saved log in "
+        f"{seconds(e.seconds)}: {done}."
+    ]
     if e.problem:
         lines.append(f"⚠️ It stopped at {e.problem}.")
         if e.skipped:
-            lines.append(f"Not restored: {'; '.join(e.skipped)}. Check the data folder "
-                         "(list_data_files) and redo those steps.")  # fmt: skip
+            lines.append(
+                f"Not restored: {'; '.join(e.skipped)}. Check the data folder "
+                "(list_data_files) and redo those steps."
+            )
     return "\n\n".join(lines)

@@ -10,9 +10,11 @@ from chainlit.input_widget import NumberInput, Select, TextInput
 from brainchat.session import Session
 from brainchat.settings import ConfigError
 
-ROLES = (("function_call", "Function-call model (thinks, calls tools)"),
-         ("answer", "Answer model (writes the final answer)"),
-         ("chat", "Chat-mode model"))  # fmt: skip
+ROLES = (
+    ("function_call", "Function-call model (thinks, calls tools)"),
+    ("answer", "Answer model (writes the final answer)"),
+    ("chat", "Chat-mode model"),
+)
 EXEC_MODES = {
     "Auto (several rounds of tools)": "auto",
     "Single step (one round of tools)": "single_step",

@@ -106,8 +106,10 @@ async def _check_database(cfg: StoreConfig) -> str | None:
         if before != after:
             log.info("database %s: schema version %s -> %s", cfg.shown_url, before, after)
         if cfg.auth == "password" and not await Accounts(Store(engine)).list():
-            return ("BRAINCHAT_AUTH=password but there are no accounts yet: add one with `brainchat "
-                    "users add NAME` (same DATABASE_URL / BRAINCHAT_STATE_DIR), then start again")  # fmt: skip
+            return (
+                "BRAINCHAT_AUTH=password but there are no accounts yet: add one with `brainchat "
+                "users add NAME` (same DATABASE_URL / BRAINCHAT_STATE_DIR), then start again"
+            )
     except SchemaError as exc:
         return str(exc)
     except Exception as exc:  # noqa: BLE001 - an unreachable database is named, then we stop

@@ -13,7 +13,7 @@ from typing import Any
 import chainlit as cl
 from chainlit.utils import utc_now
 
-from brainchat.agent import events as ev
+from brainchat import events as ev
 from brainchat.ui import format as fmt
 
 AUTHOR = "brainchat"
@@ -93,9 +93,15 @@ class RunRenderer:
             parent = await self._run_step()
             self.rounds += 1
             self.thinking = await self._open(
-                _step(f"Thinking · {e.model}", "llm", parent, default_open=True,
-                      auto_collapse=True, show_input=False)
-            )  # fmt: skip
+                _step(
+                    f"Thinking · {e.model}",
+                    "llm",
+                    parent,
+                    default_open=True,
+                    auto_collapse=True,
+                    show_input=False,
+                )
+            )
         await self.thinking.stream_token(e.text)
 
     async def on_thinking_done(self, e: ev.ThinkingDone) -> None:
@@ -109,15 +115,25 @@ class RunRenderer:
                 return
             self.rounds += 1
             step = await self._open(
-                _step(f"Thinking · {e.model}", "llm", await self._run_step(), auto_collapse=True,
-                      show_input=False)
-            )  # fmt: skip
+                _step(
+                    f"Thinking · {e.model}",
+                    "llm",
+                    await self._run_step(),
+                    auto_collapse=True,
+                    show_input=False,
+                )
+            )
         await self._close(step, text, f"Thinking · {e.model} · {fmt.seconds(e.duration)}")
 
     async def on_tool_call_started(self, e: ev.ToolCallStarted) -> None:
         self.tool_calls += 1
-        step = _step(fmt.tool_call_name(e.name, "running"), "tool", await self._run_step(),
-                     default_open=False, show_input="json")  # fmt: skip
+        step = _step(
+            fmt.tool_call_name(e.name, "running"),
+            "tool",
+            await self._run_step(),
+            default_open=False,
+            show_input="json",
+        )
         step.input = fmt.args_text(e.args)
         step.output = "running…"
         step.metadata = {"call_id": e.call_id, "source": e.source, "status": "running"}
@@ -166,16 +182,29 @@ class RunRenderer:
         await self._close(result)
 
     async def on_evaluation(self, e: ev.Evaluation) -> None:
-        label = {"continue": "another round", "answer": "ready to answer", "stop": "stop",
-                 "enough": "enough to answer", "not_enough": "not enough, trying another way"}  # fmt: skip
-        step = _step(f"Evaluation · {label.get(e.verdict, e.verdict)}", "undefined",
-                     await self._run_step(), show_input=False)  # fmt: skip
+        label = {
+            "continue": "another round",
+            "answer": "ready to answer",
+            "stop": "stop",
+            "enough": "enough to answer",
+            "not_enough": "not enough, trying another way",
+        }
+        step = _step(
+            f"Evaluation · {label.get(e.verdict, e.verdict)}",
+            "undefined",
+            await self._run_step(),
+            show_input=False,
+        )
         await self._open(step)
         await self._close(step, e.reason)
 
     async def on_model_switch(self, e: ev.ModelSwitch) -> None:
-        step = _step(f"Model switch · answering with {e.model}", "undefined",
-                     await self._run_step(), show_input=False)  # fmt: skip
+        step = _step(
+            f"Model switch · answering with {e.model}",
+            "undefined",
+            await self._run_step(),
+            show_input=False,
+        )
         await self._open(step)
         await self._close(step, e.reason)
 
@@ -263,8 +292,9 @@ class RunRenderer:
                 continue
             step.is_error = True
             note = "⏹️ stopped by you"
-            await self._close(step, f"{step.output}\n\n{note}" if step.output else note,
-                              f"{step.name} · stopped")  # fmt: skip
+            await self._close(
+                step, f"{step.output}\n\n{note}" if step.output else note, f"{step.name} · stopped"
+            )
         await self._close_run(" · stopped")
         usage = self._usage_so_far(rows)
         if self.answer is not None:

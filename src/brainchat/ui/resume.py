@@ -21,7 +21,7 @@ from brainchat.store.history import ThreadUsage, rebuild, turn_mark
 from brainchat.ui import persistence
 
 if TYPE_CHECKING:
-    from brainchat.agent.events import RunFinished
+    from brainchat.events import RunFinished
     from brainchat.ui.conversation import Conversation
 
 log = get_logger("brainchat.ui")
@@ -81,18 +81,32 @@ def _note_step(conv: Conversation, thread: dict[str, Any], turns: int) -> dict[s
     from brainchat.ui.render import AUTHOR
 
     s = conv.session
-    lines = [f"↩️ **Conversation resumed** in **{s.mode.capitalize()} mode**; the models see the "
-             f"last {turns} answered turn(s).", f"Usage so far: {conv.usage.text()}."]  # fmt: skip
+    lines = [
+        f"↩️ **Conversation resumed** in **{s.mode.capitalize()} mode**; the models see the "
+        f"last {turns} answered turn(s).",
+        f"Usage so far: {conv.usage.text()}.",
+    ]
     if s.study.pending:
         from brainchat.eeg.replay import label
 
         steps = "; ".join(label(e) for e in s.study.pending)
         lines.append(f"EEG study ({steps}): restored at the first EEG tool call.")
     now = utc_now()
-    return {"id": str(uuid.uuid4()), "threadId": thread.get("id"), "parentId": None,
-            "type": "assistant_message", "name": AUTHOR, "output": "\n\n".join(lines),
-            "createdAt": now, "start": now, "end": now, "metadata": {}, "streaming": False,
-            "isError": False, "waitForAnswer": False}  # fmt: skip
+    return {
+        "id": str(uuid.uuid4()),
+        "threadId": thread.get("id"),
+        "parentId": None,
+        "type": "assistant_message",
+        "name": AUTHOR,
+        "output": "\n\n".join(lines),
+        "createdAt": now,
+        "start": now,
+        "end": now,
+        "metadata": {},
+        "streaming": False,
+        "isError": False,
+        "waitForAnswer": False,
+    }
 
 
 def mark_answer(renderer: Any, event: RunFinished, question_id: str | None) -> None:
@@ -108,9 +122,13 @@ def mark_answer(renderer: Any, event: RunFinished, question_id: str | None) -> N
 
 def snapshot(conv: Conversation) -> dict[str, Any]:
     s = conv.session
-    out: dict[str, Any] = {"mode": s.mode, "overrides": dict(s.overrides),
-                           "custom_ids": dict(conv.custom_ids), "usage": conv.usage.to_dict(),
-                           "titled": conv.titled}  # fmt: skip
+    out: dict[str, Any] = {
+        "mode": s.mode,
+        "overrides": dict(s.overrides),
+        "custom_ids": dict(conv.custom_ids),
+        "usage": conv.usage.to_dict(),
+        "titled": conv.titled,
+    }
     study = s.study
     out["study"] = list(study.pending) if study.pending else list(study.log)
     return out

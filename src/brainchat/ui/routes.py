@@ -15,8 +15,16 @@ from fastapi.responses import JSONResponse, Response
 from brainchat.store.records import Store
 from brainchat.ui.datalayer import FILES_ROUTE, LocalStorageClient
 
-INLINE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf",
-                "text/plain", "text/csv", "application/json"}  # fmt: skip
+INLINE_TYPES = {
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "application/pdf",
+    "text/plain",
+    "text/csv",
+    "application/json",
+}
 NOT_FOUND = HTTPException(status_code=404, detail="Not found")
 
 
@@ -49,9 +57,12 @@ def install(store: Store, storage: LocalStorageClient) -> None:
             raise NOT_FOUND
         mime = found[1] or "application/octet-stream"
         inline = mime in INLINE_TYPES
-        headers = {"Cache-Control": "private, max-age=3600", "X-Content-Type-Options": "nosniff",
-                   "Content-Security-Policy": "sandbox; default-src 'none'",
-                   "Content-Disposition": "inline" if inline else "attachment"}  # fmt: skip
+        headers = {
+            "Cache-Control": "private, max-age=3600",
+            "X-Content-Type-Options": "nosniff",
+            "Content-Security-Policy": "sandbox; default-src 'none'",
+            "Content-Disposition": "inline" if inline else "attachment",
+        }
         return Response(
             data, media_type=mime if inline else "application/octet-stream", headers=headers
         )
@@ -79,8 +90,11 @@ def install(store: Store, storage: LocalStorageClient) -> None:
         await store.delete_feedback(feedback_id)
         return JSONResponse({"success": True})
 
-    routes: list[tuple[str, Any, list[str]]] = [(FILES_ROUTE + "{key:path}", element_file, ["GET"]), ("/feedback", rate, ["PUT"]),
-              ("/feedback", unrate, ["DELETE"])]  # fmt: skip
+    routes: list[tuple[str, Any, list[str]]] = [
+        (FILES_ROUTE + "{key:path}", element_file, ["GET"]),
+        ("/feedback", rate, ["PUT"]),
+        ("/feedback", unrate, ["DELETE"]),
+    ]
     for path, endpoint, methods in routes:
         app.add_api_route(path, endpoint, methods=methods, include_in_schema=False)
         app.router.routes.insert(0, app.router.routes.pop())
