@@ -22,7 +22,7 @@ from brainchat.settings import ConfigError, Settings, load_settings
 from brainchat.store.history import ThreadUsage
 from brainchat.tools.registry import ToolSet
 from brainchat.ui import format as fmt
-from brainchat.ui import panel, resume
+from brainchat.ui import panel, resume, titles
 from brainchat.ui.confirm import make_confirm
 from brainchat.ui.message_limit import too_long_notice
 from brainchat.ui.render import AUTHOR, RunRenderer
@@ -213,6 +213,8 @@ async def run_turn(conv: Conversation, question: str, parent_id: str | None) -> 
         async for event in s.ask(question, confirm=confirm, message_id=parent_id):
             if isinstance(event, RunFinished):
                 resume.mark_answer(renderer, event, parent_id)
+                if event.answer and event.reason != "error":
+                    titles.title_once(conv, question)
             elif isinstance(event, Stats) and not counted:
                 conv.usage.add(event.rows)
                 counted = True
