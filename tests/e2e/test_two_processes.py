@@ -86,6 +86,7 @@ async def test_a_thread_started_on_one_process_resumes_on_the_other(model_server
     await on_b.sio.emit("connection_successful")
     await on_b.wait_for("Conversation resumed")
     assert "Trained on process A." in on_b.text()  # the stored steps came back from Postgres
+    assert "Usage so far: 1 turn(s)" in on_b.text()  # the usage totals kept by A
     model_server.queue("fc-m", ToolCalls([Call("evaluate_model", {"model": "csp_lda"})]),
                        Text("The tool ran."), Text("Evaluated on process B."))  # fmt: skip
     await on_b.send("Evaluate it again")
