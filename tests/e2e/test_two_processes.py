@@ -99,3 +99,10 @@ async def test_a_thread_started_on_one_process_resumes_on_the_other(model_server
     )
     assert "Train CSP+LDA on subject 1" in decide and "Trained on process A." in decide
     await on_b.close()
+
+
+def test_the_shared_auth_secret_is_private_and_never_logged(apps, app_factory):
+    home = app_factory.home[apps[0]]
+    secret = home / "state" / "auth_secret"
+    assert secret.stat().st_mode & 0o077 == 0 and len(secret.read_text().strip()) >= 32
+    assert secret.read_text().strip() not in (home / "app.log").read_text(errors="replace")
