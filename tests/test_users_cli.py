@@ -28,7 +28,9 @@ def users(home: Path, *args: str, stdin: str = "", **env: str) -> subprocess.Com
 
 def stored_hash(home: Path, name: str) -> str:
     with sqlite3.connect(home / "state" / "brainchat.db") as db:
-        row = db.execute("SELECT * FROM brainchat_accounts WHERE identifier = ?", (name,)).fetchone()
+        row = db.execute(
+            "SELECT * FROM brainchat_accounts WHERE identifier = ?", (name,)
+        ).fetchone()
     assert row is not None
     return next(str(v) for v in row if isinstance(v, str) and v.startswith("$argon2"))
 
