@@ -32,7 +32,9 @@ case "$cmd" in
   run)
     setup_python
     [ -f .env ] || { [ -f .env.example ] && echo "note: no .env yet; copy .env.example to .env and set a model (see README)"; }
-    exec .venv/bin/brainchat --host 0.0.0.0 --port "${PORT:-8000}" --headless "$@"
+    # loopback only by default: one local user, no login. To serve other machines set
+    # BRAINCHAT_AUTH=password, add accounts (.venv/bin/brainchat users add NAME) and pass --host 0.0.0.0
+    exec .venv/bin/brainchat --host "${HOST:-127.0.0.1}" --port "${PORT:-8000}" --headless "$@"
     ;;
   test)
     setup_python

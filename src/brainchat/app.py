@@ -6,14 +6,16 @@ import logging
 from typing import Any
 
 import chainlit as cl
+from chainlit.config import config
 
 from brainchat.settings import load_settings
 from brainchat.ui import conversation as conv
-from brainchat.ui import origin, servers
+from brainchat.ui import origin, persistence, servers
 
 logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 conv.log_config_problems(load_settings())  # bad configuration is logged at start-up
 origin.install()  # only the app's own pages (or BRAINCHAT_ALLOWED_ORIGINS) may drive it
+persistence.install(config.run.host)  # stored threads and login; refuses an exposed host
 
 
 @cl.on_app_startup
@@ -33,7 +35,7 @@ async def chat_start() -> None:
 
 @cl.on_chat_resume
 async def chat_resume(thread: Any) -> None:
-    await conv.start(servers.toolset(), (thread.get("metadata") or {}).get(conv.SNAPSHOT_KEY))
+    await conv.resume_thread(servers.toolset(), thread)
 
 
 @cl.on_message

@@ -16,7 +16,7 @@ APP = Path(__file__).resolve().parent / "app.py"
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"ask": _ask, "tools": _tools, "demo-data": _demo_data}
+    commands = {"ask": _ask, "tools": _tools, "demo-data": _demo_data, "users": _users}
     if argv and argv[0] in commands:
         return commands[argv[0]](argv[1:])
     if argv and argv[0] in ("-h", "--help"):
@@ -24,21 +24,50 @@ def main(argv: list[str] | None = None) -> int:
             __doc__
             + "\n\nbrainchat [run] [chainlit run options: --host H --port P --headless ...]\n"
             "brainchat ask [--mode chat|agent] [--json] QUESTION\nbrainchat tools [--json]\n"
-            "brainchat demo-data [--subjects N] [--trials N] [--format edf|fif]"
+            "brainchat demo-data [--subjects N] [--trials N] [--format edf|fif]\n"
+            "brainchat users add NAME | passwd NAME | list | remove NAME [--purge]"
         )
         return 0
     return _run_app(argv[1:] if argv and argv[0] == "run" else argv)
 
 
 def _run_app(args: list[str]) -> int:
-    """`chainlit run` of the app with host/port and other flags passed through."""
+    """`chainlit run` of the app with host/port and other flags passed through.
+
+    A host other than loopback needs login (BRAINCHAT_AUTH=password): refused here, before
+    Chainlit starts (the app module refuses too, for a plain `chainlit run`).
+    """
+    import os
+
     from chainlit.cli import cli
+
+    from brainchat.store.config import exposure_problem, load_store_config
+
+    host = _option(args, "--host") or os.environ.get("CHAINLIT_HOST") or "127.0.0.1"
+    if problem := exposure_problem(host, load_store_config()):
+        print(f"brainchat: {problem}", file=sys.stderr)
+        return 2
 
     try:
         cli.main(["run", str(APP), *args], prog_name="brainchat", standalone_mode=False)
     except SystemExit as exc:
         return int(exc.code or 0)
     return 0
+
+
+def _option(args: list[str], name: str) -> str | None:
+    for i, arg in enumerate(args):
+        if arg == name and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _users(args: list[str]) -> int:
+    from brainchat.users_cli import main as users_main
+
+    return users_main(args)
 
 
 def _session() -> Any:
@@ -136,6 +165,11 @@ def _print_event(event: Event) -> None:
         )
     elif e.type == "notice":
         out.write(f"\n! {e.message}{' ' + e.hint if e.hint else ''}\n")
+    elif e.type == "study_restored":
+        out.write(
+            f"· study restored ({e.stage}): {'; '.join(e.replayed) or 'nothing'}"
+            f"{'; stopped at ' + e.problem if e.problem else ''}\n"
+        )
     elif e.type == "stats":
         out.write("\n\n" + format_stats(e) + "\n")
     out.flush()

@@ -195,6 +195,18 @@ class StudyChanged(Event):
 
 
 @dataclass(kw_only=True)
+class StudyRestored(Event):
+    """A conversation's saved EEG study was rebuilt from its log (on its first use after a resume)."""
+
+    type: ClassVar[str] = "study_restored"
+    replayed: list[str]  # what was redone, in order
+    stage: str
+    seconds: float
+    problem: str | None = None  # why the replay stopped early
+    skipped: list[str] = field(default_factory=list)  # what could not be redone
+
+
+@dataclass(kw_only=True)
 class RunFinished(Event):
     type: ClassVar[str] = "run_finished"
     reason: StopReason

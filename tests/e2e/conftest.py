@@ -15,7 +15,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,12 +67,19 @@ def _fresh_server(request: pytest.FixtureRequest) -> None:
 
 
 @pytest.fixture(scope="module")
-def app_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., str]]:
-    """Start the app with an environment; every app started is stopped at module end."""
-    procs: list[tuple[subprocess.Popen[bytes], Any]] = []
+def app_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Start the app with an environment; every app started is stopped at module end.
 
-    def start(env: dict[str, str]) -> str:
-        tmp = tmp_path_factory.mktemp("app")
+    `start(env, home=None)` returns the app's URL; pass the `home` of an earlier app
+    (`start.home[url]`) to start again on the same data and state folders (a restart).
+    `start.stop(url, kill=False)` ends one app (SIGTERM, or SIGKILL as a crash would).
+    """
+    procs: list[tuple[subprocess.Popen[bytes], Any]] = []
+    by_url: dict[str, subprocess.Popen[bytes]] = {}
+    homes: dict[str, Path] = {}
+
+    def start(env: dict[str, str], home: Path | None = None) -> str:
+        tmp = home or tmp_path_factory.mktemp("app")
         fixture = tmp / "search.json"
         fixture.write_text(json.dumps(SEARCH_RESULTS))
         port = _free_port()
@@ -81,7 +88,7 @@ def app_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[.
         full = {k: v for k, v in os.environ.items() if k not in MODEL_VARS and k != "CI"}
         full.update({"BRAINCHAT_DATA_DIR": str(tmp / "data"), "BRAINCHAT_SEARCH_FIXTURE": str(fixture),
                      "PYTHONUNBUFFERED": "1", "CHAINLIT_AUTH_SECRET": "", **env})  # fmt: skip
-        log = open(tmp / "app.log", "wb")  # noqa: SIM115 - closed at teardown
+        log = open(tmp / "app.log", "ab")  # noqa: SIM115 - closed at teardown
         chainlit = Path(sys.executable).with_name("chainlit")
         proc = subprocess.Popen(
             [str(chainlit), "run", "src/brainchat/app.py", "--headless", "--port", str(port),
@@ -90,6 +97,7 @@ def app_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[.
         )  # fmt: skip
         procs.append((proc, log))
         url = f"http://127.0.0.1:{port}"
+        by_url[url], homes[url] = proc, tmp
         deadline = time.time() + 60
         while time.time() < deadline:
             if proc.poll() is not None:
@@ -101,6 +109,13 @@ def app_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[.
                 time.sleep(0.3)
         raise RuntimeError(f"app did not start: {(tmp / 'app.log').read_text()[-3000:]}")
 
+    def stop(url: str, kill: bool = False) -> None:
+        proc = by_url[url]
+        proc.kill() if kill else proc.terminate()
+        proc.wait(15)
+
+    start.stop = stop  # type: ignore[attr-defined]
+    start.home = homes  # type: ignore[attr-defined]
     yield start
     for proc, log in procs:
         proc.terminate()

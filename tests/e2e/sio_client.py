@@ -24,13 +24,29 @@ class ChainlitSocket:
     async def _record(self, event: str, data: Any = None) -> None:
         self.events.append((event, json.dumps(data, default=str)))
 
-    async def connect(self, url: str, *, origin: str | None, transport: str = "websocket") -> None:
-        """Open the socket (raises socketio.exceptions.ConnectionError when refused)."""
+    async def connect(self, url: str, *, origin: str | None, transport: str = "websocket",
+                      cookie: str | None = None, thread_id: str = "") -> None:  # fmt: skip
+        """Open the socket (raises socketio.exceptions.ConnectionError when refused).
+
+        Without `cookie`, logs in as the local user first (the app's default login).
+        """
+        if cookie is None:
+            cookie = await local_login(url)
         headers = {"Origin": origin} if origin else {}
-        auth = {"clientType": "webapp", "sessionId": str(uuid.uuid4()), "threadId": "",
+        if cookie:
+            headers["Cookie"] = cookie
+        auth = {"clientType": "webapp", "sessionId": str(uuid.uuid4()), "threadId": thread_id,
                 "userEnv": "{}", "chatProfile": None}  # fmt: skip
         await self.sio.connect(url, headers=headers, auth=auth, transports=[transport],
                                socketio_path=SOCKET_PATH, wait_timeout=10)  # fmt: skip
+
+    @property
+    def thread_id(self) -> str | None:
+        """The thread of this conversation, once its first message made it (first_interaction)."""
+        for event, data in self.events:
+            if event == "first_interaction":
+                return str(json.loads(data)["thread_id"])
+        return None
 
     def text(self) -> str:
         return "\n".join(data for _, data in self.events)
@@ -54,3 +70,23 @@ class ChainlitSocket:
     async def close(self) -> None:
         if self.sio.connected:  # abort: a polling client would wait out its long poll (~25 s)
             await self.sio.eio.disconnect(abort=True)
+
+
+async def local_login(url: str) -> str:
+    """The auth cookie of the local user ("" when the app needs no login or refuses it)."""
+    import httpx
+
+    async with httpx.AsyncClient(base_url=url, timeout=10) as http:
+        r = await http.post("/auth/header")
+    token = r.cookies.get("access_token")
+    return f"access_token={token}" if r.status_code == 200 and token else ""
+
+
+async def password_login(url: str, name: str, password: str) -> str:
+    """The auth cookie after a password login ("" when refused)."""
+    import httpx
+
+    async with httpx.AsyncClient(base_url=url, timeout=10) as http:
+        r = await http.post("/login", data={"username": name, "password": password})
+    token = r.cookies.get("access_token")
+    return f"access_token={token}" if r.status_code == 200 and token else ""

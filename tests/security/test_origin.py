@@ -102,6 +102,7 @@ async def test_cors_preflight_from_a_foreign_origin_is_refused(app):
 
 async def test_own_origin_listed_origin_and_no_origin_are_served(app):
     async with httpx.AsyncClient(base_url=app, timeout=10) as http:
+        assert (await http.post("/auth/header")).status_code == 200  # the local user's cookie
         for headers in ({"Origin": app}, {"Origin": LISTED}, {}):
             r = await http.get("/project/settings?language=en-US", headers=headers)
             assert r.status_code == 200, (headers, r.text[:200])
@@ -180,6 +181,7 @@ def test_allowed_origins_are_normalised_and_bad_entries_named():
 async def test_a_rebound_host_name_is_refused_on_the_real_app(app):
     port = app.rsplit(":", 1)[1]
     async with httpx.AsyncClient(base_url=app, timeout=10) as http:
+        assert (await http.post("/auth/header")).status_code == 200  # the local user's cookie
         rebound = {"Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}"}
         r = await http.get("/project/settings?language=en-US", headers=rebound)
         assert r.status_code == 403

@@ -21,10 +21,15 @@ READ_ONLY = {"read_only": True}
 DESTRUCTIVE = {"destructive": True}
 
 
-async def run_op(study: Study, op: Op, mutates_data: bool = False) -> str:
-    """Run an op; unexpected library errors become a clear ToolException (the study is unchanged)."""
+async def run_op(
+    study: Study, op: Op, mutates_data: bool = False, record: dict[str, Any] | None = None
+) -> str:
+    """Run an op; unexpected library errors become a clear ToolException (the study is unchanged).
+
+    `record` is the op's entry in the study's log (replayed when the conversation is resumed).
+    """
     try:
-        return await study.run(op, mutates_data=mutates_data)
+        return await study.run(op, mutates_data=mutates_data, record=record)
     except ToolException:
         raise
     except (ValueError, RuntimeError, TypeError, KeyError, OSError, MemoryError) as exc:
@@ -33,13 +38,15 @@ async def run_op(study: Study, op: Op, mutates_data: bool = False) -> str:
         raise ToolException(f"{name} failed: {first}. The study is unchanged") from None
 
 
-def step(op: str, params: dict[str, Any], label: str) -> Callable[[], Op]:
+def step(op: str, params: dict[str, Any], label: str) -> tuple[Callable[[], Op], dict[str, Any]]:
+    """The op factory of a preprocessing step, and its log entry."""
+
     def make() -> Op:
         from brainchat.eeg.preprocessing import step_op
 
         return step_op(Step(op, params, label))
 
-    return make
+    return make, {"op": "step", "step": {"op": op, "params": params, "label": label}}
 
 
 async def in_thread(fn: Callable[..., str], /, **kwargs: Any) -> str:

@@ -25,16 +25,21 @@ def _data_tools(study: Study) -> list[BaseTool]:
     async def load_data(files: list[str]) -> str:
         from brainchat.eeg.preprocessing import load_op
 
-        return await run_op(study, load_op(study.data_dir, files))
+        return await run_op(
+            study, load_op(study.data_dir, files), record={"op": "load", "files": list(files)}
+        )
 
     def get_study_state(*, stop: threading.Event) -> str:
         from brainchat.eeg.report import describe
 
+        await study.restore()
         return describe(study.state)
 
     async def clear_study() -> str:
         return await run_op(
-            study, lambda state, stop: (StudyState(), "study cleared: nothing loaded")
+            study,
+            lambda state, stop: (StudyState(), "study cleared: nothing loaded"),
+            record={"op": "clear"},
         )
 
     return [
@@ -74,8 +79,8 @@ def _data_tools(study: Study) -> list[BaseTool]:
 
 
 def _preprocessing_tools(study: Study) -> list[BaseTool]:
-    async def pre(make: Callable[[], Op]) -> str:
-        return await run_op(study, make(), mutates_data=True)
+    async def pre(make: Callable[[], Op], record: dict[str, Any]) -> str:
+        return await run_op(study, make(), mutates_data=True, record=record)
 
     async def bandpass_filter(l_freq: float | None = None, h_freq: float | None = None) -> str:
         label = (
@@ -83,31 +88,31 @@ def _preprocessing_tools(study: Study) -> list[BaseTool]:
             if l_freq and h_freq
             else (f"high-pass {l_freq:g} Hz" if l_freq else f"low-pass {h_freq:g} Hz")
         )
-        return await pre(step("bandpass", {"l_freq": l_freq, "h_freq": h_freq}, label))
+        return await pre(*step("bandpass", {"l_freq": l_freq, "h_freq": h_freq}, label))
 
     async def notch_filter(freqs: list[float] = [50.0]) -> str:  # noqa: B006
         return await pre(
-            step("notch", {"freqs": freqs}, f"notch {'/'.join(f'{f:g}' for f in freqs)} Hz")
+            *step("notch", {"freqs": freqs}, f"notch {'/'.join(f'{f:g}' for f in freqs)} Hz")
         )
 
     async def resample_data(sfreq: float) -> str:
-        return await pre(step("resample", {"sfreq": sfreq}, f"resample {sfreq:g} Hz"))
+        return await pre(*step("resample", {"sfreq": sfreq}, f"resample {sfreq:g} Hz"))
 
     async def set_reference(ref: Any = "average") -> str:
         label = "average reference" if ref == "average" else f"reference {'+'.join(ref)}"
-        return await pre(step("reference", {"ref": ref}, label))
+        return await pre(*step("reference", {"ref": ref}, label))
 
     async def select_channels(keep: list[str] | None = None, drop: list[str] | None = None) -> str:
         label = f"keep {len(keep)} ch" if keep else f"drop {', '.join(drop or [])}"
-        return await pre(step("select", {"keep": keep, "drop": drop}, label))
+        return await pre(*step("select", {"keep": keep, "drop": drop}, label))
 
     async def set_montage(name: str = "standard_1005") -> str:
-        return await pre(step("montage", {"name": name}, f"montage {name}"))
+        return await pre(*step("montage", {"name": name}, f"montage {name}"))
 
     async def reset_preprocessing() -> str:
         from brainchat.eeg.preprocessing import reset_op
 
-        return await run_op(study, reset_op)
+        return await run_op(study, reset_op, record={"op": "reset"})
 
     return [
         make_tool(
@@ -160,20 +165,38 @@ def _analysis_tools(study: Study) -> list[BaseTool]:
         from brainchat.eeg.dataset import epoch_op
 
         base = tuple(baseline) if baseline is not None else None
-        return await run_op(study, epoch_op(tmin, tmax, events, base, reject_uv))
+        record = {
+            "op": "epoch",
+            "tmin": tmin,
+            "tmax": tmax,
+            "events": events,
+            "baseline": baseline,
+            "reject_uv": reject_uv,
+        }
+        return await run_op(study, epoch_op(tmin, tmax, events, base, reject_uv), record=record)
 
     async def split_dataset(
         by: str = "trial", test_ratio: float = 0.2, val_ratio: float = 0.2, seed: int = 0
     ) -> str:
         from brainchat.eeg.dataset import split_op
 
-        return await run_op(study, split_op(by, test_ratio, val_ratio, seed))
+        record = {
+            "op": "split",
+            "by": by,
+            "test_ratio": test_ratio,
+            "val_ratio": val_ratio,
+            "seed": seed,
+        }
+        return await run_op(study, split_op(by, test_ratio, val_ratio, seed), record=record)
 
     async def train_model(**kwargs: Any) -> str:
         from brainchat.eeg.decoding import train_op
         from brainchat.eeg.training import TrainConfig
 
-        return await run_op(study, train_op(TrainConfig(**kwargs)))
+        cfg = TrainConfig(**kwargs)
+        before = set(study.state.models)
+        text = await run_op(study, train_op(cfg), record={"op": "train", "config": vars(cfg)})
+        return text + await study.save_new_models(before)
 
     async def evaluate_model(model: str | None = None) -> str:
         from brainchat.eeg.decoding import evaluate_op

@@ -17,7 +17,8 @@ def ica_tools(study: Study) -> list[BaseTool]:
     async def ica_fit(n_components: int = 15, method: str = "fastica", seed: int = 0) -> str:
         from brainchat.eeg.decoding import ica_fit_op
 
-        return await run_op(study, ica_fit_op(n_components, method, seed))
+        record = {"op": "ica_fit", "n_components": n_components, "method": method, "seed": seed}
+        return await run_op(study, ica_fit_op(n_components, method, seed), record=record)
 
     async def ica_components(components: list[int] | None = None) -> str:
         from brainchat.eeg.views import ica_components_op
@@ -32,7 +33,9 @@ def ica_tools(study: Study) -> list[BaseTool]:
             new, text = step_op(ica_apply_step(state, exclude))(state, stop)
             return replace(new, ica=None), text
 
-        return await run_op(study, op, mutates_data=True)
+        return await run_op(
+            study, op, mutates_data=True, record={"op": "ica_apply", "exclude": list(exclude)}
+        )
 
     return [
         make_tool(

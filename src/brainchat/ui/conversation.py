@@ -15,12 +15,14 @@ from typing import Any
 
 import chainlit as cl
 
+from brainchat.events import RunFinished, Stats
 from brainchat.redact import get_logger, mask
 from brainchat.session import Session
 from brainchat.settings import ConfigError, Settings, load_settings
+from brainchat.store.history import ThreadUsage
 from brainchat.tools.registry import ToolSet
 from brainchat.ui import format as fmt
-from brainchat.ui import panel
+from brainchat.ui import panel, resume, titles
 from brainchat.ui.confirm import make_confirm
 from brainchat.ui.message_limit import too_long_notice
 from brainchat.ui.render import AUTHOR, RunRenderer
@@ -44,6 +46,8 @@ class Conversation:
     session: Session
     custom_ids: dict[str, str] = field(default_factory=dict)  # typed model ids per role
     renderer: RunRenderer | None = None
+    usage: ThreadUsage = field(default_factory=ThreadUsage)  # every turn of the thread
+    titled: bool = False  # the model wrote the thread's title (BRAINCHAT_THREAD_TITLES=model)
 
 
 def current() -> Conversation | None:
@@ -51,14 +55,13 @@ def current() -> Conversation | None:
 
 
 def save_snapshot(conv: Conversation) -> None:
-    cl.user_session.set(
-        SNAPSHOT_KEY,
-        {
-            "mode": conv.session.mode,
-            "overrides": dict(conv.session.overrides),
-            "custom_ids": dict(conv.custom_ids),
-        },
-    )
+    cl.user_session.set(SNAPSHOT_KEY, resume.snapshot(conv))
+
+
+async def save(conv: Conversation) -> None:
+    """Keep the snapshot in the session and, once the thread exists, in the database."""
+    save_snapshot(conv)
+    await resume.save(conv, SNAPSHOT_KEY)
 
 
 def restore_snapshot(conv: Conversation, snapshot: dict[str, Any] | None) -> None:
@@ -86,12 +89,22 @@ async def start(
 ) -> Conversation:
     settings = load_settings()
     conv = Conversation(Session(settings, extra_tools=shared_tools))
+    resume.attach(conv)
     restore_snapshot(conv, snapshot)
     cl.user_session.set(KEY, conv)
     save_snapshot(conv)
     await send_modes(conv.session.mode)
     await cl.context.emitter.set_commands(COMMANDS)  # type: ignore[arg-type]
     await panel.send_panel(conv.session, conv.custom_ids)
+    return conv
+
+
+async def resume_thread(shared_tools: ToolSet | None, thread: dict[str, Any]) -> Conversation:
+    """Open a stored thread: mode, settings, model history, usage, and the study (lazily)."""
+    state = resume.thread_state(thread, SNAPSHOT_KEY)
+    conv = await start(shared_tools, state)
+    resume.restore(conv, thread, state)
+    save_snapshot(conv)
     return conv
 
 
@@ -164,7 +177,7 @@ async def show_tools(conv: Conversation) -> None:
 async def switch_mode(conv: Conversation, mode: str) -> None:
     s = conv.session
     s.set_mode(mode)
-    save_snapshot(conv)
+    await save(conv)
     chat = s.settings.model_for("chat")
     roles = {**s.roles(), "chat": chat.name if chat else "(none)"}
     toolset = s.toolset() if mode == "agent" else None
@@ -195,11 +208,22 @@ async def run_turn(conv: Conversation, question: str, parent_id: str | None) -> 
         from brainchat.ui import servers
 
         s.extra_tools = await servers.refreshed_toolset()
+    counted = False
     try:
         async for event in s.ask(question, confirm=confirm, message_id=parent_id):
+            if isinstance(event, RunFinished):
+                resume.mark_answer(renderer, event, parent_id)
+                if event.answer and event.reason != "error":
+                    titles.title_once(conv, question)
+            elif isinstance(event, Stats) and not counted:
+                conv.usage.add(event.rows)
+                counted = True
             await renderer.handle(event)
         await renderer.finish()
     except asyncio.CancelledError:
+        if not counted:
+            conv.usage.add(s.usage_so_far())
+            counted = True
         await renderer.stop(s.usage_so_far())
         raise
     except Exception as exc:  # noqa: BLE001 - no traceback reaches a user
@@ -210,6 +234,8 @@ async def run_turn(conv: Conversation, question: str, parent_id: str | None) -> 
             "*Your conversation is kept; send the message again.*",
             author=AUTHOR,
         ).send()
+    finally:
+        await save(conv)
 
 
 async def stop(conv: Conversation) -> None:
@@ -219,7 +245,7 @@ async def stop(conv: Conversation) -> None:
 
 async def settings_update(conv: Conversation, values: dict[str, Any]) -> None:
     if await panel.apply(conv.session, values, conv.custom_ids):
-        save_snapshot(conv)
+        await save(conv)
 
 
 # -- MCP and demo data ----------------------------------------------------------------------

@@ -184,3 +184,20 @@ def mode_text(mode: str, toolset: ToolSet | None, roles: dict[str, str]) -> str:
 
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def study_restored_text(e: Any) -> str:
+    """What the replay of a resumed conversation's EEG study did, and what it could not do."""
+    done = "; ".join(e.replayed) or "nothing"
+    lines = [
+        f"The EEG study of this conversation was rebuilt from its saved log in "
+        f"{seconds(e.seconds)}: {done}."
+    ]
+    if e.problem:
+        lines.append(f"⚠️ It stopped at {e.problem}.")
+        if e.skipped:
+            lines.append(
+                f"Not restored: {'; '.join(e.skipped)}. Check the data folder "
+                "(list_data_files) and redo those steps."
+            )
+    return "\n\n".join(lines)

@@ -213,6 +213,13 @@ class RunRenderer:
         await self._open(step)
         await self._close(step, e.summary)
 
+    async def on_study_restored(self, e: ev.StudyRestored) -> None:
+        name = f"Study restored · {e.stage}" + (" · incomplete" if e.problem else "")
+        step = _step(name, "undefined", await self._run_step(), show_input=False)
+        step.is_error = bool(e.problem)
+        await self._open(step)
+        await self._close(step, fmt.study_restored_text(e))
+
     async def _answer_message(self) -> cl.Message:
         if self.answer is None:
             if self.run is not None and self.thinking is None:

@@ -1,0 +1,1 @@
+"""Persistence without Chainlit: schema and migrations, threads, accounts, files, state folder."""

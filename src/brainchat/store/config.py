@@ -1,0 +1,135 @@
+"""Where conversations are kept and who may log in: the state folder, the database, the login mode.
+
+Read from the environment (and `.env`, as the rest of the configuration). Problems are listed by
+variable name with what is allowed; a secret in DATABASE_URL is never shown.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from brainchat.redact import mask_url
+
+STATE_ENV, AUTH_ENV, TITLES_ENV, DB_ENV = (
+    "BRAINCHAT_STATE_DIR",
+    "BRAINCHAT_AUTH",
+    "BRAINCHAT_THREAD_TITLES",
+    "DATABASE_URL",
+)
+DB_FILE = "brainchat.db"
+LOCAL_USER = "local"
+POSTGRES_SCHEMES = ("postgres", "postgresql", "postgresql+asyncpg")
+SQLITE_SCHEMES = ("sqlite", "sqlite+aiosqlite")
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    state_dir: Path
+    data_dir: Path
+    database_url: str  # an SQLAlchemy async URL
+    auth: Literal["local", "password"] = "local"
+    titles: Literal["question", "model"] = "question"
+    errors: tuple[str, ...] = ()
+
+    @property
+    def dialect(self) -> str:
+        return "postgresql" if self.database_url.startswith("postgresql") else "sqlite"
+
+    @property
+    def shown_url(self) -> str:
+        """The database URL as logs may show it: no password, no query values."""
+        return mask_url(self.database_url, drop_query=True)
+
+    @property
+    def files_dir(self) -> Path:
+        return self.state_dir / "files"
+
+
+def read_env() -> dict[str, str]:
+    """The environment over `.env`, as `load_settings` reads it."""
+    from dotenv import dotenv_values
+
+    values = {k: v for k, v in dotenv_values(".env").items() if v is not None}
+    return {**values, **os.environ}
+
+
+def load_store_config(env: Mapping[str, str] | None = None) -> StoreConfig:
+    """Read the store's settings; never raises: problems are in `errors`."""
+    env = read_env() if env is None else env
+    errors: list[str] = []
+    data_dir = Path(env.get("BRAINCHAT_DATA_DIR") or "data")
+    state_dir = Path(env.get(STATE_ENV) or data_dir.parent / "state")
+    url = sqlite_url(state_dir / DB_FILE)
+    if raw := (env.get(DB_ENV) or "").strip():
+        try:
+            url = async_url(raw)
+        except ValueError as exc:
+            errors.append(str(exc))
+    auth = (env.get(AUTH_ENV) or "local").strip().lower()
+    if auth not in ("local", "password"):
+        errors.append(
+            f"{AUTH_ENV}={auth[:40]!r} is not valid; allowed: local (one user, no "
+            "login, loopback only) or password (accounts from `brainchat users add`)"
+        )
+        auth = "password"  # fail closed
+    titles = (env.get(TITLES_ENV) or "question").strip().lower()
+    if titles not in ("question", "model"):
+        errors.append(
+            f"{TITLES_ENV}={titles[:40]!r} is not valid; allowed: question (the first "
+            "question, default) or model (a short title written by the chat model)"
+        )
+        titles = "question"
+    return StoreConfig(state_dir, data_dir, url, auth, titles, tuple(errors))  # type: ignore[arg-type]
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite+aiosqlite:///{path.expanduser().resolve()}"
+
+
+def async_url(raw: str) -> str:
+    """DATABASE_URL as an async SQLAlchemy URL (asyncpg for Postgres, aiosqlite for SQLite)."""
+    try:
+        parts = urlsplit(raw)
+    except ValueError:
+        parts = None
+    scheme = parts.scheme.lower() if parts else ""
+    if parts is None or scheme not in POSTGRES_SCHEMES + SQLITE_SCHEMES:
+        raise ValueError(
+            f"{DB_ENV}={mask_url(raw, drop_query=True)[:80]!r} is not a database URL brainchat "
+            "can use; allowed: postgresql://user:password@host:5432/dbname (Postgres, through "
+            "asyncpg) or sqlite:////absolute/path.db; leave it unset for the SQLite file in the "
+            f"state folder ({STATE_ENV})"
+        )
+    if scheme in SQLITE_SCHEMES:
+        return urlunsplit(parts._replace(scheme="sqlite+aiosqlite"))
+    # asyncpg takes ssl=..., not libpq's sslmode=...
+    query = [("ssl" if k == "sslmode" else k, v) for k, v in parse_qsl(parts.query)]
+    return urlunsplit(parts._replace(scheme="postgresql+asyncpg", query=urlencode(query)))
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and localhost: only this machine can connect."""
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def exposure_problem(host: str, config: StoreConfig) -> str | None:
+    """Why the app must not start on `host` with this login mode, or None when it may."""
+    if config.auth == "password" or is_loopback(host):
+        return None
+    return (
+        f"refusing to listen on {host!r} without login: anyone who can reach this address would "
+        "use the app, its models and keys as the local user. Set BRAINCHAT_AUTH=password and add "
+        "accounts with `brainchat users add NAME`, or listen on 127.0.0.1 (the default)."
+    )

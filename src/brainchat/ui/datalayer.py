@@ -1,0 +1,260 @@
+"""Chainlit's SQLAlchemy data layer on brainchat's store, and a local-folder storage client.
+
+The base class builds SQL from ids by string concatenation, reads every step of every thread to
+list the sidebar, and cannot bind the `modes` of a user message; this subclass keeps its
+interface and constructor and does each operation with the store's bound queries instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
+from chainlit.data.storage_clients.base import BaseStorageClient
+from chainlit.data.utils import queue_until_user_message
+from chainlit.types import PageInfo, PaginatedResponse, Pagination, ThreadFilter
+from chainlit.user import PersistedUser, User
+from chainlit.utils import utc_now
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import sessionmaker
+
+from brainchat.redact import get_logger, mask
+from brainchat.store.files import LocalFiles
+from brainchat.store.records import Store
+
+log = get_logger("brainchat.store")
+FILES_ROUTE = "/brainchat/files/"
+TITLE_CHARS, RENAME_CHARS = 60, 200
+
+
+def short_title(text: str, limit: int = TITLE_CHARS) -> str:
+    """A thread title from a question: one line, cut at a word boundary."""
+    line = re.sub(r"\s+", " ", text or "").strip()
+    if len(line) <= limit:
+        return line or "New conversation"
+    cut = line[:limit].rsplit(" ", 1)[0] if " " in line[:limit] else line[:limit]
+    return cut.rstrip(" ,;:.-") + "…"
+
+
+class LocalStorageClient(BaseStorageClient):
+    """Elements kept as files in the state folder, served back by brainchat's owner-checked route."""
+
+    def __init__(self, root: Path) -> None:
+        self.files = LocalFiles(root)
+
+    async def upload_file(
+        self,
+        object_key: str,
+        data: bytes | str,
+        mime: str = "application/octet-stream",
+        overwrite: bool = True,
+        content_disposition: str | None = None,
+    ) -> dict[str, Any]:
+        raw = data.encode() if isinstance(data, str) else data
+        await asyncio.to_thread(self.files.write, object_key, raw)
+        return {"object_key": object_key, "url": await self.get_read_url(object_key)}
+
+    async def delete_file(self, object_key: str) -> bool:
+        return await asyncio.to_thread(self.files.delete, object_key)
+
+    async def get_read_url(self, object_key: str) -> str:
+        import os
+
+        root = os.environ.get("CHAINLIT_ROOT_PATH", "").rstrip("/")
+        return root + FILES_ROUTE + quote(object_key, safe="/")
+
+    async def close(self) -> None:
+        return None
+
+
+OnDelete = Callable[[str, str | None], Awaitable[None]]
+
+
+class BrainchatDataLayer(SQLAlchemyDataLayer):
+    def __init__(
+        self, store: Store, storage: LocalStorageClient, on_delete: OnDelete | None = None
+    ) -> None:
+        super().__init__(conninfo=str(store.engine.url), storage_provider=storage)
+        # the base made its own engine (never connected): use the store's, with its pragmas
+        self.engine = store.engine
+        self.async_session = sessionmaker(
+            bind=self.engine, expire_on_commit=False, class_=AsyncSession
+        )  # type: ignore[call-overload]
+        self.store = store
+        self.storage = storage
+        self.on_delete = on_delete  # (thread id, owner identifier): drops the thread's models
+
+    # -- users -------------------------------------------------------------------------
+    async def get_user(self, identifier: str) -> PersistedUser | None:
+        row = await self.store.get_user(identifier)
+        return (
+            None
+            if row is None
+            else PersistedUser(
+                id=row["id"],
+                identifier=row["identifier"],
+                createdAt=row["createdAt"],
+                metadata=row["metadata"],
+            )
+        )
+
+    async def create_user(self, user: User) -> PersistedUser | None:
+        await self.store.create_user(user.identifier, user.metadata or {}, utc_now())
+        return await self.get_user(user.identifier)
+
+    # -- threads -----------------------------------------------------------------------
+    async def get_thread_author(self, thread_id: str) -> str:
+        return await self.store.thread_author(thread_id) or ""  # "": Chainlit answers 404
+
+    async def get_thread(self, thread_id: str) -> Any:
+        thread = await self.store.get_thread(thread_id)
+        if thread is not None:
+            for element in thread["elements"]:
+                if element.get("objectKey"):
+                    element["url"] = await self.storage.get_read_url(element["objectKey"])
+        return thread
+
+    async def update_thread(
+        self,
+        thread_id: str,
+        name: str | None = None,
+        user_id: str | None = None,
+        metadata: dict | None = None,
+        tags: list[str] | None = None,
+    ) -> None:
+        identifier = await self._identifier_of(user_id) if user_id else None
+        if name is not None:  # with a user: the first question; without: a rename
+            name = short_title(name) if user_id else short_title(name, RENAME_CHARS)
+        try:
+            await self.store.upsert_thread(
+                thread_id,
+                name=name,
+                user_id=user_id,
+                user_identifier=identifier,
+                tags=tags,
+                metadata=metadata,
+                created_at=utc_now(),
+            )
+        except Exception as exc:  # noqa: BLE001 - Chainlit calls this from fire-and-forget tasks
+            log.warning("thread %s not saved: %s", thread_id[:40], mask(str(exc)))
+
+    async def _identifier_of(self, user_id: str) -> str | None:
+        from sqlalchemy import select
+
+        from brainchat.store.schema import users
+
+        async with self.engine.connect() as conn:
+            return (
+                await conn.execute(select(users.c.identifier).where(users.c.id == user_id))
+            ).scalar()
+
+    async def delete_thread(self, thread_id: str) -> None:
+        owner = await self.store.thread_author(thread_id)
+        for key in await self.store.delete_thread(thread_id):
+            await self.storage.delete_file(key)
+        if self.on_delete is not None:
+            await self.on_delete(thread_id, owner)
+
+    async def list_threads(
+        self, pagination: Pagination, filters: ThreadFilter
+    ) -> PaginatedResponse:
+        if not filters.userId:
+            raise ValueError("userId is required")
+        feedback = int(filters.feedback) if filters.feedback is not None else None
+        rows, more = await self.store.list_threads(
+            filters.userId, pagination.first, pagination.cursor, filters.search, feedback
+        )
+        info = PageInfo(
+            hasNextPage=more,
+            startCursor=rows[0]["id"] if rows else None,
+            endCursor=rows[-1]["id"] if rows else None,
+        )
+        return PaginatedResponse(pageInfo=info, data=rows)  # type: ignore[arg-type]
+
+    # -- steps -------------------------------------------------------------------------
+    @queue_until_user_message()
+    async def create_step(self, step_dict: Any) -> None:
+        await self._save_step(step_dict)
+
+    @queue_until_user_message()
+    async def update_step(self, step_dict: Any) -> None:
+        await self._save_step(step_dict)
+
+    async def _save_step(self, step_dict: Any) -> None:
+        try:
+            await self.store.upsert_thread(step_dict["threadId"], created_at=utc_now())
+            await self.store.upsert_step(dict(step_dict))
+        except Exception as exc:  # noqa: BLE001 - Chainlit calls this from fire-and-forget tasks
+            log.warning("step not saved: %s", mask(str(exc)))
+
+    @queue_until_user_message()
+    async def delete_step(self, step_id: str) -> None:
+        for key in await self.store.delete_step(step_id):
+            await self.storage.delete_file(key)
+
+    async def get_step(self, step_id: str) -> Any:
+        return await self.store.get_step(step_id)
+
+    async def get_favorite_steps(self, user_id: str) -> list[Any]:
+        return await self.store.favorite_steps(user_id)
+
+    # -- feedback ----------------------------------------------------------------------
+    async def upsert_feedback(self, feedback: Any) -> str:
+        return await self.store.upsert_feedback(
+            {
+                "id": feedback.id,
+                "forId": feedback.forId,
+                "value": feedback.value,
+                "comment": feedback.comment,
+            }
+        )
+
+    async def delete_feedback(self, feedback_id: str) -> bool:
+        await self.store.delete_feedback(feedback_id)
+        return True
+
+    # -- elements ----------------------------------------------------------------------
+    async def get_element(self, thread_id: str, element_id: str) -> Any:
+        element = await self.store.get_element(thread_id, element_id)
+        if element is not None and element.get("objectKey"):
+            element["url"] = await self.storage.get_read_url(element["objectKey"])
+        return element
+
+    @queue_until_user_message()
+    async def create_element(self, element: Any) -> None:
+        if not element.for_id:
+            return
+        try:
+            await self._create_element(element)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("element %r not saved: %s", element.name[:60], mask(str(exc)))
+
+    async def _create_element(self, element: Any) -> None:
+        content = element.content
+        if content is None and element.path:
+            content = await asyncio.to_thread(Path(element.path).read_bytes)
+        row = element.to_dict()
+        if content is not None:  # an element with only a URL keeps the URL (no fetching here)
+            user_id = await self._thread_user_id(element.thread_id) or "unknown"
+            key = f"{user_id}/{element.id}/{element.name or 'file'}"
+            await self.storage.upload_file(key, content, element.mime or "application/octet-stream")
+            row.update(objectKey=key, url=None)
+        row.pop("path", None)
+        await self.store.upsert_thread(element.thread_id, created_at=utc_now())
+        await self.store.upsert_element(row)
+
+    async def _thread_user_id(self, thread_id: str) -> str | None:
+        return await self.store.thread_user_id(thread_id)
+
+    @queue_until_user_message()
+    async def delete_element(self, element_id: str, thread_id: str | None = None) -> None:
+        if key := await self.store.delete_element(element_id):
+            await self.storage.delete_file(key)
+
+    async def close(self) -> None:
+        await self.engine.dispose()

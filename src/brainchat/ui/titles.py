@@ -1,0 +1,57 @@
+"""Thread titles written by the chat model (BRAINCHAT_THREAD_TITLES=model).
+
+By default a thread is titled by its first question (the data layer does it, no model call).
+With `model`, one short call after the first answered turn renames it; it runs in the
+background, so the input is free at once, and a failure keeps the question as the title.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+import chainlit as cl
+
+from brainchat.redact import get_logger, mask
+from brainchat.ui import persistence
+
+if TYPE_CHECKING:
+    from brainchat.settings import ModelSpec
+    from brainchat.ui.conversation import Conversation
+
+log = get_logger("brainchat.ui")
+TITLE_TIMEOUT = 30.0
+_running: set[asyncio.Task[None]] = set()
+
+
+def title_once(conv: Conversation, question: str) -> None:
+    """Start the title call for this conversation's first answered turn, if configured."""
+    p = persistence.active()
+    spec = conv.session.settings.model_for("chat")
+    if p is None or p.config.titles != "model" or conv.titled or spec is None:
+        return
+    if not cl.context.session.has_first_interaction:
+        return
+    conv.titled = True  # once per thread, even if this call fails
+    task = asyncio.create_task(_write_title(spec, cl.context.session.thread_id, question))
+    _running.add(task)
+    task.add_done_callback(_running.discard)
+
+
+async def _write_title(spec: ModelSpec, thread_id: str, question: str) -> None:
+    from chainlit.data import get_data_layer
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from brainchat.llm import make_chat_model
+    from brainchat.prompts import load_prompt
+
+    try:
+        model = make_chat_model(spec, "title", max_tokens=32)
+        messages = [SystemMessage(load_prompt("title")), HumanMessage(question[:2000])]
+        reply = await asyncio.wait_for(model.ainvoke(messages), TITLE_TIMEOUT)
+        title = str(reply.content).strip().strip("\"'“”").strip()
+        layer = get_data_layer()
+        if title and layer is not None:
+            await layer.update_thread(thread_id, name=title)
+    except Exception as exc:  # noqa: BLE001 - the question stays the title
+        log.warning("thread title not written: %s: %s", type(exc).__name__, mask(str(exc)))

@@ -1,0 +1,59 @@
+"""Thread titles: the first question by default (no model call for it), or a short title written
+by the chat model when BRAINCHAT_THREAD_TITLES=model. Over the app's HTTP API and socket."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+from sio_client import ChainlitSocket, local_login
+
+from brainchat.testing.scripted_server import Text
+from brainchat.ui.datalayer import short_title
+from conftest import spec
+
+QUESTION = "What is the mu rhythm and where is it recorded over the scalp?"
+
+
+async def titles(url: str, cookie: str) -> list[str]:
+    async with httpx.AsyncClient(base_url=url, headers={"Cookie": cookie}) as http:
+        r = await http.post("/project/threads", json={"pagination": {"first": 20}, "filter": {}})
+    return [t["name"] for t in r.json()["data"]]
+
+
+async def one_turn(url: str, answer: str) -> str:
+    cookie = await local_login(url)
+    sock = ChainlitSocket()
+    await sock.connect(url, origin=None, cookie=cookie)
+    await sock.start_chat()
+    await sock.send(QUESTION)
+    await sock.wait_for(answer, timeout=60)
+    await sock.close()
+    return cookie
+
+
+def title_requests(server: Any) -> list[Any]:
+    return [r for r in server.requests_for("chat-m") if "Write a title" in str(r.messages[0])]
+
+
+async def test_a_thread_is_titled_by_its_first_question_without_a_model_call(
+    model_server, app_factory
+):
+    url = app_factory({"CHAT_MODEL": spec(model_server, "chat-m")})
+    model_server.queue("chat-m", Text("Mu is 8-13 Hz over the motor cortex."))
+    cookie = await one_turn(url, "Mu is 8-13 Hz over the motor cortex.")
+    assert await titles(url, cookie) == [short_title(QUESTION)]  # one line, cut at a word
+    assert len(model_server.requests_for("chat-m")) == 1 and not title_requests(model_server)
+
+
+async def test_the_chat_model_writes_the_title_when_configured(model_server, app_factory):
+    env = {"CHAT_MODEL": spec(model_server, "chat-m"), "BRAINCHAT_THREAD_TITLES": "model"}
+    url = app_factory(env)
+    model_server.queue("chat-m", Text("Mu is 8-13 Hz over the motor cortex."), Text('"Mu rhythm"'))
+    cookie = await one_turn(url, "Mu is 8-13 Hz over the motor cortex.")
+    async with asyncio.timeout(30):  # the title is written in the background
+        while await titles(url, cookie) != ["Mu rhythm"]:
+            await asyncio.sleep(0.1)
+    (request,) = title_requests(model_server)
+    assert QUESTION in str(request.messages[-1])

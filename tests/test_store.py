@@ -1,0 +1,248 @@
+"""The store on real databases: SQLite through aiosqlite and an embedded Postgres through asyncpg."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from sqlalchemy import inspect, text
+
+from brainchat.store import schema
+from brainchat.store.accounts import AccountError, Accounts, LoginThrottle
+from brainchat.store.config import async_url, sqlite_url
+from brainchat.store.database import SchemaError, make_engine, migrate
+from brainchat.store.records import Store
+
+NOW = "2026-01-01T00:00:00.000Z"
+
+
+def later(n: int) -> str:
+    return f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}.000Z"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
+    """A fresh, empty database of each kind."""
+    if request.param == "sqlite":
+        return sqlite_url(tmp_path / "state" / "brainchat.db")
+    name = "t_" + uuid.uuid4().hex[:12]
+    return async_url(request.getfixturevalue("embedded_pg").new_database(name))
+
+
+@pytest.fixture
+async def store(db_url: str) -> AsyncIterator[Store]:
+    engine = make_engine(db_url)
+    await migrate(engine)
+    yield Store(engine)
+    await engine.dispose()
+
+
+async def tables(engine: Any) -> set[str]:
+    async with engine.connect() as conn:
+        return set(await conn.run_sync(lambda c: inspect(c).get_table_names()))
+
+
+async def test_a_fresh_database_gets_the_whole_schema_once(db_url):
+    engine = make_engine(db_url)
+    assert await migrate(engine) == (0, schema.SCHEMA_VERSION)
+    assert await migrate(engine) == (schema.SCHEMA_VERSION, schema.SCHEMA_VERSION)
+    assert {
+        "users",
+        "threads",
+        "steps",
+        "elements",
+        "feedbacks",
+        "brainchat_accounts",
+    } <= await tables(engine)
+    async with engine.connect() as conn:
+        cols = await conn.run_sync(lambda c: {x["name"] for x in inspect(c).get_columns("steps")})
+    assert {"autoCollapse", "defaultOpen", "modes", "command", "icon"} <= cols
+    await engine.dispose()
+
+
+async def test_two_processes_migrating_at_once_agree(db_url):
+    engines = [make_engine(db_url) for _ in range(3)]
+    results = await asyncio.gather(*(migrate(e) for e in engines))
+    assert sorted(r[0] for r in results) == [0, schema.SCHEMA_VERSION, schema.SCHEMA_VERSION]
+    for e in engines:
+        await e.dispose()
+
+
+async def test_version_1_data_survives_the_migration_to_version_2(db_url):
+    engine = make_engine(db_url)
+    assert await migrate(engine, target=1) == (0, 1)
+    assert "brainchat_accounts" not in await tables(engine)
+    store = Store(engine)
+    user = await store.create_user("ana", {"provider": "password"}, NOW)
+    await store.upsert_thread(
+        "t1", name="old", user_id=user["id"], user_identifier="ana", created_at=NOW
+    )
+    assert await migrate(engine) == (1, 2)
+    assert "brainchat_accounts" in await tables(engine)
+    thread = await store.get_thread("t1")
+    assert thread is not None and thread["name"] == "old" and thread["userIdentifier"] == "ana"
+    await engine.dispose()
+
+
+async def test_a_newer_schema_is_refused_with_what_to_do(db_url):
+    engine = make_engine(db_url)
+    await migrate(engine)
+    async with engine.begin() as conn:
+        await conn.execute(text("UPDATE brainchat_schema SET version = 99"))
+    with pytest.raises(SchemaError, match="upgrade brainchat"):
+        await migrate(engine)
+    await engine.dispose()
+
+
+async def test_tables_from_chainlits_docs_are_adopted_and_completed(db_url):
+    """The docs' steps table lacks autoCollapse (Chainlit's writes then fail silently)."""
+    engine = make_engine(db_url)
+    async with engine.begin() as conn:
+        await conn.execute(
+            text(
+                'CREATE TABLE users ("id" TEXT PRIMARY KEY, "identifier" TEXT NOT NULL UNIQUE, "metadata" TEXT NOT NULL, "createdAt" TEXT)'
+            )
+        )
+        await conn.execute(
+            text(
+                'CREATE TABLE threads ("id" TEXT PRIMARY KEY, "createdAt" TEXT, "name" TEXT, "userId" TEXT, "userIdentifier" TEXT, "tags" TEXT, "metadata" TEXT)'
+            )
+        )
+        await conn.execute(
+            text(
+                'CREATE TABLE steps ("id" TEXT PRIMARY KEY, "name" TEXT NOT NULL, "type" TEXT NOT NULL, "threadId" TEXT NOT NULL, "parentId" TEXT, "streaming" BOOLEAN NOT NULL, "waitForAnswer" BOOLEAN, "isError" BOOLEAN, "metadata" TEXT, "tags" TEXT, "input" TEXT, "output" TEXT, "createdAt" TEXT, "command" TEXT, "start" TEXT, "end" TEXT, "generation" TEXT, "showInput" TEXT, "language" TEXT, "indent" INT, "defaultOpen" BOOLEAN)'
+            )
+        )
+        await conn.execute(
+            text(
+                'CREATE TABLE elements ("id" TEXT PRIMARY KEY, "threadId" TEXT, "type" TEXT, "url" TEXT, "chainlitKey" TEXT, "name" TEXT NOT NULL, "display" TEXT, "objectKey" TEXT, "size" TEXT, "page" INT, "language" TEXT, "forId" TEXT, "mime" TEXT, "props" TEXT)'
+            )
+        )
+        await conn.execute(
+            text(
+                'CREATE TABLE feedbacks ("id" TEXT PRIMARY KEY, "forId" TEXT NOT NULL, "threadId" TEXT NOT NULL, "value" INT NOT NULL, "comment" TEXT)'
+            )
+        )
+    assert await migrate(engine) == (1, 2)
+    store = Store(engine)
+    await store.upsert_thread("t1", created_at=NOW)
+    await store.upsert_step({"id": "s1", "threadId": "t1", "name": "Thinking", "type": "llm",
+                             "streaming": False, "autoCollapse": True, "createdAt": NOW})  # fmt: skip
+    step = await store.get_step("s1")
+    assert step is not None and step["autoCollapse"] is True
+    await engine.dispose()
+
+
+async def test_steps_round_trip_with_json_fields_and_updates(store):
+    await store.upsert_thread("t1", created_at=NOW)
+    await store.upsert_step({"id": "m1", "threadId": "t1", "name": "User", "type": "user_message",
+                             "output": "load subject 1", "modes": {"mode": "agent"},
+                             "metadata": {"a": [1, 2]}, "tags": ["x"], "streaming": False,
+                             "createdAt": later(1), "showInput": False})  # fmt: skip
+    await store.upsert_step({"id": "m1", "threadId": "t1", "name": "User", "type": "user_message",
+                             "output": "edited", "createdAt": later(1)})  # fmt: skip
+    thread = await store.get_thread("t1")
+    assert thread is not None
+    (step,) = thread["steps"]
+    assert step["output"] == "edited" and step["modes"] == {"mode": "agent"}
+    assert step["metadata"] == {"a": [1, 2]} and step["tags"] == ["x"]
+
+
+async def test_thread_metadata_merges_and_none_deletes(store):
+    await store.upsert_thread("t1", metadata={"a": 1, "b": 2}, created_at=NOW)
+    await store.upsert_thread("t1", metadata={"b": None, "c": 3}, created_at=NOW)
+    thread = await store.get_thread("t1")
+    assert thread is not None and thread["metadata"] == {"a": 1, "c": 3}
+
+
+async def test_the_thread_list_is_per_user_newest_first_paged_and_searchable(store):
+    ana = await store.create_user("ana", {}, NOW)
+    bob = await store.create_user("bob", {}, NOW)
+    for i in range(5):
+        await store.upsert_thread(
+            f"a{i}", name=f"ana {i}", user_id=ana["id"], user_identifier="ana", created_at=NOW
+        )
+        await store.upsert_step({"id": f"s{i}", "threadId": f"a{i}", "name": "User", "type": "user_message",
+                                 "output": f"question {i} about alpha" if i == 2 else f"question {i}",
+                                 "streaming": False, "createdAt": later(10 - i)})  # fmt: skip
+    await store.upsert_thread(
+        "b0", name="bob's", user_id=bob["id"], user_identifier="bob", created_at=NOW
+    )
+    page, more = await store.list_threads(ana["id"], first=3)
+    assert [t["id"] for t in page] == ["a0", "a1", "a2"] and more
+    page2, more2 = await store.list_threads(ana["id"], first=3, cursor="a2")
+    assert [t["id"] for t in page2] == ["a3", "a4"] and not more2
+    hits, _ = await store.list_threads(ana["id"], first=10, search="ALPHA")
+    assert [t["id"] for t in hits] == ["a2"]
+    assert [t["id"] for t in (await store.list_threads(bob["id"], first=10))[0]] == ["b0"]
+
+
+async def test_deleting_a_step_deletes_its_nested_steps_and_their_elements(store):
+    await store.upsert_thread("t1", created_at=NOW)
+    for sid, parent in (("m", None), ("run", "m"), ("tool", "run"), ("other", None)):
+        await store.upsert_step({"id": sid, "threadId": "t1", "parentId": parent, "name": sid,
+                                 "type": "tool", "streaming": False, "createdAt": NOW})  # fmt: skip
+    await store.upsert_element({"id": "e1", "threadId": "t1", "forId": "tool", "name": "plot",
+                                "objectKey": "u/e1/plot"})  # fmt: skip
+    assert await store.delete_step("m") == ["u/e1/plot"]
+    thread = await store.get_thread("t1")
+    assert thread is not None
+    assert [s["id"] for s in thread["steps"]] == ["other"] and thread["elements"] == []
+
+
+async def test_deleting_a_thread_deletes_everything_in_it(store):
+    user = await store.create_user("ana", {}, NOW)
+    await store.upsert_thread("t1", user_id=user["id"], user_identifier="ana", created_at=NOW)
+    await store.upsert_step({"id": "s1", "threadId": "t1", "name": "x", "type": "tool",
+                             "streaming": False, "createdAt": NOW})  # fmt: skip
+    await store.upsert_element(
+        {"id": "e1", "threadId": "t1", "forId": "s1", "name": "p", "objectKey": "k1"}
+    )
+    await store.upsert_feedback({"forId": "s1", "value": 1})
+    assert await store.delete_thread("t1") == ["k1"]
+    assert await store.get_thread("t1") is None and await store.get_step("s1") is None
+    async with store.engine.connect() as conn:
+        left = [(await conn.execute(text(f"SELECT COUNT(*) FROM {t}"))).scalar()
+                for t in ("steps", "elements", "feedbacks", "threads")]  # fmt: skip
+    assert left == [0, 0, 0, 0]
+
+
+async def test_ids_that_are_not_ids_are_refused_not_stored(store):
+    with pytest.raises(ValueError, match="invalid thread id"):
+        await store.upsert_thread("x') OR 1=1; --", created_at=NOW)
+    assert await store.get_thread("x') OR 1=1; --") is None
+
+
+async def test_accounts_hash_verify_list_and_remove(store):
+    accounts = Accounts(store)
+    await accounts.add("ana", "correct horse", NOW)
+    with pytest.raises(AccountError, match="exists already"):
+        await accounts.add("ana", "another one", NOW)
+    with pytest.raises(AccountError, match="8 to 1024"):
+        await accounts.add("bob", "short", NOW)
+    with pytest.raises(AccountError, match="not valid"):
+        await accounts.add("../etc", "long enough", NOW)
+    assert await accounts.verify("ana", "correct horse", later(5))
+    assert not await accounts.verify("ana", "wrong horse", NOW)
+    assert not await accounts.verify("nobody", "correct horse", NOW)
+    (row,) = await accounts.list()
+    assert row["identifier"] == "ana" and row["lastLoginAt"] == later(5)
+    async with store.engine.connect() as conn:
+        stored = (await conn.execute(text("SELECT password_hash FROM brainchat_accounts"))).scalar()
+    assert stored.startswith("$argon2id$") and "correct horse" not in stored
+    await accounts.set_password("ana", "battery staple")
+    assert await accounts.verify("ana", "battery staple", NOW)
+    assert await accounts.remove("ana") and not await accounts.remove("ana")
+    assert not await accounts.verify("ana", "battery staple", NOW)
+
+
+def test_the_login_throttle_pauses_a_name_after_repeated_failures():
+    throttle = LoginThrottle(limit=3, window=60, pause=30)
+    for t in (0, 1, 2):
+        assert not throttle.blocked("ana", t)
+        throttle.failed("ana", t)
+    assert throttle.blocked("ana", 3) and not throttle.blocked("bob", 3)
+    assert not throttle.blocked("ana", 40)  # the pause is over

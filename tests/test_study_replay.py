@@ -1,0 +1,137 @@
+"""A study rebuilt from its saved log on real EEG files: same data, same models, same metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from brainchat import events
+from brainchat.eeg.replay import compact, summary
+from brainchat.eeg.study import Study
+from brainchat.eeg.synthetic import write_demo_set
+from brainchat.eeg.tools import build_eeg_tools
+
+FILES = [f"sub-01_ses-0{k}_task-mi_eeg.edf" for k in (1, 2)]
+KEY = b"k" * 32
+ACC = re.compile(r"accuracy (\d\.\d{3}), balanced (\d\.\d{3}), kappa (-?\d\.\d{3})")
+
+
+class Harness:
+    def __init__(self, data_dir: Path, thread: str = "t1") -> None:
+        self.study = Study(data_dir)
+        self.study.model_dir, self.study.key = data_dir / "models" / thread, KEY
+        self.tools = {t.name: t for t in build_eeg_tools(self.study)}
+        self.events: list[events.Event] = []
+        events._sink.set(self.events.append)
+
+    async def call(self, name: str, args: dict | None = None) -> str:
+        events.set_tool_call(f"call-{name}", name)
+        result = await self.tools[name].ainvoke(args or {})
+        await asyncio.sleep(0)
+        return str(result)
+
+    def restored(self) -> list[events.StudyRestored]:
+        return [e for e in self.events if isinstance(e, events.StudyRestored)]
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    write_demo_set(tmp_path, subjects=1, sessions=2, trials=24, seed=3)
+    return tmp_path
+
+
+async def build(h: Harness) -> dict[str, str]:
+    await h.call("load_data", {"files": FILES})
+    await h.call("bandpass_filter", {"l_freq": 8, "h_freq": 30})
+    await h.call("notch_filter", {"freqs": [50]})
+    await h.call("epoch_data", {"tmin": 0.5, "tmax": 2.5})
+    await h.call("split_dataset", {"by": "trial", "test_ratio": 0.25, "seed": 1})
+    await h.call("train_model", {"model": "eegnet", "epochs": 2, "seed": 0})
+    await h.call("train_model", {"model": "csp_lda"})
+    return {m: ACC.search(await h.call("evaluate_model", {"model": m})).group(0)  # type: ignore[union-attr]
+            for m in ("eegnet", "csp_lda")}  # fmt: skip
+
+
+async def test_a_replayed_study_evaluates_exactly_as_before(data_dir: Path) -> None:
+    first = Harness(data_dir)
+    before = await build(first)
+    log = list(first.study.log)
+    assert [e["op"] for e in log] == ["load", "step", "step", "epoch", "split", "train", "train"]
+    assert all(e["file"].startswith("models/t1/") for e in log if e["op"] == "train")
+    X = first.study.state.eps.X
+
+    second = Harness(data_dir)  # a new process: nothing but the log and the files
+    second.study.pending = log
+    assert "restored automatically at the first EEG tool call" in second.study.summary()
+    assert "band-pass 8-30 Hz" in second.study.summary()
+    after = {m: ACC.search(await second.call("evaluate_model", {"model": m})).group(0)  # type: ignore[union-attr]
+             for m in ("eegnet", "csp_lda")}  # fmt: skip
+    assert after == before
+    (restored,) = second.restored()  # replayed once, on the first EEG tool call
+    assert restored.problem is None and restored.stage == "trained"
+    assert restored.replayed[0] == "load 2 file(s)" and "model 'eegnet'" in restored.replayed[-2]
+    assert np.array_equal(second.study.state.eps.X, X)
+    assert second.study.log == log  # the replayed log is the log again (saved on the next turn)
+
+
+async def test_a_missing_recording_says_so_and_leaves_a_usable_study(data_dir: Path) -> None:
+    first = Harness(data_dir)
+    await first.call("load_data", {"files": FILES})
+    await first.call("bandpass_filter", {"l_freq": 8, "h_freq": 30})
+    (data_dir / FILES[1]).unlink()
+    second = Harness(data_dir)
+    second.study.pending = list(first.study.log)
+    text = await second.call("get_study_state")
+    (restored,) = second.restored()
+    assert restored.stage == "empty" and restored.replayed == []
+    assert (
+        restored.problem is not None
+        and FILES[1] in restored.problem
+        and "not found" in restored.problem
+    )
+    assert restored.skipped == ["load 2 file(s)", "band-pass 8-30 Hz"]
+    assert "empty" in text.lower()
+    assert "loaded 1 file" in await second.call("load_data", {"files": FILES[:1]})
+
+
+async def test_a_missing_model_file_restores_everything_before_it(data_dir: Path) -> None:
+    first = Harness(data_dir)
+    await build(first)
+    shutil.rmtree(data_dir / "models")
+    second = Harness(data_dir)
+    second.study.pending = list(first.study.log)
+    await second.call("get_study_state")
+    (restored,) = second.restored()
+    assert restored.stage == "split" and "missing" in (restored.problem or "")
+    assert second.study.state.split is not None
+
+
+async def test_a_tampered_pickled_model_is_refused_before_unpickling(data_dir: Path) -> None:
+    first = Harness(data_dir)
+    await build(first)
+    path = data_dir / "models" / "t1" / "csp_lda.pkl"
+    path.write_bytes(path.read_bytes()[:-1] + b"X")
+    second = Harness(data_dir)
+    second.study.pending = list(first.study.log)
+    await second.call("get_study_state")
+    (restored,) = second.restored()
+    assert "not signed by this app" in (restored.problem or "")
+    assert list(second.study.state.models) == ["eegnet"]
+
+
+def test_the_log_forgets_what_later_operations_undo() -> None:
+    load, f = {"op": "load", "files": ["a.edf"]}, {"op": "step", "step": {"label": "bp"}}
+    epoch, split, train = {"op": "epoch"}, {"op": "split"}, {"op": "train", "config": {}}
+    log: list[dict] = []
+    for entry in (load, f, epoch, split, train):
+        log = compact(log, entry)
+    assert compact(log, {"op": "epoch", "tmin": 1}) == [load, f, {"op": "epoch", "tmin": 1}]
+    assert compact(log, {"op": "split", "seed": 2}) == [load, f, epoch, {"op": "split", "seed": 2}]
+    assert compact(log, {"op": "reset"}) == [load]
+    assert compact(log, {"op": "clear"}) == []
+    assert summary([]) == "EEG study: empty."
