@@ -12,7 +12,7 @@ from brainchat.eeg import schemas as s
 from brainchat.eeg.listing import MAX_LISTED_ENTRIES
 from brainchat.eeg.state import Op, StudyState
 from brainchat.eeg.study import Study
-from brainchat.eeg.toolkit import DESTRUCTIVE, READ_ONLY, make_tool, run_op, step
+from brainchat.eeg.toolkit import DESTRUCTIVE, READ_ONLY, in_thread, make_tool, run_op, step
 from brainchat.eeg.view_tools import ica_tools, plot_tools
 
 
@@ -29,11 +29,11 @@ def _data_tools(study: Study) -> list[BaseTool]:
             study, load_op(study.data_dir, files), record={"op": "load", "files": list(files)}
         )
 
-    def get_study_state(*, stop: threading.Event) -> str:
+    async def get_study_state() -> str:
         from brainchat.eeg.report import describe
 
-        await study.restore()
-        return describe(study.state)
+        await study.restore()  # a resumed conversation's study is replayed first
+        return await in_thread(lambda *, stop: describe(study.state))
 
     async def clear_study() -> str:
         return await run_op(
