@@ -1,4 +1,4 @@
-"""Command line: `brainchat` starts the web app; `ask`, `tools` and `demo-data` work headless."""
+"""Command line: `brainchat` starts the web app; `ask`, `tools`, `demo-data` and `eval` work headless."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ APP = Path(__file__).resolve().parent / "app.py"
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"ask": _ask, "tools": _tools, "demo-data": _demo_data}
+    commands = {"ask": _ask, "tools": _tools, "demo-data": _demo_data, "eval": _eval}
     if argv and argv[0] in commands:
         return commands[argv[0]](argv[1:])
     if argv and argv[0] in ("-h", "--help"):
@@ -24,7 +24,8 @@ def main(argv: list[str] | None = None) -> int:
             __doc__
             + "\n\nbrainchat [run] [chainlit run options: --host H --port P --headless ...]\n"
             "brainchat ask [--mode chat|agent] [--json] QUESTION\nbrainchat tools [--json]\n"
-            "brainchat demo-data [--subjects N] [--trials N] [--format edf|fif]"
+            "brainchat demo-data [--subjects N] [--trials N] [--format edf|fif]\n"
+            "brainchat eval [--suite NAME] [--models SPEC_OR_NAME ...] [--json]"
         )
         return 0
     return _run_app(argv[1:] if argv and argv[0] == "run" else argv)
@@ -193,6 +194,12 @@ async def _configured_mcp(session: Any) -> Any:
         return hub.toolset(reserved_names=set(session.toolset().names()))
     finally:
         await hub.close()
+
+
+def _eval(args: list[str]) -> int:
+    from brainchat.evals.command import main as eval_main
+
+    return eval_main(args)
 
 
 def _demo_data(args: list[str]) -> int:
