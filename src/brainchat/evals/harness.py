@@ -152,12 +152,18 @@ async def run_suite(
     *,
     concurrency: int = 4,
     on_result: Callable[[Result], None] | None = None,
+    server: Any = None,
 ) -> list[Result]:
-    """Every scenario against every pair, at most `concurrency` at once; results in suite order."""
+    """Every scenario against every pair, at most `concurrency` at once; results in suite order.
+
+    The scripted pair runs on `server`, or on a scripted server started (and stopped) here.
+    """
     from brainchat.evals.runner import run_scenario
 
     gate = asyncio.Semaphore(max(1, concurrency))
-    server = _scripted_server() if any(p.scripted for p in pairs) else None
+    own = server is None and any(p.scripted for p in pairs)
+    if own:
+        server = _scripted_server()
 
     async def one(scenario: Scenario, pair: ModelPair) -> Result:
         async with gate:
@@ -171,7 +177,7 @@ async def run_suite(
         jobs = [one(s, p) for p in pairs for s in scenarios]
         return list(await asyncio.gather(*jobs))
     finally:
-        if server is not None:
+        if own:
             server.stop()
 
 
