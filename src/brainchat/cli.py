@@ -89,6 +89,13 @@ async def _ask_with_mcp(session: Any, question: str, as_json: bool, allow: bool)
 
 async def _print_run(session: Any, question: str, as_json: bool, allow: bool) -> int:
     async def confirm(name: str, args: dict[str, Any], ask: Any) -> bool:
+        if ask.reason == "plan_step":  # nobody here can confirm the next step: the run ends
+            print(
+                f"single-step mode: stopped before {name}; ask again to go on, "
+                "or set AGENT_EXECUTION_MODE=auto to run the whole plan",
+                file=sys.stderr,
+            )
+            return False
         verdict = "approved (--allow-destructive)" if allow else "refused"
         hint = "" if allow else "; nobody can approve it here: use --allow-destructive to run it"
         print(f"{verdict} {name}: it asks first because {ask.why(name)}{hint}", file=sys.stderr)
@@ -127,6 +134,19 @@ def _print_event(event: Event) -> None:
         )
         for top in e.top:
             out.write(f"    - {top['title']} <{top['url']}>\n")
+    elif e.type in ("plan_created", "replanned"):
+        head = (
+            "plan"
+            if e.type == "plan_created"
+            else f"replanned ({e.attempt}/{e.max_attempts}): {e.reason}"
+        )
+        out.write(
+            f"· {head}\n" + "".join(f"  {s['id']}. {s['title']} [{s['status']}]\n" for s in e.steps)
+        )
+    elif e.type == "plan_step_updated":
+        out.write(
+            f"· step {e.step_id} {e.status}: {e.title}{' — ' + e.detail if e.detail else ''}\n"
+        )
     elif e.type == "evaluation":
         out.write(f"· evaluation: {e.verdict}: {e.reason}\n")
     elif e.type == "model_switch":
