@@ -92,6 +92,9 @@ async def test_failed_step_replans_then_succeeds(scripted_server, tmp_path) -> N
     replan_request = str(s.requests_for("fc")[3].messages)
     assert "Progress so far" in replan_request and "2. Epoch: failed" in replan_request
     assert of(events, "run_finished")[0].reason == "answered"
+    # the replanned step took over the failed one: the plan is done, no further model call
+    assert len(s.requests_for("fc")) == 5 and s.remaining("fc") == 0
+    assert of(events, "evaluation")[-1].reason == "all 2 plan steps verified"
 
 
 async def test_replans_are_bounded_and_the_answer_may_not_claim_a_failed_step(

@@ -75,12 +75,14 @@ class Plan:
     replans: int = 0
     failed_reason: str = ""
     history: list[str] = field(default_factory=list)  # why each replan happened
+    replaced: set[int] = field(default_factory=set)  # failed steps a replan took over
 
     def current(self) -> PlanStep | None:
         return next((s for s in self.steps if s.status in ("ready", "running")), None)
 
     def done(self) -> bool:
-        return all(s.status == "done" for s in self.steps)
+        """Every step verified, except failed ones whose work the replanned steps took over."""
+        return all(s.status == "done" or s.id in self.replaced for s in self.steps)
 
 
 def parse_plan(reply: Any, tools: set[str]) -> tuple[PlanSpec | None, str]:

@@ -115,7 +115,8 @@ class PlanRun:
             if used is not None:
                 pool.remove(used)
         if plan.done():
-            return "enough", f"all {len(plan.steps)} plan steps verified"
+            verified_all = sum(s.status == "done" for s in plan.steps)
+            return "enough", f"all {verified_all} plan steps verified"
         done = (
             f"verified step(s) {[s.id for s in verified]}"
             if verified
@@ -159,6 +160,7 @@ class PlanRun:
                 f"{reason}; the replanner gave no usable plan ({problem or 'no steps'})"
             )
             return "failed", plan.failed_reason
+        plan.replaced.add(step.id)
         next_id = max(s.id for s in plan.steps) + 1
         plan.steps += [PlanStep(next_id + i, s.title, s.tool) for i, s in enumerate(spec.steps)]
         emit(
