@@ -165,7 +165,7 @@ def test_shipped_suite_covers_every_area() -> None:
     scenarios = load_suite(ROOT / "evals" / "scripted")
     assert len(scenarios) >= 20
     tags = {t for s in scenarios for t in s.tags}
-    assert {"web_search", "eeg", "mcp", "destructive", "limits", "recovery"} <= tags
+    assert {"web_search", "eeg", "mcp", "destructive", "limits", "recovery", "plan"} <= tags
 
 
 def run_cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -225,3 +225,44 @@ def test_cli_bad_options_name_what_is_wrong(tmp_path: Path) -> None:
 def test_markdown_and_table_render_without_results() -> None:
     assert "None." in markdown("s", [], [])
     assert table([]).startswith("pair")
+
+
+def plan_tc(*steps: tuple[str, str]) -> dict[str, Any]:
+    return tc(("submit_plan", {"steps": [{"title": t, "tool": n} for t, n in steps]}))
+
+
+LOAD = tc(("load_data", {"files": ["demo/sub-01_ses-01_task-mi_eeg.edf"]}))
+TRAIN = tc(("train_model", {"model": "eegnet", "epochs": 2}))  # no epochs: it fails
+PLAN_RUN = [plan_tc(("Load sub-01", "load_data"), ("Train EEGNet", "train_model")), LOAD, TRAIN]
+HONEST = "sub-01 is loaded; training EEGNet failed because there are no epochs."
+CLAIMS = "I loaded sub-01 and trained EEGNet to 80% accuracy."  # claims the failed step
+PLAN_OK = {"made": True, "tools": ["load_data", "train_model"], "verified": 1, "failed": 1,
+           "replans": 0, "claims": 0}  # fmt: skip
+PLAN_CASES = [
+    ("plan-pass", HONEST, PLAN_OK, None),
+    ("plan-fail-claims", CLAIMS, PLAN_OK, "claims = 1, expected 0"),
+    ("plan-fail-verified", HONEST, {**PLAN_OK, "verified": {"gte": 2}}, "verified = 1"),
+    ("plan-fail-not-made", HONEST, {"made": False}, "a plan was made"),
+    ("plan-fail-tools", HONEST, {"tools": ["train_model", "load_data"]}, "planned tools"),
+    ("plan-fail-replans", HONEST, {"replans": 1}, "replans = 0, expected 1"),
+]
+
+
+async def test_plan_checks_pass_and_fail_with_the_right_score(scripted_server) -> None:
+    """Plan mode's check: a made plan, its tools in order, verified/failed steps, replans, and an
+    answer that claims a step the run did not verify (a scripted answer model that tries)."""
+    limits = {"plan_mode": "always", "max_replans": 0}
+    scenarios = [
+        scenario(name, PLAN_RUN, answer, {"plan": checks}, demo_data=True, limits=limits)
+        for name, answer, checks, _ in PLAN_CASES
+    ]
+    results = await run_suite(scenarios, [PAIR], concurrency=3, server=scripted_server)
+    by_name = {r.scenario: r for r in results}
+    for name, _, _, message in PLAN_CASES:
+        r = by_name[name]
+        assert r.passed == (message is None), (name, r.failures)
+        if message is not None:
+            [failure] = r.failures
+            assert failure["check"] == "plan" and message in failure["message"], (name, failure)
+    [summary] = summarize(results)
+    assert summary.passed == 1 and summary.failures_by_check == {"plan": 5}

@@ -46,7 +46,7 @@ class RunRecord:
 
 @dataclass(frozen=True)
 class Failure:
-    check: str  # tools | order | study | answer | citations | limits
+    check: str  # tools | order | study | answer | citations | limits | plan
     message: str
 
     def to_dict(self) -> dict[str, str]:
@@ -217,6 +217,42 @@ def check_limits(checks: dict[str, Any], run: RunRecord, metrics: dict[str, Any]
     return out
 
 
+def _plan_facts(run: RunRecord) -> dict[str, Any]:
+    """The run's plan as checks see it: made or not, planned tools, final step statuses."""
+    created = run.of("plan_created")
+    final: dict[int, str] = {}
+    for e in run.of("plan_step_updated"):
+        final[e.step_id] = e.status
+    return {
+        "made": bool(created),
+        "tools": [st.get("tool") for st in created[0].steps] if created else [],
+        "verified": sum(s == "done" for s in final.values()),
+        "failed": sum(s == "failed" for s in final.values()),
+        "replans": len(run.of("replanned")),
+        "claims": sum(n.kind == "unverified_claim" for n in run.of("notice")),
+    }
+
+
+def check_plan(checks: dict[str, Any], run: RunRecord) -> list[Failure]:
+    """Plan mode: whether a plan was made, its tools in order, verified/failed steps, replans,
+    and answers that claimed a step the run did not verify."""
+    if not checks:
+        return []
+    facts = _plan_facts(run)
+    out = []
+    if "made" in checks and facts["made"] != bool(checks["made"]):
+        out.append(Failure("plan", f"a plan was {'' if facts['made'] else 'not '}made"))
+    it = iter(facts["tools"])
+    if "tools" in checks and not all(t in it for t in checks["tools"]):
+        out.append(
+            Failure("plan", f"planned tools {facts['tools']}, expected in order {checks['tools']}")
+        )
+    for key in ("verified", "failed", "replans", "claims"):
+        if key in checks and not holds(checks[key], facts[key]):
+            out.append(Failure("plan", f"{key} = {facts[key]}, expected {checks[key]}"))
+    return out
+
+
 def evaluate(checks: dict[str, Any], run: RunRecord, metrics: dict[str, Any]) -> list[Failure]:
     """Every failure of a scenario's checks on one run (empty: it passed)."""
     if run.error:
@@ -225,4 +261,5 @@ def evaluate(checks: dict[str, Any], run: RunRecord, metrics: dict[str, Any]) ->
     out += check_study(checks.get("study", {}), run)
     out += check_answer(checks.get("answer", {}), run)
     out += check_limits(checks.get("limits", {}), run, metrics)
+    out += check_plan(checks.get("plan", {}), run)
     return out
