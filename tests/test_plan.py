@@ -13,7 +13,7 @@ from brainchat.agent.state import LedgerEntry
 from brainchat.eeg.synthetic import write_demo_set
 from brainchat.session import Session
 from brainchat.settings import AgentLimits, ConfigError, Settings, load_settings, with_overrides
-from brainchat.testing.scripted_server import Call, Text, ToolCalls
+from brainchat.testing.scripted_server import Call, Fault, Text, ToolCalls
 
 from support import collect, of, spec, text, write_fixture
 
@@ -225,3 +225,23 @@ def test_plan_mode_settings() -> None:
     assert with_overrides(s, {"plan_mode": "always"}).limits.plan_mode == "always"
     with pytest.raises(ConfigError, match="Plan mode"):
         with_overrides(s, {"plan_mode": "maybe"})
+
+
+@pytest.mark.parametrize(
+    "reply, why",
+    [
+        (Fault(status=500), "the planner call failed"),
+        (Text("no plan here"), "did not call submit_plan"),
+    ],
+)
+async def test_a_failed_planner_call_falls_back_to_the_ordinary_loop(
+    scripted_server, tmp_path, reply, why
+) -> None:
+    s = scripted_server
+    s.queue("fc", reply, ToolCalls([Call("get_study_state", {})]), Text("done"))
+    s.queue("ans", Text("The study is empty."))
+    events = await collect(session(s, tmp_path).ask("check my study"))
+    assert not of(events, "plan_created") and not of(events, "plan_step_updated")
+    assert any(why in n.message for n in of(events, "notice"))
+    assert [e.name for e in of(events, "tool_call_started")] == ["get_study_state"]
+    assert of(events, "run_finished")[0].reason == "answered"

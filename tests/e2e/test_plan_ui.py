@@ -113,3 +113,33 @@ def test_plan_mode_off_in_the_panel_makes_no_plan(model_server, app, browser):
     assert "submit_plan" not in sent_tools and "web_search" in sent_tools
     assert page.locator(TASKS).count() == 0
     page.close()
+
+
+def test_single_step_mode_asks_before_the_next_planned_step(model_server, app, browser):
+    page = open_chat(browser, app)
+    open_settings(page)
+    page.click("#execution_mode")
+    page.get_by_role("option", name="Single step").click()
+    save_settings(page)
+    page.wait_for_selector("text=execution mode single-step")
+    model_server.queue(
+        "fc-p",
+        plan(("Search EEGNet", "web_search"), ("Check the study", "get_study_state")),
+        ToolCalls([Call("web_search", {"query": "EEGNet"})]),
+        ToolCalls([Call("get_study_state", {})]),
+    )
+    model_server.queue("ans-p", Text("EEGNet is compact [1]; the study is empty."))
+    send(page, "search EEGNet, then check my study")
+    page.wait_for_selector("text=wants to run plan step 2: Check the study")
+    task(page, "done", "Search EEGNet")
+    task(page, "ready", "Check the study")  # not started until confirmed
+    assert len(model_server.requests_for("fc-p")) == 2  # the planner and step 1 only
+    page.get_by_role("button", name="Approve").click()
+    page.wait_for_selector("text=EEGNet is compact")
+    wait_idle(page)
+    task(page, "done", "Check the study")
+    assert [r.tools and r.tools[0]["function"]["name"] for r in model_server.requests_for("fc-p")][
+        -1
+    ] != "submit_plan"
+    page.locator(TASKS, has_text="Plan done").wait_for()
+    page.close()
