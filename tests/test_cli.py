@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from brainchat.testing.scripted_server import Call, Fault, Text, ToolCalls
 
@@ -213,3 +214,75 @@ def test_brainchat_starts_the_web_app_with_host_and_port_passed_through(tmp_path
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def plan_env(s: Any, tmp_path: Path, **extra: str) -> dict[str, str]:
+    from brainchat.eeg.synthetic import write_demo_set
+
+    write_demo_set(tmp_path / "data", subjects=1, sessions=1, trials=20, seed=1)
+    return {
+        "AGENT_FUNCTION_CALL_MODEL": spec_json(s, "fc"),
+        "AGENT_ANSWER_MODEL": spec_json(s, "ans"),
+        "BRAINCHAT_DATA_DIR": str(tmp_path / "data"),
+        "AGENT_PLAN_MODE": "always",
+        **extra,
+    }
+
+
+def submit_plan(*steps: tuple[str, str]) -> ToolCalls:
+    return ToolCalls([Call("submit_plan", {"steps": [{"title": t, "tool": n} for t, n in steps]})])
+
+
+EDF = "sub-01_ses-01_task-mi_eeg.edf"
+
+
+def test_ask_json_prints_plan_steps_and_replans_as_typed_events(scripted_server, tmp_path) -> None:
+    s = scripted_server
+    s.queue(
+        "fc",
+        submit_plan(("Load sub-01", "load_data"), ("Epoch", "epoch_data")),
+        ToolCalls([Call("load_data", {"files": [EDF]})]),
+        ToolCalls([Call("epoch_data", {"tmin": 2.0, "tmax": 1.0})]),  # the step fails
+        submit_plan(("Epoch 0.5-2.5 s", "epoch_data")),
+        ToolCalls([Call("epoch_data", {"tmin": 0.5, "tmax": 2.5})]),
+    )
+    s.queue("ans", Text("Loaded and epoched."))
+    out = run(
+        ["ask", "--mode", "agent", "--json", "load sub-01 and epoch"],
+        plan_env(s, tmp_path),
+        tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    events = [json.loads(line) for line in out.stdout.splitlines()]
+    [created] = [e for e in events if e["type"] == "plan_created"]
+    assert [(st["id"], st["title"], st["status"]) for st in created["steps"]] == [
+        (1, "Load sub-01", "ready"), (2, "Epoch", "ready")]  # fmt: skip
+    assert created["mode"] == "always" and created["max_replans"] == 2
+    moves = [(e["step_id"], e["status"]) for e in events if e["type"] == "plan_step_updated"]
+    assert moves == [(1, "running"), (1, "done"), (2, "running"), (2, "failed"),
+                     (3, "running"), (3, "done")]  # fmt: skip
+    [replanned] = [e for e in events if e["type"] == "replanned"]
+    assert replanned["attempt"] == 1 and "step 2 (Epoch) failed" in replanned["reason"]
+    assert [st["status"] for st in replanned["steps"]] == ["done", "failed", "ready"]
+    assert events[-1]["type"] == "run_finished" and events[-1]["reason"] == "answered"
+
+
+def test_ask_prints_the_plan_and_single_step_mode_stops_before_the_next_step(
+    scripted_server, tmp_path
+) -> None:
+    s = scripted_server
+    s.queue(
+        "fc",
+        submit_plan(("Load sub-01", "load_data"), ("Band-pass 8-30 Hz", "bandpass_filter")),
+        ToolCalls([Call("load_data", {"files": [EDF]})]),
+    )
+    s.queue("ans", Text("Loaded sub-01; band-pass is next."))
+    env = plan_env(s, tmp_path, AGENT_EXECUTION_MODE="single_step")
+    out = run(["ask", "--mode", "agent", "load sub-01 and band-pass 8-30 Hz"], env, tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "· plan\n  1. Load sub-01 [ready]\n  2. Band-pass 8-30 Hz [ready]\n" in out.stdout
+    assert "· step 1 done: Load sub-01 — verified: load_data succeeded" in out.stdout
+    assert "step 2 done" not in out.stdout and "step 2 running" not in out.stdout
+    assert "single-step mode: stopped before plan step 2: Band-pass 8-30 Hz" in out.stderr
+    assert "--allow-destructive" not in out.stderr  # that flag approves tools, not plan steps
+    assert len(s.requests_for("fc")) == 2  # the planner and step 1, nothing after

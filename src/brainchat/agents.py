@@ -74,7 +74,11 @@ class AgentCache:
         return self._local[1]
 
     def agent_for(
-        self, settings: Settings, tools: list[BaseTool], context: Callable[[], str] | None
+        self,
+        settings: Settings,
+        tools: list[BaseTool],
+        context: Callable[[], str] | None,
+        facts: Callable[[], dict[str, Any]] | None = None,
     ) -> Agent:
         fc_spec = settings.model_for("function_call")
         answer_spec = settings.model_for("answer")
@@ -93,6 +97,7 @@ class AgentCache:
                 tools,
                 settings.limits,
                 context=context,
+                facts=facts,
                 specs={"function_call": fc_spec, "answer": answer_spec},
             )
             self.key = key

@@ -1,4 +1,4 @@
-"""Command line: `brainchat` starts the web app; `ask`, `tools` and `demo-data` work headless."""
+"""Command line: `brainchat` starts the web app; `ask`, `tools`, `demo-data` and `eval` work headless."""
 
 from __future__ import annotations
 
@@ -16,7 +16,13 @@ APP = Path(__file__).resolve().parent / "app.py"
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"ask": _ask, "tools": _tools, "demo-data": _demo_data, "users": _users}
+    commands = {
+        "ask": _ask,
+        "tools": _tools,
+        "demo-data": _demo_data,
+        "users": _users,
+        "eval": _eval,
+    }
     if argv and argv[0] in commands:
         return commands[argv[0]](argv[1:])
     if argv and argv[0] in ("-h", "--help"):
@@ -25,7 +31,8 @@ def main(argv: list[str] | None = None) -> int:
             + "\n\nbrainchat [run] [chainlit run options: --host H --port P --headless ...]\n"
             "brainchat ask [--mode chat|agent] [--json] QUESTION\nbrainchat tools [--json]\n"
             "brainchat demo-data [--subjects N] [--trials N] [--format edf|fif]\n"
-            "brainchat users add NAME | passwd NAME | list | remove NAME [--purge]"
+            "brainchat users add NAME | passwd NAME | list | remove NAME [--purge]\n"
+            "brainchat eval [--suite NAME] [--models SPEC_OR_NAME ...] [--json]"
         )
         return 0
     return _run_app(argv[1:] if argv and argv[0] == "run" else argv)
@@ -117,6 +124,13 @@ async def _ask_with_mcp(session: Any, question: str, as_json: bool, allow: bool)
 
 async def _print_run(session: Any, question: str, as_json: bool, allow: bool) -> int:
     async def confirm(name: str, args: dict[str, Any], ask: Any) -> bool:
+        if ask.reason == "plan_step":  # nobody here can confirm the next step: the run ends
+            print(
+                f"single-step mode: stopped before {name}; ask again to go on, "
+                "or set AGENT_EXECUTION_MODE=auto to run the whole plan",
+                file=sys.stderr,
+            )
+            return False
         verdict = "approved (--allow-destructive)" if allow else "refused"
         hint = "" if allow else "; nobody can approve it here: use --allow-destructive to run it"
         print(f"{verdict} {name}: it asks first because {ask.why(name)}{hint}", file=sys.stderr)
@@ -155,6 +169,19 @@ def _print_event(event: Event) -> None:
         )
         for top in e.top:
             out.write(f"    - {top['title']} <{top['url']}>\n")
+    elif e.type in ("plan_created", "replanned"):
+        head = (
+            "plan"
+            if e.type == "plan_created"
+            else f"replanned ({e.attempt}/{e.max_attempts}): {e.reason}"
+        )
+        out.write(
+            f"· {head}\n" + "".join(f"  {s['id']}. {s['title']} [{s['status']}]\n" for s in e.steps)
+        )
+    elif e.type == "plan_step_updated":
+        out.write(
+            f"· step {e.step_id} {e.status}: {e.title}{' — ' + e.detail if e.detail else ''}\n"
+        )
     elif e.type == "evaluation":
         out.write(f"· evaluation: {e.verdict}: {e.reason}\n")
     elif e.type == "model_switch":
@@ -227,6 +254,12 @@ async def _configured_mcp(session: Any) -> Any:
         return hub.toolset(reserved_names=set(session.toolset().names()))
     finally:
         await hub.close()
+
+
+def _eval(args: list[str]) -> int:
+    from brainchat.evals.command import main as eval_main
+
+    return eval_main(args)
 
 
 def _demo_data(args: list[str]) -> int:

@@ -19,8 +19,10 @@ StopReason = Literal[
     "loop",
     "cancelled",
     "model_error",
+    "plan_failed",
     "error",
 ]
+PlanStatus = Literal["ready", "running", "done", "failed"]
 ToolStatus = Literal["success", "error", "refused", "cached", "skipped"]
 
 
@@ -155,7 +157,16 @@ class Notice(Event):
 
     type: ClassVar[str] = "notice"
     kind: Literal[
-        "iteration_limit", "round_limit", "timeout", "loop", "error", "refused", "cancelled", "info"
+        "iteration_limit",
+        "round_limit",
+        "timeout",
+        "loop",
+        "error",
+        "refused",
+        "cancelled",
+        "info",
+        "plan_failed",
+        "unverified_claim",
     ]
     message: str
     hint: str = ""
@@ -204,6 +215,38 @@ class StudyRestored(Event):
     seconds: float
     problem: str | None = None  # why the replay stopped early
     skipped: list[str] = field(default_factory=list)  # what could not be redone
+
+
+@dataclass(kw_only=True)
+class PlanCreated(Event):
+    """The function-call model's plan: steps (id, title, tool, status) shown as a task list."""
+
+    type: ClassVar[str] = "plan_created"
+    steps: list[dict[str, Any]]
+    mode: str = "auto"  # the plan mode that asked for it
+    max_replans: int = 2
+
+
+@dataclass(kw_only=True)
+class PlanStepUpdated(Event):
+    """A plan step moved: ready -> running -> done (verified) / failed, with the evidence."""
+
+    type: ClassVar[str] = "plan_step_updated"
+    step_id: int
+    title: str
+    status: PlanStatus
+    detail: str = ""
+
+
+@dataclass(kw_only=True)
+class Replanned(Event):
+    """A failed or unverified step made the planner write the remaining steps again."""
+
+    type: ClassVar[str] = "replanned"
+    attempt: int
+    max_attempts: int
+    reason: str
+    steps: list[dict[str, Any]] = field(default_factory=list)  # the whole plan after the replan
 
 
 @dataclass(kw_only=True)

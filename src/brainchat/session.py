@@ -175,9 +175,17 @@ class Session:
     def agent(self) -> Agent:
         """The agent for the current settings and tools (built again only when they change)."""
         toolset = self.toolset()
-        context = self.study.summary if "load_data" in toolset.names() else None
-        self.last_agent = self.agents.agent_for(self.settings, toolset.tools, context)
+        eeg = "load_data" in toolset.names()
+        context = self.study.summary if eeg else None
+        facts = self.study_facts if eeg else None
+        self.last_agent = self.agents.agent_for(self.settings, toolset.tools, context, facts)
         return self.last_agent
+
+    def study_facts(self) -> dict[str, Any]:
+        """What plan verification reads: the study's stage, recorded steps and trained models."""
+        state = self.study.state
+        steps = [{"op": s.op, "params": dict(s.params)} for s in state.history]
+        return {"stage": state.stage, "steps": steps, "models": sorted(state.models)}
 
     def _agent_turn(self, question: str, confirm: Confirm | None) -> AsyncIterator[Event]:
         from brainchat.agents import stream_agent

@@ -52,6 +52,7 @@ KEY_AS_MODEL = (
 Mode = Literal["chat", "agent"]
 ExecutionMode = Literal["auto", "single_step"]
 Evaluation = Literal["rule", "model"]
+PlanMode = Literal["off", "auto", "always"]
 
 
 class ConfigError(ValueError):
@@ -109,6 +110,8 @@ class AgentLimits:
     tool_timeout: float = 30.0
     loop_repeats_to_stop: int = 2
     confirm_timeout: float = 120.0
+    plan_mode: PlanMode = "off"  # multi-step requests get a verified plan (agent/plan.py)
+    max_replans: int = 2  # replans after a failed or unverified step, per run
 
 
 @dataclass(frozen=True)
@@ -309,6 +312,13 @@ def _exec_mode(var: str, raw: str) -> ExecutionMode:
     return cast(Any, value)
 
 
+def _plan_mode(var: str, raw: str) -> PlanMode:
+    value = str(raw).strip().lower()
+    if value not in ("off", "auto", "always"):
+        raise ConfigError(var, raw, "allowed: off, auto, always")
+    return cast(Any, value)
+
+
 def _evaluation(var: str, raw: str) -> Evaluation:
     value = raw.strip().lower()
     if value not in ("rule", "model"):
@@ -358,6 +368,8 @@ def load_settings(env: Mapping[str, str] | None = None, *, dotenv: bool = True) 
         tool_timeout=_read(
             env, errors, "AGENT_TOOL_TIMEOUT", lambda v, r: _num(v, r, float, 1, 3600), 30.0
         ),
+        plan_mode=_read(env, errors, "AGENT_PLAN_MODE", _plan_mode, "off"),
+        max_replans=_read(env, errors, "AGENT_MAX_REPLANS", lambda v, r: _num(v, r, int, 0, 5), 2),
     )
     fixture = env.get("BRAINCHAT_SEARCH_FIXTURE")
     return Settings(
@@ -383,6 +395,7 @@ def with_overrides(settings: Settings, overrides: Mapping[str, Any]) -> Settings
         "max_iterations": lambda v: _num("Max iterations", v, int, 1, 30),
         "max_execution_time": lambda v: _num("Max execution time", v, float, 10, 300),
         "execution_mode": lambda v: _exec_mode("Execution mode", str(v)),
+        "plan_mode": lambda v: _plan_mode("Plan mode", str(v)),
     }
     for key, check in checks.items():
         if key in overrides and overrides[key] is not None:

@@ -17,7 +17,7 @@ from langchain_core.tools import BaseTool
 from brainchat.tools.registry import flags_of
 
 Answer = Literal["once", "always", "reject"]
-Reason = Literal["destructive", "server_destructive", "first_use"]
+Reason = Literal["destructive", "server_destructive", "first_use", "plan_step"]
 Confirm = Callable[..., Awaitable[bool | str]]
 
 
@@ -36,6 +36,8 @@ class Ask:
         """One sentence for the dialog or the terminal."""
         if self.reason == "server_destructive":
             return f"its MCP server `{self.server}` marks it as destructive (it may delete or overwrite data)"
+        if self.reason == "plan_step":
+            return "single-step mode runs one planned step per confirmation"
         if self.reason == "first_use":
             return f"{name} comes from `{self.server}`, an MCP server you connected, and is not marked read-only; its tools ask before their first use in a conversation"
         return f"{name} changes or discards data"

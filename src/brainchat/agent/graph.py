@@ -47,11 +47,13 @@ def after_evaluate(state: AgentState) -> Literal["decide", "answer"]:
 
 def _graph(nodes: Nodes) -> Any:
     graph = StateGraph(AgentState)
+    graph.add_node("plan", nodes.plan)
     graph.add_node("decide", nodes.decide)
     graph.add_node("act", nodes.act)
     graph.add_node("evaluate", nodes.evaluate)
     graph.add_node("answer", nodes.answer)
-    graph.add_edge(START, "decide")
+    graph.add_edge(START, "plan")
+    graph.add_edge("plan", "decide")
     graph.add_conditional_edges(
         "decide", after_decide, {"act": "act", "answer": "answer", "finish": END}
     )
@@ -230,6 +232,7 @@ def build_agent(
     evaluator: Evaluator | None = None,
     specs: dict[str, ModelSpec] | None = None,
     round_rule: RoundRule | None = None,
+    facts: Callable[[], dict[str, Any]] | None = None,
 ) -> Agent:
     """Assemble an agent; answer_llm defaults to function_call_llm (one model plays both roles)."""
     from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -273,5 +276,6 @@ def build_agent(
         budgets=budgets,
         specs=specs,
         round_rule=round_rule or default_round_rule,
+        facts=facts,
     )
     return Agent(deps, specs)

@@ -9,7 +9,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -21,7 +21,14 @@ from langchain_core.messages import (
 )
 
 from brainchat.agent.budget import Budget, cut_text, fit_history, fit_run, message_tokens
-from brainchat.agent.policy import Evaluator, RoundRule, default_round_rule, next_step
+from brainchat.agent.plan_run import PlanRun, plan_limits
+from brainchat.agent.policy import (
+    Evaluator,
+    RoundRule,
+    RoundVerdict,
+    default_round_rule,
+    next_step,
+)
 from brainchat.agent.state import AgentState, RunContext
 from brainchat.agent.toolrun import ToolRunner
 from brainchat.events import Citations, Evaluation, ModelSwitch, Notice, ThinkingDone, emit
@@ -50,6 +57,9 @@ class Deps:
     budgets: dict[str, Budget]  # role -> what one request may use of the model's window
     specs: dict[str, ModelSpec]  # role -> spec, when known (names and URLs in error messages)
     round_rule: RoundRule = default_round_rule
+    facts: Callable[[], dict[str, Any]] | None = (
+        None  # the study's stage and steps, to verify plans
+    )
 
 
 class Nodes:
@@ -57,6 +67,7 @@ class Nodes:
 
     def __init__(self, deps: Deps) -> None:
         self.d = deps
+        self.planner = PlanRun(deps)
 
     @property
     def ctx(self) -> RunContext:
@@ -76,6 +87,11 @@ class Nodes:
                 study = f"(EEG study summary unavailable: {exc})"
         return SystemMessage(prompt.replace("{study}", study))
 
+    async def plan(self, state: AgentState) -> dict[str, Any]:
+        """Plan mode: a validated plan of the request's steps, or none (the ordinary loop)."""
+        self.ctx.plan = await self.planner.create(self.ctx)
+        return {}
+
     async def decide(self, state: AgentState) -> dict[str, Any]:
         round_ = state.get("round", 0) + 1
         self.cb.round = round_
@@ -84,6 +100,8 @@ class Nodes:
             run.append(
                 HumanMessage(f"(Evaluation of your last tool round: {state['verdict_note']}.)")
             )
+        if self.ctx.plan is not None and (progress := self.planner.prompt(self.ctx.plan)):
+            run.append(HumanMessage(progress))
         messages, digested = fit_run(
             self._system(), self.ctx.history, run, self.d.budgets["function_call"]
         )
@@ -213,8 +231,20 @@ class Nodes:
         verdicts = [self.d.evaluator(e) for e in entries]
         verdict, found = self.d.round_rule(entries, verdicts, self.d.limits)
         tool_rounds = state.get("tool_rounds", 0) + (1 if any(v.ok for v in verdicts) else 0)
+        plan = self.ctx.plan
+        if plan is not None:
+            outcome, found = await self.planner.after_round(self.ctx, plan, entries)
+            if outcome == "failed":
+                return self._plan_failed(found, round_, tool_rounds)
+            verdict = cast(RoundVerdict, outcome)
         decision = next_step(
-            self.ctx, self.d.limits, round_, tool_rounds, verdict, found, bool(state.get("looped"))
+            self.ctx,
+            plan_limits(self.d.limits, plan),
+            round_,
+            tool_rounds,
+            verdict,
+            found,
+            bool(state.get("looped")),
         )
         emit(Evaluation(verdict=decision.verdict, reason=decision.reason, round=round_))
         if decision.notice:
@@ -225,6 +255,22 @@ class Nodes:
             "stop_reason": decision.stop_reason,
             "verdict_note": found if decision.verdict == "not_enough" else None,
             "last_verdict": decision.verdict,
+        }
+
+    def _plan_failed(self, why: str, round_: int, tool_rounds: int) -> dict[str, Any]:
+        emit(Evaluation(verdict="answer", reason=why, round=round_))
+        emit(
+            Notice(
+                kind="plan_failed",
+                message=f"The plan stopped: {why}. The answer says what was done and what was not.",
+                hint="Raise AGENT_MAX_REPLANS, or fix what the failed step needs and ask again.",
+            )
+        )
+        return {
+            "tool_rounds": tool_rounds,
+            "route": "answer",
+            "stop_reason": "plan_failed",
+            "last_verdict": "answer",
         }
 
     async def answer(self, state: AgentState) -> dict[str, Any]:
@@ -301,7 +347,7 @@ class Nodes:
                 "stop_reason": "error",
                 "error": message,
             }
-        text = "".join(parts)
+        text = self.planner.check_answer(ctx.plan, "".join(parts), name)
         cited = sorted({int(n) for n in CITATION.findall(text)})
         real = [s for s in ctx.ledger.sources if s["n"] in cited]
         if real:
@@ -354,6 +400,8 @@ class Nodes:
         if failed:
             lines.append("Tool calls that failed (do not use them as evidence):")
             lines += [f"- {e.name}: {e.error}" for e in failed]
+        if self.ctx.plan is not None:
+            lines.append(self.planner.answer_input(self.ctx.plan))
         if stop_reason in LIMIT_STOPS:
             lines += ["", LIMIT_STOPS[stop_reason]]
         if len(lines) == 2:
@@ -371,6 +419,7 @@ LIMIT_STOPS = {
         ("timeout", "the time limit"),
         ("loop", "loop detection"),
         ("model_error", "a failure of the function-call model"),
+        ("plan_failed", "a plan step that still failed after the allowed replans"),
     )
 }
 

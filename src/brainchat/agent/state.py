@@ -113,6 +113,7 @@ class RunContext:
     last_round: list[LedgerEntry] = field(default_factory=list)  # what evaluate judges
     digest_told: bool = False  # the user was told that old results became digests
     error: str | None = None
+    plan: Any = None  # the run's Plan (agent/plan.py) in plan mode, else None
 
     def remaining(self) -> float:
         """Seconds left for the tool loop (the answer stage keeps its reserve)."""

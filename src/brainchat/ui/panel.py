@@ -19,6 +19,7 @@ EXEC_MODES = {
     "Auto (several rounds of tools)": "auto",
     "Single step (one round of tools)": "single_step",
 }
+PLAN_MODES = {"Off": "off", "Auto (the model decides)": "auto", "Always": "always"}
 
 
 def widgets(session: Session, custom: dict[str, str] | None = None) -> list[Any]:
@@ -63,6 +64,12 @@ def widgets(session: Session, custom: dict[str, str] | None = None) -> list[Any]
             items=EXEC_MODES,
             initial_value=lim.execution_mode,
         ),
+        Select(
+            id="plan_mode",
+            label=f"Plan multi-step requests (verified steps, at most {lim.max_replans} replans)",
+            items=PLAN_MODES,
+            initial_value=lim.plan_mode,
+        ),
     ]
     return out
 
@@ -79,7 +86,7 @@ def overrides_from(values: dict[str, Any]) -> dict[str, Any]:
         out[f"{role}_model"] = custom or values.get(f"{role}_model")
         temp = str(values.get(f"{role}_temperature") or "").strip()
         out[f"{role}_temperature"] = temp or None
-    for key in ("max_iterations", "max_execution_time", "execution_mode"):
+    for key in ("max_iterations", "max_execution_time", "execution_mode", "plan_mode"):
         out[key] = values.get(key)
     return {k: v for k, v in out.items() if v is not None and v != "(none configured)"}
 
@@ -95,7 +102,7 @@ def summary(session: Session) -> str:
             parts.append(f"{role.replace('_', '-')}: `{spec.name}` (temperature {temp})")
     parts.append(
         f"max iterations {lim.max_iterations}, max time {lim.max_execution_time:g} s, "
-        f"execution mode {lim.execution_mode.replace('_', '-')}"
+        f"execution mode {lim.execution_mode.replace('_', '-')}, plan {lim.plan_mode}"
     )
     return "; ".join(parts)
 

@@ -15,6 +15,7 @@ from chainlit.utils import utc_now
 
 from brainchat import events as ev
 from brainchat.ui import format as fmt
+from brainchat.ui.plan_view import PlanView, steps_text
 
 AUTHOR = "brainchat"
 
@@ -46,6 +47,7 @@ class RunRenderer:
         self.rounds = 0
         self.tool_calls = 0
         self.finished = False
+        self.plan = PlanView()  # the task list, when the run makes a plan
 
     # -- steps -------------------------------------------------------------------------
     async def _open(self, step: cl.Step) -> cl.Step:
@@ -198,6 +200,28 @@ class RunRenderer:
         await self._open(step)
         await self._close(step, e.reason)
 
+    async def on_plan_created(self, e: ev.PlanCreated) -> None:
+        await self._plan_step(f"Plan · {len(e.steps)} steps", e.steps, "")
+        await self.plan.show(e.steps)
+
+    async def on_replanned(self, e: ev.Replanned) -> None:
+        title = f"Replan {e.attempt}/{e.max_attempts}"
+        await self._plan_step(title, e.steps, e.reason + "\n\n")
+        await self.plan.show(e.steps, f"Replanned ({e.attempt}/{e.max_attempts})")
+
+    async def on_plan_step_updated(self, e: ev.PlanStepUpdated) -> None:
+        evidence = None
+        if e.status in ("done", "failed"):
+            name = f"Step {e.step_id} {'verified' if e.status == 'done' else 'failed'} · {e.title}"
+            evidence = await self._plan_step(name, [], e.detail)
+        await self.plan.step(e, evidence)
+
+    async def _plan_step(self, name: str, steps: list[dict[str, Any]], text: str) -> str:
+        step = _step(name, "undefined", await self._run_step(), show_input=False)
+        await self._open(step)
+        await self._close(step, text + steps_text(steps))
+        return step.id
+
     async def on_model_switch(self, e: ev.ModelSwitch) -> None:
         step = _step(
             f"Model switch · answering with {e.model}",
@@ -244,6 +268,7 @@ class RunRenderer:
         self.stats = e
 
     async def on_run_finished(self, e: ev.RunFinished) -> None:
+        await self.plan.finish(e.reason)
         await self.finish()
 
     # -- end of a run ----------------------------------------------------------------------
@@ -287,6 +312,7 @@ class RunRenderer:
         if self.finished:
             return
         self.finished = True
+        await self.plan.finish("cancelled")
         for step in list(self.open.values()):
             if step is self.run:
                 continue
