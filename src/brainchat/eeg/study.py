@@ -11,7 +11,7 @@ from typing import Any
 
 from langchain_core.tools import ToolException
 
-from brainchat.agent.events import StudyChanged, emit
+from brainchat.agent.events import StudyChanged, current_tool_call, emit
 from brainchat.eeg.loading import Recording
 
 STAGES = ("empty", "loaded", "epoched", "split", "trained")
@@ -149,8 +149,12 @@ class Study:
                     self.state = await _in_thread(lambda s, _: rebuild(s), before, stop)
                 raise
             if after is not before:
+                from brainchat.eeg.report import changes
+
                 self.state = after
-                emit(StudyChanged(stage=after.stage, summary=self.summary()))
+                call_id, _ = current_tool_call()
+                emit(StudyChanged(stage=after.stage, summary=self.summary(),
+                                  change=changes(before, after), call_id=call_id))  # fmt: skip
             return text
 
 

@@ -17,7 +17,7 @@ from brainchat.eeg.study import Op, StudyState
 def list_files(data_dir: Path, pattern: str, limit: int = 200) -> str:
     root = data_dir.resolve()
     if not root.is_dir():
-        return f"the data folder {root} does not exist yet (run `brainchat demo-data` to create a demo set)"
+        return "the data folder does not exist yet (run `brainchat demo-data` to create a demo set)"
     if ".." in Path(pattern).parts or Path(pattern).is_absolute():
         raise ToolException("the pattern must be relative to the data folder, without '..'")
     found = []
@@ -30,10 +30,11 @@ def list_files(data_dir: Path, pattern: str, limit: int = 200) -> str:
                 f"{path.relative_to(root)} ({size:.1f} MB, subject {subject}, session {session})"
             )
     if not found:
-        return (f"no EEG files match '{pattern}' in {root} (formats: {', '.join(SUPPORTED_EXTENSIONS)}); "
+        return (f"no EEG files match '{pattern}' in the data folder (formats: {', '.join(SUPPORTED_EXTENSIONS)}); "
                 "`brainchat demo-data` writes a demo set")  # fmt: skip
     more = f"\n... {len(found) - limit} more" if len(found) > limit else ""
-    return f"{len(found)} file(s) in {root}:\n" + "\n".join(found[:limit]) + more
+    # The folder's place on disk is not shown: it is not the model's (or a screenshot's) business.
+    return f"{len(found)} file(s) in the data folder:\n" + "\n".join(found[:limit]) + more
 
 
 def _pick_raw(state: StudyState, file: str | None):
