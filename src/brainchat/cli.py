@@ -20,7 +20,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in commands:
         return commands[argv[0]](argv[1:])
     if argv and argv[0] in ("-h", "--help"):
-        print(__doc__ + "\n\nbrainchat [run] [chainlit run options: --host H --port P --headless ...]\n"
+        print(__doc__ + "\n\nbrainchat [run] [--demo] [chainlit run options: --host H --port P --headless ...]\n"
+              "  --demo: scripted models and a search fixture, offline (no key, no model server)\n"
               "brainchat ask [--mode chat|agent] [--json] QUESTION\nbrainchat tools [--json]\n"
               "brainchat demo-data [--subjects N] [--trials N] [--format edf|fif]")  # fmt: skip
         return 0
@@ -31,6 +32,12 @@ def _run_app(args: list[str]) -> int:
     """`chainlit run` of the app with host/port and other flags passed through."""
     from chainlit.cli import cli
 
+    if "--demo" in args:  # scripted models in this process: the offline demo is one command
+        from brainchat import demo
+
+        args = [a for a in args if a != "--demo"]
+        server = demo.start()
+        print(f"brainchat demo: scripted models at {server.base_url} (offline, no key)", flush=True)
     try:
         cli.main(["run", str(APP), *args], prog_name="brainchat", standalone_mode=False)
     except SystemExit as exc:
@@ -193,12 +200,13 @@ async def _configured_mcp(session: Any) -> Any:
 
 
 def _demo_data(args: list[str]) -> int:
+    from brainchat.eeg.synthetic import demo_folder
     from brainchat.eeg.synthetic import main as demo_main
     from brainchat.settings import load_settings
 
     settings = load_settings()
     if not any(a.startswith("--out") for a in args) and "-h" not in args and "--help" not in args:
-        args = ["--out", str(settings.data_dir / "demo"), *args]
+        args = ["--out", str(demo_folder(settings.data_dir)), *args]  # where the welcome writes
     return int(demo_main(args) or 0)
 
 
