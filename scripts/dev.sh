@@ -40,6 +40,7 @@ case "$cmd" in
     .venv/bin/ruff format --check src tests bench
     .venv/bin/ruff check src tests bench
     .venv/bin/mypy src
+    PYTHONPATH=src .venv/bin/lint-imports
     exec .venv/bin/pytest -p no:cacheprovider "$@"
     ;;
   *)

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from brainchat.agent.events import Event
+from brainchat.events import Event
 from brainchat.settings import ModelSpec
 
 SEARCH_RESULTS = [
@@ -72,3 +72,20 @@ def of(events: list[Event], kind: str) -> list[Any]:
 
 def text(events: list[Event], kind: str = "answer_token") -> str:
     return "".join(e.text for e in of(events, kind))  # type: ignore[attr-defined]
+
+
+async def wait_until(predicate: Any, timeout: float = 30.0, what: str = "the condition") -> None:
+    """Poll `predicate()` until it is true; fail the test after `timeout` seconds, never hang."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout:g} s")
+        await asyncio.sleep(0.02)
+
+
+async def wait_for_event(seen: list[Any], kind: str, count: int = 1, timeout: float = 30.0) -> None:
+    """Wait until `seen` holds `count` events of type `kind` (bounded)."""
+    await wait_until(lambda: sum(e.type == kind for e in seen) >= count, timeout, f"{count} {kind}")

@@ -296,9 +296,9 @@ async def test_a_cancellation_leaking_out_of_a_tool_is_a_tool_error(scripted_ser
 
 
 async def test_a_call_that_never_returned_is_left_out_of_the_answer(scripted_server) -> None:
-    from brainchat.agent.events import stream_events
     from brainchat.agent.nodes import CURRENT_RUN, Nodes
     from brainchat.agent.state import RunContext
+    from brainchat.events import stream_events
     from brainchat.usage import UsageCallback, UsageLedger
 
     s = scripted_server

@@ -12,7 +12,7 @@ import pytest
 from langchain_core.tools import ToolException
 from pydantic import ValidationError
 
-from brainchat.agent import events
+from brainchat import events
 from brainchat.eeg.study import Study
 from brainchat.eeg.synthetic import make_recording, write_demo_set
 from brainchat.eeg.tools import build_eeg_tools

@@ -14,6 +14,8 @@ from brainchat.tools.mcp import McpHub
 from brainchat.tools.mcp_config import McpServerConfig, ToolOverride
 from mcp_servers.helpers import EEG_LAB, lab_config, time_config
 
+from support import wait_until
+
 
 def by_name(hub):
     return {t.name: t for t in hub.toolset().tools}
@@ -108,11 +110,12 @@ async def test_crash_mid_call_is_a_clear_error_and_a_later_call_restarts(lab):
     assert await tools["pid"].ainvoke({}) == second  # the new process is kept too
 
 
-async def test_process_killed_mid_call(lab):
+async def test_process_killed_mid_call(lab, tmp_path):
     tools = by_name(lab)
     pid = int(await tools["pid"].ainvoke({}))
-    call = asyncio.create_task(tools["slow"].ainvoke({"seconds": 0.9}))
-    await asyncio.sleep(0.3)
+    marker = tmp_path / "started"
+    call = asyncio.create_task(tools["slow"].ainvoke({"seconds": 30, "started_file": str(marker)}))
+    await wait_until(marker.exists, what="the slow call reaching the server")
     os.kill(pid, signal.SIGKILL)
     with pytest.raises(ToolException, match="MCP server 'lab'.*restarted on a later call"):
         await call
@@ -129,7 +132,7 @@ async def test_process_killed_while_idle_is_noticed_and_restarted_on_the_next_ca
 
 
 async def test_repeated_crashes_back_off_then_recover():
-    hub = McpHub([lab_config()], backoff_base=0.5)
+    hub = McpHub([lab_config()], backoff_base=2.0)  # wide enough that "within" holds on a slow CI
     await hub.start()
     try:
         tools = by_name(hub)
@@ -139,7 +142,7 @@ async def test_repeated_crashes_back_off_then_recover():
             await tools["crash"].ainvoke({})  # first restart is immediate, and it crashes again
         with pytest.raises(ToolException, match=r"unavailable .*next restart attempt in"):
             await tools["add"].ainvoke({"a": 1, "b": 2})  # within the backoff: refused at once
-        await asyncio.sleep(0.6)
+        await asyncio.sleep(2.1)  # past the backoff: a time rule, so time is what the test waits
         assert await tools["add"].ainvoke({"a": 1, "b": 2}) == "3"
         assert hub.servers["lab"].failures == 0
     finally:

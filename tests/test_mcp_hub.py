@@ -8,10 +8,11 @@ from datetime import datetime
 
 import pytest
 
-from brainchat.agent import events
-from brainchat.tools.mcp import McpHub, format_status
+from brainchat import events
+from brainchat.tools.mcp import McpHub
 from brainchat.tools.mcp_config import ToolOverride
 from brainchat.tools.registry import flags_of
+from brainchat.ui.format import toolset_text
 from mcp_servers.helpers import lab_config, time_config
 
 
@@ -148,8 +149,8 @@ async def test_error_result_is_a_tool_exception_and_the_server_stays_healthy(hub
 
 
 async def test_status_markdown_lists_servers_tools_and_failures(hub):
-    text = format_status(hub.status(), hub.failures())
-    assert "**lab** (connected, stdio)" in text and "`get_current_time`" in text
+    text = toolset_text(hub.toolset())  # what /tools shows
+    assert "MCP server `lab`" in text and "`get_current_time`" in text
 
 
 async def test_first_use_connects_a_server_that_was_never_started():

@@ -43,12 +43,12 @@ async def test_fixture_per_query_results_and_scripted_error(tmp_path) -> None:
         backend.search("Rate   Limited", 5)
 
 
-async def test_without_network_ddgs_fails_fast_with_a_clear_message() -> None:
-    tool = make_search_tool(DdgsBackend(timeout=3), {}, timeout=10)
-    started = time.perf_counter()
+async def test_an_unreachable_network_fails_with_a_clear_message() -> None:
+    # Through a proxy on a closed loopback port every request is refused, network or not.
+    backend = DdgsBackend(timeout=3, proxy="http://127.0.0.1:9")
+    tool = make_search_tool(backend, {}, timeout=10)
     with pytest.raises(ToolException) as info:
         await tool.ainvoke({"query": "EEG motor imagery"})
-    assert time.perf_counter() - started < 15
     message = str(info.value)
     assert "web search" in message and (
         "network" in message or "timed out" in message or "did not answer" in message

@@ -9,7 +9,7 @@ from brainchat.session import Session
 from brainchat.settings import Settings
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 
-from support import collect, of, spec, write_fixture
+from support import collect, of, spec, wait_for_event, write_fixture
 
 
 def agent_session(server, tmp_path, **kw) -> Session:
@@ -69,7 +69,7 @@ async def test_mode_switch_dispatches_to_chat_or_agent(scripted_server, tmp_path
 
 
 def test_core_imports_stay_light() -> None:
-    code = "import sys, brainchat.session, brainchat.cli, brainchat.agent.graph, brainchat.tools.catalog; print(','.join(m for m in ('torch', 'mne', 'matplotlib', 'sklearn', 'chainlit') if m in sys.modules))"
+    code = "import sys, brainchat.session, brainchat.cli, brainchat.agent.graph, brainchat.agents; print(','.join(m for m in ('torch', 'mne', 'matplotlib', 'sklearn', 'chainlit') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ""
@@ -88,8 +88,7 @@ async def test_usage_so_far_covers_the_call_still_streaming(scripted_server, tmp
             seen.append(event)
 
     task = asyncio.create_task(consume())
-    while sum(e.type == "answer_token" for e in seen) < 5:
-        await asyncio.sleep(0.02)
+    await wait_for_event(seen, "answer_token", 5)
     rows = {r.role: r for r in session.usage_so_far()}
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
@@ -134,3 +133,35 @@ async def test_an_edit_past_eeg_work_says_the_study_is_not_rolled_back(scripted_
     notice = of(edited, "notice")[0]
     assert notice.kind == "info" and "not rolled back" in notice.message
     assert session.study.stage == "loaded"  # as the notice says
+
+
+async def test_the_agent_is_built_once_and_rebuilt_when_settings_or_tools_change(
+    scripted_server, tmp_path
+):
+    from langchain_core.tools import StructuredTool
+
+    session = agent_session(scripted_server, tmp_path)
+    s = scripted_server
+    for i in range(3):
+        s.queue("fc", Text("no tools"))
+        s.queue("ans", Text(f"answer {i}"))
+        await collect(session.ask(f"q{i}"))
+    first = session.last_agent
+    assert session.agents.builds == 1  # three turns, one agent (schemas bound, graph compiled)
+    session.apply_settings({"max_iterations": 3})
+    s.queue("fc", Text("no tools"))
+    await collect(session.ask("after a settings change"))
+    assert session.agents.builds == 2 and session.last_agent is not first
+    assert session.last_agent.deps.limits.max_iterations == 3
+
+    async def ping() -> str:
+        return "pong"
+
+    session.add_user_tools("mine", [StructuredTool.from_function(coroutine=ping, name="ping",
+                                                                 description="ping")])  # fmt: skip
+    s.queue("fc", Text("no tools"))
+    await collect(session.ask("after a connect"))
+    assert session.agents.builds == 3 and "ping" in session.last_agent.deps.runner.tools
+    s.queue("fc", Text("no tools"))
+    await collect(session.ask("same again"))
+    assert session.agents.builds == 3

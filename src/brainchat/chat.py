@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
-from functools import lru_cache
-from pathlib import Path
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from brainchat.agent.events import (
+from brainchat.events import (
     Event,
     Notice,
     RunFinished,
@@ -19,21 +17,11 @@ from brainchat.agent.events import (
     stream_events,
 )
 from brainchat.llm import describe_error, make_chat_model
+from brainchat.prompts import load_prompt
 from brainchat.settings import ModelSpec
 from brainchat.usage import UsageCallback, UsageLedger, count_message_tokens
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
 ANSWER_RESERVE = 1024  # tokens kept free for the answer when trimming history
-
-
-@lru_cache(maxsize=64)
-def load_prompt(name: str, variant: str | None = None) -> str:
-    """Read prompts/<name>.md (or <name>.<variant>.md when that variant exists)."""
-    if variant:
-        candidate = PROMPTS_DIR / f"{name}.{variant}.md"
-        if candidate.exists():
-            return candidate.read_text(encoding="utf-8").strip()
-    return (PROMPTS_DIR / f"{name}.md").read_text(encoding="utf-8").strip()
 
 
 def trim_history(

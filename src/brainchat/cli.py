@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from brainchat.agent.events import Event
+from brainchat.events import Event
 
 APP = Path(__file__).resolve().parent / "app.py"
 
@@ -20,10 +20,13 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in commands:
         return commands[argv[0]](argv[1:])
     if argv and argv[0] in ("-h", "--help"):
-        print(__doc__ + "\n\nbrainchat [run] [--demo] [chainlit run options: --host H --port P --headless ...]\n"
-              "  --demo: scripted models and a search fixture, offline (no key, no model server)\n"
-              "brainchat ask [--mode chat|agent] [--json] QUESTION\nbrainchat tools [--json]\n"
-              "brainchat demo-data [--subjects N] [--trials N] [--format edf|fif]")  # fmt: skip
+        print(
+            __doc__
+            + "\n\nbrainchat [run] [--demo] [chainlit run options: --host H --port P --headless ...]\n"
+            "  --demo: scripted models and a search fixture, offline (no key, no model server)\n"
+            "brainchat ask [--mode chat|agent] [--json] QUESTION\nbrainchat tools [--json]\n"
+            "brainchat demo-data [--subjects N] [--trials N] [--format edf|fif]"
+        )
         return 0
     return _run_app(argv[1:] if argv and argv[0] == "run" else argv)
 

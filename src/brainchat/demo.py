@@ -32,8 +32,14 @@ def start(env: MutableMapping[str, str] | None = None, script: Path = SCRIPT) ->
     env = os.environ if env is None else env
     server = ScriptedServer(0, script=script).start()
     for var, model in MODELS.items():
-        env[var] = json.dumps({"provider": "openai-compatible", "model": model,
-                               "base_url": server.base_url, "api_key": "demo"})  # fmt: skip
+        env[var] = json.dumps(
+            {
+                "provider": "openai-compatible",
+                "model": model,
+                "base_url": server.base_url,
+                "api_key": "demo",
+            }
+        )
     env["BRAINCHAT_SEARCH_FIXTURE"] = str(SEARCH_FIXTURE)
     # The tour trains EEGNet on a CPU: on a busy machine that outlasts the default 60 s.
     env.setdefault("AGENT_MAX_EXECUTION_TIME", "300")

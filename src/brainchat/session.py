@@ -14,12 +14,14 @@ from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool
 
 from brainchat.agent.approval import Confirm, remembering
-from brainchat.agent.events import Event, Notice, RoleStats, RunFinished, StudyChanged
+from brainchat.agents import AgentCache
 from brainchat.chat import record_turn, stream_chat
+from brainchat.events import Event, Notice, RoleStats, RunFinished, StudyChanged
 from brainchat.settings import Settings, with_overrides
 from brainchat.tools.registry import ToolFailure, ToolSet, flags_of
 
 if TYPE_CHECKING:
+    from brainchat.agent.graph import Agent
     from brainchat.eeg.study import Study
 
 NOT_CONFIGURED = (
@@ -64,6 +66,8 @@ class Session:
         )
         self._chat_usage: Any = None  # the UsageCallback of the latest chat turn (for a stop)
         self.turns: list[Turn] = []  # one per user message with an id, in order
+        self.agents = AgentCache()
+        self._renames: dict[int, tuple[BaseTool, BaseTool]] = {}
 
     @property
     def study(self) -> Study:
@@ -76,7 +80,7 @@ class Session:
     def set_mode(self, mode: str) -> None:
         if mode not in ("chat", "agent"):
             raise ValueError(f"mode {mode!r} is not valid; allowed: chat, agent")
-        self.mode = mode  # type: ignore[assignment]
+        self.mode = "chat" if mode == "chat" else "agent"
 
     def apply_settings(self, overrides: Mapping[str, Any]) -> Settings:
         """Apply settings-panel values from the next message on; a bad value changes nothing."""
@@ -87,19 +91,25 @@ class Session:
 
     def toolset(self) -> ToolSet:
         """Every tool an agent turn gets now: web search, EEG, configured and user MCP tools."""
-        from brainchat.tools.catalog import local_toolset
-
-        local = local_toolset(self)
+        local = self.agents.local_tools(self.settings, self.study, self.search_cache)
         tools = list(local.tools)
         failures = list(local.failures) + list(self.extra_tools.failures)
         taken = {t.name for t in tools}
         for tool in [*self.extra_tools.tools, *(t for ts in self.user_tools.values() for t in ts)]:
             if tool.name in taken:
-                source = flags_of(tool).source.removeprefix("mcp:")
-                tool = tool.model_copy(update={"name": f"{source}__{tool.name}"})
+                tool = self._renamed(tool)
             taken.add(tool.name)
             tools.append(tool)
         return ToolSet(tools=tools, failures=failures)
+
+    def _renamed(self, tool: BaseTool) -> BaseTool:
+        """A clashing MCP tool as `server__name`; the same copy every turn (the agent cache)."""
+        copy = self._renames.get(id(tool))
+        if copy is None or copy[0] is not tool:
+            source = flags_of(tool).source.removeprefix("mcp:")
+            copy = (tool, tool.model_copy(update={"name": f"{source}__{tool.name}"}))
+            self._renames[id(tool)] = copy
+        return copy[1]
 
     def roles(self) -> dict[str, str]:
         """Which model plays which role, by name."""
@@ -154,15 +164,28 @@ class Session:
             self._chat_usage = UsageCallback(UsageLedger({"chat": spec}))
             stream = stream_chat(spec, self.history, question, self._chat_usage)
         else:
-            from brainchat.agent.runner import stream_agent
-
-            stream = stream_agent(self, question, remembering(confirm, self.approved))
+            stream = self._agent_turn(question, remembering(confirm, self.approved))
         async for event in stream:
             if isinstance(event, StudyChanged) and turn is not None:
                 turn.changed_study = True
             if isinstance(event, RunFinished) and event.answer and event.reason != "error":
                 record_turn(self.history, question, event.answer)
             yield event
+
+    def agent(self) -> Agent:
+        """The agent for the current settings and tools (built again only when they change)."""
+        toolset = self.toolset()
+        context = self.study.summary if "load_data" in toolset.names() else None
+        self.last_agent = self.agents.agent_for(self.settings, toolset.tools, context)
+        return self.last_agent
+
+    def _agent_turn(self, question: str, confirm: Confirm | None) -> AsyncIterator[Event]:
+        from brainchat.agents import stream_agent
+
+        agent = self.agent()
+        return stream_agent(
+            agent, question, self.history, confirm, verbose=self.settings.limits.verbose
+        )
 
     def usage_so_far(self) -> list[RoleStats]:
         """Per-role usage of the current (or last) turn, in-flight calls estimated: for a stop."""

@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from brainchat import redact
 
@@ -26,10 +26,23 @@ PROVIDERS: dict[str, dict[str, str | None]] = {
     "openai-compatible": {"base_url": None, "key_env": None},
 }
 SPEC_KEYS = {
-    "provider", "model", "model_name", "base_url", "api_key", "api_key_env", "temperature",
-    "max_tokens", "timeout", "stream_usage", "input_price", "output_price", "prompt_variant",
-    "context_window", "max_retries", "label",
-}  # fmt: skip
+    "provider",
+    "model",
+    "model_name",
+    "base_url",
+    "api_key",
+    "api_key_env",
+    "temperature",
+    "max_tokens",
+    "timeout",
+    "stream_usage",
+    "input_price",
+    "output_price",
+    "prompt_variant",
+    "context_window",
+    "max_retries",
+    "label",
+}
 MODEL_VARS = ("CHAT_MODEL", "AGENT_FUNCTION_CALL_MODEL", "AGENT_ANSWER_MODEL")
 SPEC_EXAMPLE = 'JSON like {"provider": "openai", "model": "gpt-4o-mini"}'
 KEY_AS_MODEL = (
@@ -233,17 +246,27 @@ def parse_model_spec(var: str, raw: str | Mapping[str, Any], env: Mapping[str, s
         provider=provider,
         base_url=str(base_url).rstrip("/"),
         api_key=api_key or "not-needed",
-        temperature=None if data.get("temperature") is None else _num(f"{var}.temperature", data["temperature"], float, 0, 2),
-        max_tokens=None if data.get("max_tokens") is None else _num(f"{var}.max_tokens", data["max_tokens"], int, 1, 1_000_000),
+        temperature=None
+        if data.get("temperature") is None
+        else _num(f"{var}.temperature", data["temperature"], float, 0, 2),
+        max_tokens=None
+        if data.get("max_tokens") is None
+        else _num(f"{var}.max_tokens", data["max_tokens"], int, 1, 1_000_000),
         timeout=_num(f"{var}.timeout", data.get("timeout", 60), float, 1, 3600),
         max_retries=_num(f"{var}.max_retries", data.get("max_retries", 2), int, 0, 10),
         stream_usage=_bool(f"{var}.stream_usage", data.get("stream_usage", True)),
-        input_price=None if data.get("input_price") is None else _num(f"{var}.input_price", data["input_price"], float, 0, 10_000),
-        output_price=None if data.get("output_price") is None else _num(f"{var}.output_price", data["output_price"], float, 0, 10_000),
+        input_price=None
+        if data.get("input_price") is None
+        else _num(f"{var}.input_price", data["input_price"], float, 0, 10_000),
+        output_price=None
+        if data.get("output_price") is None
+        else _num(f"{var}.output_price", data["output_price"], float, 0, 10_000),
         prompt_variant=data.get("prompt_variant"),
-        context_window=_num(f"{var}.context_window", data.get("context_window", 16000), int, 512, 10_000_000),
+        context_window=_num(
+            f"{var}.context_window", data.get("context_window", 16000), int, 512, 10_000_000
+        ),
         label=data.get("label"),
-    )  # fmt: skip
+    )
 
 
 def _default_model(env: Mapping[str, str]) -> ModelSpec | None:
@@ -276,21 +299,21 @@ def _read(
 def _mode(var: str, raw: str) -> Mode:
     if raw.lower() not in ("chat", "agent"):
         raise ConfigError(var, raw, "allowed: chat, agent")
-    return raw.lower()  # type: ignore[return-value]
+    return cast(Mode, raw.lower())
 
 
 def _exec_mode(var: str, raw: str) -> ExecutionMode:
     value = raw.lower().replace("-", "_")
     if value not in ("auto", "single_step"):
         raise ConfigError(var, raw, "allowed: auto, single_step")
-    return value  # type: ignore[return-value]
+    return cast(Any, value)
 
 
 def _evaluation(var: str, raw: str) -> Evaluation:
     value = raw.strip().lower()
     if value not in ("rule", "model"):
         raise ConfigError(var, raw, "allowed: rule, model")
-    return value  # type: ignore[return-value]
+    return cast(Any, value)
 
 
 def load_settings(env: Mapping[str, str] | None = None, *, dotenv: bool = True) -> Settings:
@@ -313,17 +336,29 @@ def load_settings(env: Mapping[str, str] | None = None, *, dotenv: bool = True) 
         except ConfigError as exc:
             errors.append(exc)
     limits = AgentLimits(
-        max_iterations=_read(env, errors, "AGENT_MAX_ITERATIONS", lambda v, r: _num(v, r, int, 1, 30), 10),
-        max_execution_time=_read(env, errors, "AGENT_MAX_EXECUTION_TIME", lambda v, r: _num(v, r, float, 10, 300), 60.0),
+        max_iterations=_read(
+            env, errors, "AGENT_MAX_ITERATIONS", lambda v, r: _num(v, r, int, 1, 30), 10
+        ),
+        max_execution_time=_read(
+            env, errors, "AGENT_MAX_EXECUTION_TIME", lambda v, r: _num(v, r, float, 10, 300), 60.0
+        ),
         execution_mode=_read(env, errors, "AGENT_EXECUTION_MODE", _exec_mode, "auto"),
-        max_auto_rounds=_read(env, errors, "AGENT_MAX_TOOL_ROUNDS", lambda v, r: _num(v, r, int, 1, 30), 5),
-        max_calls_per_reply=_read(env, errors, "AGENT_MAX_TOOL_CALLS", lambda v, r: _num(v, r, int, 1, 50), 8),
+        max_auto_rounds=_read(
+            env, errors, "AGENT_MAX_TOOL_ROUNDS", lambda v, r: _num(v, r, int, 1, 30), 5
+        ),
+        max_calls_per_reply=_read(
+            env, errors, "AGENT_MAX_TOOL_CALLS", lambda v, r: _num(v, r, int, 1, 50), 8
+        ),
         evaluation=_read(env, errors, "AGENT_EVALUATION", _evaluation, "rule"),
-        min_result_chars=_read(env, errors, "AGENT_MIN_RESULT_CHARS", lambda v, r: _num(v, r, int, 0, 10_000), 20),
+        min_result_chars=_read(
+            env, errors, "AGENT_MIN_RESULT_CHARS", lambda v, r: _num(v, r, int, 0, 10_000), 20
+        ),
         enable_cache=_read(env, errors, "AGENT_ENABLE_CACHE", _bool, True),
         verbose=_read(env, errors, "AGENT_VERBOSE", _bool, False),
-        tool_timeout=_read(env, errors, "AGENT_TOOL_TIMEOUT", lambda v, r: _num(v, r, float, 1, 3600), 30.0),
-    )  # fmt: skip
+        tool_timeout=_read(
+            env, errors, "AGENT_TOOL_TIMEOUT", lambda v, r: _num(v, r, float, 1, 3600), 30.0
+        ),
+    )
     fixture = env.get("BRAINCHAT_SEARCH_FIXTURE")
     return Settings(
         chat_model=models["CHAT_MODEL"],
@@ -372,4 +407,4 @@ def with_overrides(settings: Settings, overrides: Mapping[str, Any]) -> Settings
         if temp is not None and temp != "":
             spec = replace(spec, temperature=_num(f"{role} temperature", temp, float, 0, 2))
         updates[attr] = spec
-    return replace(settings, limits=replace(limits, **lim), **updates)  # fmt: skip
+    return replace(settings, limits=replace(limits, **lim), **updates)

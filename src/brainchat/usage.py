@@ -16,7 +16,7 @@ from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import LLMResult
 
-from brainchat.agent.events import AnswerToken, RoleStats, ThinkingToken, emit
+from brainchat.events import AnswerToken, RoleStats, ThinkingToken, emit
 from brainchat.llm import role_of
 from brainchat.prices import cost as price_of
 from brainchat.settings import ModelSpec

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from brainchat.agent.events import Evaluation, RoleStats, Stats, ToolFinished
+from brainchat.events import Evaluation, RoleStats, Stats, ToolFinished
 from brainchat.settings import load_settings
 from brainchat.ui import format as fmt
 from brainchat.ui import step_text as st

@@ -10,6 +10,7 @@ import asyncio
 import base64
 import os
 import sys
+from pathlib import Path
 from typing import TypedDict
 
 from mcp.server.fastmcp import FastMCP, Image
@@ -47,8 +48,10 @@ def pid() -> int:
 
 
 @mcp.tool()
-async def slow(seconds: float) -> str:
-    """Sleep for `seconds`, then answer (to test call timeouts)."""
+async def slow(seconds: float, started_file: str = "") -> str:
+    """Sleep for `seconds`, then answer (to test call timeouts); `started_file` marks the start."""
+    if started_file:
+        Path(started_file).write_text("started")  # noqa: ASYNC240 - a test server, tiny write
     await asyncio.sleep(seconds)
     return f"slept {seconds} s"
 

@@ -23,7 +23,7 @@ from brainchat.eeg.paths import resolve_in_data_dir
 from brainchat.session import Session
 from brainchat.settings import load_settings
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
-from brainchat.tools.mcp import McpHub, format_status
+from brainchat.tools.mcp import McpHub
 from brainchat.ui import format as fmt
 from mcp_servers.helpers import free_port
 
@@ -189,7 +189,7 @@ async def in_app_texts(config: Path, settings: Any) -> str:
     finally:
         await servers.stop()
     async with McpHub.from_config_file(config) as hub:
-        status = format_status(hub.status(), hub.failures()) + json.dumps(hub.status())
+        status = fmt.toolset_text(hub.toolset()) + json.dumps(hub.status())
     return tools_text + "\n" + status
 
 

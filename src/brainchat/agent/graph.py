@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -13,20 +13,21 @@ from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 
 from brainchat.agent.budget import ANSWER_RESERVE, Budget, tools_tokens
-from brainchat.agent.events import (
+from brainchat.agent.nodes import CURRENT_RUN, Deps, Nodes
+from brainchat.agent.policy import Evaluator, RoundRule, default_evaluator, default_round_rule
+from brainchat.agent.state import AgentState, RunContext
+from brainchat.agent.toolrun import CURRENT_CONFIRM, Confirm, ToolRunner
+from brainchat.events import (
     Event,
     Notice,
     RunFinished,
     RunStarted,
     Stats,
+    StopReason,
     ToolFinished,
     emit,
     stream_events,
 )
-from brainchat.agent.nodes import CURRENT_RUN, Deps, Nodes
-from brainchat.agent.policy import Evaluator, RoundRule, default_evaluator, default_round_rule
-from brainchat.agent.state import AgentState, RunContext
-from brainchat.agent.toolrun import Confirm, ToolRunner
 from brainchat.redact import get_logger
 from brainchat.settings import AgentLimits, ModelSpec
 from brainchat.usage import UsageCallback, UsageLedger
@@ -36,12 +37,12 @@ log = get_logger("brainchat.agent")  # masks secrets in records
 
 def after_decide(state: AgentState) -> Literal["act", "answer", "finish"]:
     """Tool calls -> act; no calls (or a limit, or a failure with results) -> answer; else end."""
-    return state["route"]  # type: ignore[return-value]
+    return cast(Literal["act", "answer", "finish"], state["route"])
 
 
 def after_evaluate(state: AgentState) -> Literal["decide", "answer"]:
     """The verdict routes: enough or a limit -> answer; continue or not enough -> decide."""
-    return state["route"]  # type: ignore[return-value]
+    return cast(Literal["decide", "answer"], state["route"])
 
 
 def _graph(nodes: Nodes) -> Any:
@@ -80,11 +81,22 @@ class Agent:
         self.graph = _graph(Nodes(deps))  # compiled once; per-run state lives in CURRENT_RUN
         self.last_run: RunContext | None = None
 
-    def run(self, question: str, history: list[BaseMessage] | None = None) -> AsyncIterator[Event]:
-        return stream_events(lambda: self._run(question, list(history or [])))
+    def run(
+        self,
+        question: str,
+        history: list[BaseMessage] | None = None,
+        *,
+        confirm: Confirm | None = None,
+    ) -> AsyncIterator[Event]:
+        """The events of one turn; `confirm` asks this turn's user (else the build-time hook)."""
+        return stream_events(lambda: self._run(question, list(history or []), confirm))
 
-    async def _run(self, question: str, history: list[BaseMessage]) -> None:
+    async def _run(
+        self, question: str, history: list[BaseMessage], confirm: Confirm | None = None
+    ) -> None:
         d = self.deps
+        if confirm is not None:
+            CURRENT_CONFIRM.set(confirm)  # this run's task only
         started = time.perf_counter()
         limit = d.limits.max_execution_time
         ctx = RunContext(
@@ -104,7 +116,8 @@ class Agent:
             )
         )
         state: dict[str, Any] = {}
-        reason, answer, error = "answered", "", None
+        reason: StopReason = "answered"
+        answer, error = "", None
         too_long = self._too_long(question)
         if too_long:
             emit(
@@ -123,7 +136,7 @@ class Agent:
                 {"recursion_limit": 5 * d.limits.max_iterations + 10},
             )
             answer, error = state.get("answer", ""), state.get("error")
-            reason = "error" if error else (state.get("stop_reason") or "answered")
+            reason = "error" if error else cast(StopReason, state.get("stop_reason") or "answered")
         except asyncio.CancelledError:
             self._close_cancelled(ctx)
             self._emit_stats(ctx, started)
@@ -141,7 +154,7 @@ class Agent:
             )
             reason = "error"
         self._emit_stats(ctx, started)
-        emit(RunFinished(reason=reason, answer=answer, error=error))  # type: ignore[arg-type]
+        emit(RunFinished(reason=reason, answer=answer, error=error))
 
     def _too_long(self, question: str) -> str | None:
         """A question that alone exceeds a model's budget gets a message, not a request."""
@@ -152,9 +165,11 @@ class Agent:
             tokens = message_tokens([HumanMessage(question)], budget) + 600  # + the prompt
             if tokens > budget:
                 window = self.deps.budgets[role].window
-                return (f"Your message is about {tokens:,} tokens, more than {self.deps.names[role]} "
-                        f"can take in one request (context window {window:,} tokens, about "
-                        f"{budget:,} left for input). Nothing was sent to the model.")  # fmt: skip
+                return (
+                    f"Your message is about {tokens:,} tokens, more than {self.deps.names[role]} "
+                    f"can take in one request (context window {window:,} tokens, about "
+                    f"{budget:,} left for input). Nothing was sent to the model."
+                )
         return None
 
     def _close_cancelled(self, ctx: RunContext) -> None:
@@ -225,25 +240,38 @@ def build_agent(
     specs = specs or {}
     schemas = [convert_to_openai_tool(t) for t in tools]
     budgets = {
-        role: Budget(spec.context_window, spec.max_tokens or ANSWER_RESERVE,
-                     tools_tokens(schemas) if role == "function_call" else 0)
+        role: Budget(
+            spec.context_window,
+            spec.max_tokens or ANSWER_RESERVE,
+            tools_tokens(schemas) if role == "function_call" else 0,
+        )
         for role in ("function_call", "answer")
         for spec in [specs.get(role) or specs.get("function_call") or ModelSpec(model="?")]
-    }  # fmt: skip
+    }
     deps = Deps(
         function_call_llm=function_call_llm,
         answer_llm=answer_llm,
         bound_llm=function_call_llm.bind_tools(schemas) if tools else function_call_llm,
-        names={"function_call": specs["function_call"].name if "function_call" in specs else _model_name(function_call_llm),
-               "answer": specs["answer"].name if "answer" in specs else _model_name(answer_llm)},
+        names={
+            "function_call": specs["function_call"].name
+            if "function_call" in specs
+            else _model_name(function_call_llm),
+            "answer": specs["answer"].name if "answer" in specs else _model_name(answer_llm),
+        },
         limits=limits,
-        runner=ToolRunner(tools, limits.tool_timeout, confirm, limits.confirm_timeout, limits.max_calls_per_reply),
+        runner=ToolRunner(
+            tools, limits.tool_timeout, confirm, limits.confirm_timeout, limits.max_calls_per_reply
+        ),
         evaluator=evaluator or default_evaluator(limits.min_result_chars),
         context=context,
-        prompt_variants={"function_call": specs["function_call"].prompt_variant if "function_call" in specs else None,
-                         "answer": specs["answer"].prompt_variant if "answer" in specs else None},
+        prompt_variants={
+            "function_call": specs["function_call"].prompt_variant
+            if "function_call" in specs
+            else None,
+            "answer": specs["answer"].prompt_variant if "answer" in specs else None,
+        },
         budgets=budgets,
         specs=specs,
         round_rule=round_rule or default_round_rule,
-    )  # fmt: skip
+    )
     return Agent(deps, specs)

@@ -21,12 +21,12 @@ from langchain_core.messages import (
 )
 
 from brainchat.agent.budget import Budget, cut_text, fit_history, fit_run, message_tokens
-from brainchat.agent.events import Citations, Evaluation, ModelSwitch, Notice, ThinkingDone, emit
 from brainchat.agent.policy import Evaluator, RoundRule, default_round_rule, next_step
 from brainchat.agent.state import AgentState, RunContext
 from brainchat.agent.toolrun import ToolRunner
-from brainchat.chat import load_prompt
+from brainchat.events import Citations, Evaluation, ModelSwitch, Notice, ThinkingDone, emit
 from brainchat.llm import describe_error
+from brainchat.prompts import load_prompt
 from brainchat.settings import AgentLimits, ModelSpec
 from brainchat.usage import UsageCallback
 
@@ -165,9 +165,15 @@ class Nodes:
             exc, self.d.specs.get("function_call"), name=self.d.names["function_call"]
         )
         gathered = bool(self.ctx.ledger.successful())
-        emit(Notice(kind="error", message=message,
-                    hint="The answer below is written from the tool results gathered before the failure."
-                    if gathered else "Nothing was gathered yet; send the message again in a moment."))  # fmt: skip
+        emit(
+            Notice(
+                kind="error",
+                message=message,
+                hint="The answer below is written from the tool results gathered before the failure."
+                if gathered
+                else "Nothing was gathered yet; send the message again in a moment.",
+            )
+        )
         if gathered:
             return {"round": round_, "route": "answer", "stop_reason": "model_error", "error": None}
         return {"round": round_, "route": "finish", "stop_reason": "error", "error": message}
@@ -263,10 +269,18 @@ class Nodes:
                         parts.append(chunk.content)
         except TimeoutError:
             limit = self.d.limits.max_execution_time
-            emit(Notice(kind="timeout",
-                        message=f"The time limit of {limit:g} s ran out while the answer was being written"
-                        + ("; the partial answer above is kept." if parts else " and no answer arrived."),
-                        hint="Raise the max execution time in the settings, or ask a narrower question."))  # fmt: skip
+            emit(
+                Notice(
+                    kind="timeout",
+                    message=f"The time limit of {limit:g} s ran out while the answer was being written"
+                    + (
+                        "; the partial answer above is kept."
+                        if parts
+                        else " and no answer arrived."
+                    ),
+                    hint="Raise the max execution time in the settings, or ask a narrower question.",
+                )
+            )
             return {"answer": "".join(parts), "route": "finish", "stop_reason": "timeout"}
         except Exception as exc:  # noqa: BLE001
             message = describe_error(

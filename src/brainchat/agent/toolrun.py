@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import time
 from typing import Any
@@ -12,9 +13,15 @@ from langchain_core.tools import BaseTool
 from pydantic import ValidationError
 
 from brainchat.agent.approval import Ask, Confirm, ask_for, request
-from brainchat.agent.events import ToolCallStarted, ToolFinished, emit, set_tool_call
 from brainchat.agent.state import LedgerEntry, RunContext, Seen, call_signature
+from brainchat.events import ToolCallStarted, ToolFinished, emit, set_tool_call
 from brainchat.tools.registry import flags_of
+
+# The run's own confirm hook (the browser tab or terminal that asked), so one compiled agent can
+# serve many turns: set by Agent.run for its task only.
+CURRENT_CONFIRM: contextvars.ContextVar[Confirm | None] = contextvars.ContextVar(
+    "brainchat_confirm", default=None
+)
 
 
 class ToolRunner:
@@ -102,7 +109,7 @@ class ToolRunner:
             ctx.tool_seconds += duration
             if entry.status != "cancelled":
                 emit(_finished_event(entry, duration))
-            from brainchat.agent.events import _tool_call
+            from brainchat.events import _tool_call
 
             _tool_call.reset(token)
 
@@ -176,10 +183,11 @@ class ToolRunner:
         _absorb(ctx, entry, message)
 
     async def _confirmed(self, entry: LedgerEntry, ask: Ask) -> bool:
-        if self.confirm is None:
+        confirm = CURRENT_CONFIRM.get() or self.confirm
+        if confirm is None:
             return False  # headless runs refuse tools that ask unless a confirm hook allows them
         try:
-            answer = request(self.confirm, entry.name, entry.args, ask)
+            answer = request(confirm, entry.name, entry.args, ask)
             return await asyncio.wait_for(answer, self.confirm_timeout) != "reject"
         except TimeoutError:
             return False
@@ -210,12 +218,16 @@ def _for_model(entry: LedgerEntry) -> str:
         return entry.result
     if entry.status == "skipped" and entry.reused is not None:
         if entry.reused.status == "success":
-            return (f"You already called {entry.name} with these arguments in round {entry.reused.round} "
-                    f"and nothing that changes state ran since. Its result was:\n{entry.result}\n"
-                    "Do not call it again; use this result or try different arguments.")  # fmt: skip
-        return (f"You already called {entry.name} with these arguments in round {entry.reused.round} "
-                f"and it failed: {entry.result}\nNothing changed since, so it would fail again: "
-                "change the arguments or use another tool.")  # fmt: skip
+            return (
+                f"You already called {entry.name} with these arguments in round {entry.reused.round} "
+                f"and nothing that changes state ran since. Its result was:\n{entry.result}\n"
+                "Do not call it again; use this result or try different arguments."
+            )
+        return (
+            f"You already called {entry.name} with these arguments in round {entry.reused.round} "
+            f"and it failed: {entry.result}\nNothing changed since, so it would fail again: "
+            "change the arguments or use another tool."
+        )
     return f"Error: {entry.error}"
 
 
@@ -228,8 +240,10 @@ def _reuse_note(seen: Seen) -> str:
 
 
 def _over_cap(name: str, cap: int) -> str:
-    return (f"refused: the reply asked for more than {cap} tool calls and only the first {cap} ran; "
-            f"call {name} in your next step if it is still needed")  # fmt: skip
+    return (
+        f"refused: the reply asked for more than {cap} tool calls and only the first {cap} ran; "
+        f"call {name} in your next step if it is still needed"
+    )
 
 
 def _finished_event(entry: LedgerEntry, duration: float) -> ToolFinished:
@@ -247,11 +261,20 @@ def _finished_event(entry: LedgerEntry, duration: float) -> ToolFinished:
     else:
         summary = entry.error or entry.status
     return ToolFinished(
-        call_id=entry.call_id, name=entry.name, status=status, duration=round(duration, 4), summary=summary,
-        content=entry.result[:4000], error=entry.error if status != "success" else None, cache_hit=entry.cache_hit,
-        result_count=len(entry.sources) if entry.sources else None, top=top, structured=entry.structured,
-        started_at=entry.started_at, finished_at=entry.finished_at or time.time(),
-    )  # fmt: skip
+        call_id=entry.call_id,
+        name=entry.name,
+        status=status,
+        duration=round(duration, 4),
+        summary=summary,
+        content=entry.result[:4000],
+        error=entry.error if status != "success" else None,
+        cache_hit=entry.cache_hit,
+        result_count=len(entry.sources) if entry.sources else None,
+        top=top,
+        structured=entry.structured,
+        started_at=entry.started_at,
+        finished_at=entry.finished_at or time.time(),
+    )
 
 
 def _validation_text(exc: ValidationError) -> str:

@@ -9,7 +9,7 @@ import numpy as np
 from langchain_core.tools import ToolException
 
 from brainchat.eeg.loading import class_names
-from brainchat.eeg.study import EpochSet, Op, Split, StudyState
+from brainchat.eeg.state import EpochSet, Op, Split, StudyState
 
 
 def _classes(state: StudyState, events: list[str] | None) -> list[str]:
@@ -58,8 +58,17 @@ def make_epochs(
         if not present:
             continue
         ev, _ = mne.events_from_annotations(raw, event_id=present, verbose="error")
-        ep = mne.Epochs(raw, ev, present, tmin, tmax, baseline=baseline, reject=reject,
-                        preload=True, verbose="error")  # fmt: skip
+        ep = mne.Epochs(
+            raw,
+            ev,
+            present,
+            tmin,
+            tmax,
+            baseline=baseline,
+            reject=reject,
+            preload=True,
+            verbose="error",
+        )
         dropped += len(ev) - len(ep)
         xs.append(ep.get_data(copy=False))
         ys.append(ep.events[:, 2] - 1)
@@ -69,8 +78,16 @@ def make_epochs(
     if not xs or sum(len(x) for x in xs) == 0:
         raise ToolException("no epochs left (all rejected?); raise reject_uv or remove it")
     y = np.concatenate(ys)
-    return EpochSet(np.concatenate(xs), y, tuple(classes), np.array(subjects),
-                    np.array(sessions), info, float(tmin), dropped)  # fmt: skip
+    return EpochSet(
+        np.concatenate(xs),
+        y,
+        tuple(classes),
+        np.array(subjects),
+        np.array(sessions),
+        info,
+        float(tmin),
+        dropped,
+    )
 
 
 def epoch_op(tmin, tmax, events, baseline, reject_uv) -> Op:

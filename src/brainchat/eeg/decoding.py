@@ -8,8 +8,8 @@ from dataclasses import replace
 import numpy as np
 from langchain_core.tools import ToolException
 
-from brainchat.agent.events import ToolImage, ToolProgress, current_tool_call, emit
-from brainchat.eeg.study import Op, Step, StudyState, TrainedModel
+from brainchat.eeg.state import Op, Step, StudyState, TrainedModel
+from brainchat.events import ToolImage, ToolProgress, current_tool_call, emit
 
 
 def emit_image(png: bytes, title: str) -> str:
@@ -22,16 +22,28 @@ def _progress(epoch: int, epochs: int, fig: dict[str, float]) -> None:
     call_id, name = current_tool_call()
     val = f", val acc {fig['val_acc']:.2f}" if "val_acc" in fig else ""
     loss = f"loss {fig['loss']:.3f}, " if "loss" in fig else ""
-    message = (f"epoch {epoch}/{epochs}: {loss}acc {fig['acc']:.2f}{val}, "
-               f"{fig['elapsed']:.1f} s elapsed, ETA {fig['eta']:.0f} s")  # fmt: skip
-    emit(ToolProgress(call_id=call_id, name=name, message=message, fraction=epoch / epochs,
-                      data={"epoch": epoch, "epochs": epochs, **fig}))  # fmt: skip
+    message = (
+        f"epoch {epoch}/{epochs}: {loss}acc {fig['acc']:.2f}{val}, "
+        f"{fig['elapsed']:.1f} s elapsed, ETA {fig['eta']:.0f} s"
+    )
+    emit(
+        ToolProgress(
+            call_id=call_id,
+            name=name,
+            message=message,
+            fraction=epoch / epochs,
+            data={"epoch": epoch, "epochs": epochs, **fig},
+        )
+    )
 
 
 def split_arrays(state: StudyState) -> dict[str, np.ndarray]:
     e, s = state.eps, state.split
-    return {f"{k}_{part}": arr[getattr(s, part)] for part in ("train", "val", "test")
-            for k, arr in (("X", e.X), ("y", e.y))}  # fmt: skip
+    return {
+        f"{k}_{part}": arr[getattr(s, part)]
+        for part in ("train", "val", "test")
+        for k, arr in (("X", e.X), ("y", e.y))
+    }
 
 
 def train_op(cfg) -> Op:
@@ -58,8 +70,9 @@ def train_op(cfg) -> Op:
         name = (
             cfg.model if cfg.model not in state.models else f"{cfg.model}-{len(state.models) + 1}"
         )
-        model = TrainedModel(name, cfg.model, fit.predictor, vars(cfg).copy(), fit.history,
-                             fit.seconds, fit.device)  # fmt: skip
+        model = TrainedModel(
+            name, cfg.model, fit.predictor, vars(cfg).copy(), fit.history, fit.seconds, fit.device
+        )
         new = replace(state, models={**state.models, name: model})
         h = fit.history
         val = (
@@ -67,8 +80,10 @@ def train_op(cfg) -> Op:
             if h.get("val_acc")
             else ""
         )
-        return new, (f"trained '{name}' on {fit.device} in {fit.seconds:.1f} s: train acc "
-                     f"{h['acc'][-1]:.2f}{val}. Call evaluate_model('{name}') for test metrics")  # fmt: skip
+        return new, (
+            f"trained '{name}' on {fit.device} in {fit.seconds:.1f} s: train acc "
+            f"{h['acc'][-1]:.2f}{val}. Call evaluate_model('{name}') for test metrics"
+        )
 
     return op
 
@@ -77,8 +92,9 @@ def _build(state: StudyState, kind: str):
     from brainchat.eeg.models import build_model
 
     X = state.eps.X
-    return build_model(kind, X.shape[1], X.shape[2], len(state.eps.classes),
-                       state.eps.info["sfreq"])  # fmt: skip
+    return build_model(
+        kind, X.shape[1], X.shape[2], len(state.eps.classes), state.eps.info["sfreq"]
+    )
 
 
 def evaluate_op(name: str | None) -> Op:
@@ -93,17 +109,25 @@ def evaluate_op(name: str | None) -> Op:
         data = split_arrays(state)
         proba = model.predictor.predict_proba(data["X_test"])
         res = training.metrics(data["y_test"], proba, classes)
-        lines = [f"{key} on {res['n_test']} test epochs: accuracy {res['accuracy']:.3f}, "
-                 f"balanced {res['balanced_accuracy']:.3f}, kappa {res['kappa']:.3f}, "
-                 f"ROC AUC {res['roc_auc']:.3f}"]  # fmt: skip
+        lines = [
+            f"{key} on {res['n_test']} test epochs: accuracy {res['accuracy']:.3f}, "
+            f"balanced {res['balanced_accuracy']:.3f}, kappa {res['kappa']:.3f}, "
+            f"ROC AUC {res['roc_auc']:.3f}"
+        ]
         for c, m in res["per_class"].items():
-            lines.append(f"  {c}: precision {m['precision']:.2f}, recall {m['recall']:.2f}, "
-                         f"F1 {m['f1']:.2f} (n={m['support']})")  # fmt: skip
+            lines.append(
+                f"  {c}: precision {m['precision']:.2f}, recall {m['recall']:.2f}, "
+                f"F1 {m['f1']:.2f} (n={m['support']})"
+            )
         lines.append(
             f"confusion (rows true, cols predicted, {'/'.join(classes)}): {res['confusion']}"
         )
-        lines.append(emit_image(plots.confusion(res["confusion"], classes, f"{key} confusion matrix"),
-                                f"{key} confusion matrix"))  # fmt: skip
+        lines.append(
+            emit_image(
+                plots.confusion(res["confusion"], classes, f"{key} confusion matrix"),
+                f"{key} confusion matrix",
+            )
+        )
         if len(model.history.get("acc", [])) > 1:
             title = f"{key} training curves"
             lines.append(emit_image(plots.training_curves(model.history, title), title))
@@ -121,15 +145,18 @@ def ica_fit_op(n_components: int, method: str, seed: int) -> Op:
             raise ToolException("ICA applies to continuous data: call reset_preprocessing first")
         n_ch = len(state.raws[0].ch_names)
         if n_components > n_ch - (1 if any(s.op == "reference" for s in state.history) else 0):
-            raise ToolException(f"n_components {n_components} too large for {n_ch} channels "
-                                "(at most the data rank: channels, minus 1 after re-referencing)")  # fmt: skip
+            raise ToolException(
+                f"n_components {n_components} too large for {n_ch} channels "
+                "(at most the data rank: channels, minus 1 after re-referencing)"
+            )
         data = (
             mne.concatenate_raws([r.copy() for r in state.raws])
             if len(state.raws) > 1
             else state.raws[0]
         )
-        ica = mne.preprocessing.ICA(n_components=n_components, method=method, rng=seed,
-                                    max_iter="auto")  # fmt: skip
+        ica = mne.preprocessing.ICA(
+            n_components=n_components, method=method, rng=seed, max_iter="auto"
+        )
         ica.fit(data, picks="eeg", decim=max(1, int(data.info["sfreq"] // 100)), verbose="error")
         hp = data.info["highpass"]
         note = (

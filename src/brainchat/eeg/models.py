@@ -20,8 +20,17 @@ def _flat_size(features: nn.Module, n_channels: int, n_times: int) -> int:
 class EEGNet(nn.Module):
     """Lawhern et al. 2018, EEGNet-8,2: temporal conv, depthwise spatial conv, separable conv."""
 
-    def __init__(self, n_channels: int, n_times: int, n_classes: int, sfreq: float,
-                 f1: int = 8, d: int = 2, f2: int = 16, dropout: float = 0.25) -> None:  # fmt: skip
+    def __init__(
+        self,
+        n_channels: int,
+        n_times: int,
+        n_classes: int,
+        sfreq: float,
+        f1: int = 8,
+        d: int = 2,
+        f2: int = 16,
+        dropout: float = 0.25,
+    ) -> None:
         super().__init__()
         k = max(3, int(sfreq // 2)) | 1  # half a second, odd
         self.features = nn.Sequential(
@@ -59,8 +68,15 @@ class _Square(nn.Module):
 class ShallowConvNet(nn.Module):
     """Schirrmeister et al. 2017: temporal conv, spatial conv, square, mean-pool, log."""
 
-    def __init__(self, n_channels: int, n_times: int, n_classes: int, sfreq: float,
-                 n_filters: int = 40, dropout: float = 0.5) -> None:  # fmt: skip
+    def __init__(
+        self,
+        n_channels: int,
+        n_times: int,
+        n_classes: int,
+        sfreq: float,
+        n_filters: int = 40,
+        dropout: float = 0.5,
+    ) -> None:
         super().__init__()
         k = max(3, int(sfreq * 0.1))  # 25 samples at 250 Hz
         pool = min(max(2, int(sfreq * 0.3)), n_times - k + 1)  # 75 at 250 Hz
@@ -84,9 +100,16 @@ class ShallowConvNet(nn.Module):
 class SCCNet(nn.Module):
     """Wei et al. 2019: spatial component conv, spatio-temporal conv, square, pool, log."""
 
-    def __init__(self, n_channels: int, n_times: int, n_classes: int, sfreq: float,
-                 n_spatial: int | None = None, n_temporal: int = 20,
-                 dropout: float = 0.5) -> None:  # fmt: skip
+    def __init__(
+        self,
+        n_channels: int,
+        n_times: int,
+        n_classes: int,
+        sfreq: float,
+        n_spatial: int | None = None,
+        n_temporal: int = 20,
+        dropout: float = 0.5,
+    ) -> None:
         super().__init__()
         nu = n_spatial or n_channels
         k = max(3, int(sfreq * 0.1))  # 12 samples at 125 Hz

@@ -9,9 +9,21 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-_GROUPS = {"Fp": "frontal", "AF": "frontal", "F": "frontal", "FC": "central", "C": "central",
-           "CP": "central", "FT": "temporal", "T": "temporal", "TP": "temporal",
-           "P": "parietal", "PO": "parietal-occipital", "O": "occipital", "I": "occipital"}  # fmt: skip
+_GROUPS = {
+    "Fp": "frontal",
+    "AF": "frontal",
+    "F": "frontal",
+    "FC": "central",
+    "C": "central",
+    "CP": "central",
+    "FT": "temporal",
+    "T": "temporal",
+    "TP": "temporal",
+    "P": "parietal",
+    "PO": "parietal-occipital",
+    "O": "occipital",
+    "I": "occipital",
+}
 
 
 def _png(fig: Figure) -> bytes:
@@ -90,8 +102,9 @@ def band_topomap(raws: list[Any], fmin: float, fmax: float) -> bytes:
     power = np.mean([p.get_data().mean(axis=1) for p in psds], axis=0)
     fig = Figure(figsize=(4, 4))
     ax = fig.add_subplot()
-    mne.viz.plot_topomap(10 * np.log10(power * 1e12), with_positions(raws[0].info), axes=ax,
-                         show=False, contours=4)  # fmt: skip
+    mne.viz.plot_topomap(
+        10 * np.log10(power * 1e12), with_positions(raws[0].info), axes=ax, show=False, contours=4
+    )
     ax.set_title(f"band power {fmin:g}-{fmax:g} Hz (dB)")
     return _png(fig)
 
@@ -122,8 +135,12 @@ def training_curves(history: dict[str, list[float]], title: str) -> bytes:
         for prefix, label in (("", "train"), ("val_", "validation")):
             values = history.get(prefix + key) or []
             if values:
-                ax.plot(range(1, len(values) + 1), values, marker="." if len(values) < 30 else "",
-                        label=label)  # fmt: skip
+                ax.plot(
+                    range(1, len(values) + 1),
+                    values,
+                    marker="." if len(values) < 30 else "",
+                    label=label,
+                )
         ax.set_xlabel("epoch")
         ax.set_title(key)
         ax.legend(fontsize=8)
@@ -137,8 +154,14 @@ def confusion(cm: list[list[int]], classes: tuple[str, ...], title: str) -> byte
     ax = fig.add_subplot()
     ax.imshow(cm_arr, cmap="Blues")
     for (i, j), v in np.ndenumerate(cm_arr):
-        ax.text(j, i, str(v), ha="center", va="center",
-                color="white" if v > cm_arr.max() / 2 else "black")  # fmt: skip
+        ax.text(
+            j,
+            i,
+            str(v),
+            ha="center",
+            va="center",
+            color="white" if v > cm_arr.max() / 2 else "black",
+        )
     ax.set_xticks(range(len(classes)), classes, rotation=30, fontsize=8)
     ax.set_yticks(range(len(classes)), classes, fontsize=8)
     ax.set_xlabel("predicted")

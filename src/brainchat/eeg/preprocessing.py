@@ -12,7 +12,7 @@ from langchain_core.tools import ToolException
 
 from brainchat.eeg.loading import Recording, infer_subject_session, read_raw
 from brainchat.eeg.paths import existing_data_file, file_format, relative_name
-from brainchat.eeg.study import Op, Step, StudyState
+from brainchat.eeg.state import Op, Step, StudyState
 
 
 def load_recordings(data_dir: Path, names: list[str]) -> tuple[tuple[Recording, ...], tuple]:
@@ -77,12 +77,25 @@ def apply_step(raws: tuple, step: Step) -> None:
     p = step.params
     for raw in raws:
         if step.op == "bandpass":
-            _by_channel_blocks(raw, lambda picks, raw=raw: raw.filter(p["l_freq"], p["h_freq"], picks=picks,  # type: ignore[misc]
-                                                             verbose="error"))  # fmt: skip
+            _by_channel_blocks(
+                raw,
+                lambda picks, raw=raw: raw.filter(
+                    p["l_freq"],
+                    p["h_freq"],
+                    picks=picks,  # type: ignore[misc]
+                    verbose="error",
+                ),
+            )
             _note_filter(raw, p["l_freq"], p["h_freq"])
         elif step.op == "notch":
-            _by_channel_blocks(raw, lambda picks, raw=raw: raw.notch_filter(p["freqs"], picks=picks,  # type: ignore[misc]
-                                                                   verbose="error"))  # fmt: skip
+            _by_channel_blocks(
+                raw,
+                lambda picks, raw=raw: raw.notch_filter(
+                    p["freqs"],
+                    picks=picks,  # type: ignore[misc]
+                    verbose="error",
+                ),
+            )
         elif step.op == "resample":
             raw.resample(p["sfreq"], verbose="error")
         elif step.op == "reference":
@@ -108,8 +121,19 @@ def _by_channel_blocks(raw: Any, run: Callable[[list[int]], Any], block: int = 8
     call, so one call over all channels would double the memory of the recording."""
     import mne
 
-    picks = mne.pick_types(raw.info, meg=True, eeg=True, seeg=True, ecog=True, dbs=True,
-                           eog=True, emg=True, ecg=True, misc=True, exclude=[])  # fmt: skip
+    picks = mne.pick_types(
+        raw.info,
+        meg=True,
+        eeg=True,
+        seeg=True,
+        ecog=True,
+        dbs=True,
+        eog=True,
+        emg=True,
+        ecg=True,
+        misc=True,
+        exclude=[],
+    )
     for i in range(0, len(picks), block):
         run(list(picks[i : i + block]))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from brainchat.eeg.loading import class_counts
-from brainchat.eeg.study import StudyState
+from brainchat.eeg.state import StudyState
 
 
 def _files_line(state: StudyState) -> str:

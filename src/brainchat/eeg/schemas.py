@@ -18,8 +18,12 @@ class ListFilesArgs(BaseModel):
 
 
 class LoadArgs(BaseModel):
-    files: list[str] = Field(..., min_length=1, max_length=200,
-                             description="file paths relative to the data folder (from list_data_files)")  # fmt: skip
+    files: list[str] = Field(
+        ...,
+        min_length=1,
+        max_length=200,
+        description="file paths relative to the data folder (from list_data_files)",
+    )
 
 
 class BandpassArgs(BaseModel):
@@ -42,8 +46,12 @@ class BandpassArgs(BaseModel):
 
 
 class NotchArgs(BaseModel):
-    freqs: list[float] = Field([50.0], min_length=1, max_length=20,
-                               description="line-noise frequencies in Hz, e.g. [50, 100] or [60]")  # fmt: skip
+    freqs: list[float] = Field(
+        [50.0],
+        min_length=1,
+        max_length=20,
+        description="line-noise frequencies in Hz, e.g. [50, 100] or [60]",
+    )
 
     @model_validator(mode="after")
     def _positive(self) -> NotchArgs:
@@ -107,8 +115,9 @@ class EpochArgs(BaseModel):
         None,
         description="baseline interval (start, end) in s within tmin..tmax; None: no correction",
     )
-    reject_uv: float | None = Field(None, gt=0, le=10000,
-                                    description="drop epochs whose peak-to-peak exceeds this, in µV")  # fmt: skip
+    reject_uv: float | None = Field(
+        None, gt=0, le=10000, description="drop epochs whose peak-to-peak exceeds this, in µV"
+    )
 
     @model_validator(mode="after")
     def _order(self) -> EpochArgs:

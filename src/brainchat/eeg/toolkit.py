@@ -7,8 +7,9 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
-from brainchat.agent.events import current_tool_call
-from brainchat.eeg.study import Op, Step, Study
+from brainchat.eeg.state import Op, Step
+from brainchat.eeg.study import Study
+from brainchat.events import current_tool_call
 from brainchat.tools.registry import set_flags
 
 READ_ONLY = {"read_only": True}
@@ -36,8 +37,10 @@ def step(op: str, params: dict[str, Any], label: str) -> Callable[[], Op]:
     return make
 
 
-def make_tool(fn: Callable[..., Awaitable[str]], name: str, description: str, schema: type,
-          **flags: Any) -> BaseTool:  # fmt: skip
-    tool = StructuredTool.from_function(coroutine=fn, name=name, description=description,
-                                        args_schema=schema)  # fmt: skip
+def make_tool(
+    fn: Callable[..., Awaitable[str]], name: str, description: str, schema: type, **flags: Any
+) -> BaseTool:
+    tool = StructuredTool.from_function(
+        coroutine=fn, name=name, description=description, args_schema=schema
+    )
     return set_flags(tool, source="local", **flags)

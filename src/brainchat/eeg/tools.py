@@ -8,7 +8,8 @@ from typing import Any
 from langchain_core.tools import BaseTool
 
 from brainchat.eeg import schemas as s
-from brainchat.eeg.study import Op, Study, StudyState
+from brainchat.eeg.state import Op, StudyState
+from brainchat.eeg.study import Study
 from brainchat.eeg.toolkit import DESTRUCTIVE, READ_ONLY, make_tool, run_op, step
 from brainchat.eeg.view_tools import ica_tools, plot_tools
 
@@ -42,7 +43,7 @@ def _data_tools(study: Study) -> list[BaseTool]:
             "BrainVision .vhdr) in the data folder, with inferred subject/session.",
             s.ListFilesArgs,
             **READ_ONLY,
-        ),  # fmt: skip
+        ),
         make_tool(
             load_data,
             "load_data",
@@ -57,14 +58,14 @@ def _data_tools(study: Study) -> list[BaseTool]:
             "sampling rate, duration, events per class, preprocessing history, epochs, models.",
             s.NoArgs,
             **READ_ONLY,
-        ),  # fmt: skip
+        ),
         make_tool(
             clear_study,
             "clear_study",
             "Discard everything in the study (data, epochs, models).",
             s.NoArgs,
             **DESTRUCTIVE,
-        ),  # fmt: skip
+        ),
     ]
 
 
@@ -111,7 +112,7 @@ def _preprocessing_tools(study: Study) -> list[BaseTool]:
             "Band-pass (or high/low-pass) filter the loaded "
             "recordings, e.g. 8-30 Hz for motor imagery.",
             s.BandpassArgs,
-        ),  # fmt: skip
+        ),
         make_tool(
             notch_filter, "notch_filter", "Remove line noise at the given frequencies.", s.NotchArgs
         ),
@@ -123,7 +124,7 @@ def _preprocessing_tools(study: Study) -> list[BaseTool]:
             "set_reference",
             "Re-reference the EEG (average or given channels).",
             s.ReferenceArgs,
-        ),  # fmt: skip
+        ),
         make_tool(
             select_channels, "select_channels", "Keep or drop channels.", s.SelectChannelsArgs
         ),
@@ -132,7 +133,7 @@ def _preprocessing_tools(study: Study) -> list[BaseTool]:
             "set_montage",
             "Set standard electrode positions (needed for topomaps and ICA maps).",
             s.MontageArgs,
-        ),  # fmt: skip
+        ),
         make_tool(
             reset_preprocessing,
             "reset_preprocessing",
@@ -140,20 +141,26 @@ def _preprocessing_tools(study: Study) -> list[BaseTool]:
             "as loaded (discards epochs, split and models).",
             s.NoArgs,
             **DESTRUCTIVE,
-        ),  # fmt: skip
+        ),
     ]
 
 
 def _analysis_tools(study: Study) -> list[BaseTool]:
-    async def epoch_data(tmin: float = 0.5, tmax: float = 2.5, events: list[str] | None = None,
-                         baseline: Any = None, reject_uv: float | None = None) -> str:  # fmt: skip
+    async def epoch_data(
+        tmin: float = 0.5,
+        tmax: float = 2.5,
+        events: list[str] | None = None,
+        baseline: Any = None,
+        reject_uv: float | None = None,
+    ) -> str:
         from brainchat.eeg.dataset import epoch_op
 
         base = tuple(baseline) if baseline is not None else None
         return await run_op(study, epoch_op(tmin, tmax, events, base, reject_uv))
 
-    async def split_dataset(by: str = "trial", test_ratio: float = 0.2, val_ratio: float = 0.2,
-                            seed: int = 0) -> str:  # fmt: skip
+    async def split_dataset(
+        by: str = "trial", test_ratio: float = 0.2, val_ratio: float = 0.2, seed: int = 0
+    ) -> str:
         from brainchat.eeg.dataset import split_op
 
         return await run_op(study, split_op(by, test_ratio, val_ratio, seed))
@@ -175,13 +182,13 @@ def _analysis_tools(study: Study) -> list[BaseTool]:
             "epoch_data",
             "Cut epochs around the class events (annotations).",
             s.EpochArgs,
-        ),  # fmt: skip
+        ),
         make_tool(
             split_dataset,
             "split_dataset",
             "Split epochs into train/validation/test, by trial, session or subject.",
             s.SplitArgs,
-        ),  # fmt: skip
+        ),
         make_tool(
             train_model,
             "train_model",
@@ -190,7 +197,7 @@ def _analysis_tools(study: Study) -> list[BaseTool]:
             s.TrainArgs,
             long_running=True,
             timeout=3600,
-        ),  # fmt: skip
+        ),
         make_tool(
             evaluate_model,
             "evaluate_model",
@@ -198,11 +205,16 @@ def _analysis_tools(study: Study) -> list[BaseTool]:
             "balanced accuracy, kappa, ROC AUC, per-class P/R/F1) with confusion matrix and "
             "training-curve images.",
             s.EvaluateArgs,
-        ),  # fmt: skip
+        ),
     ]
 
 
 def build_eeg_tools(study: Study) -> list[BaseTool]:
     """Every EEG tool, bound to one study, with read-only/destructive/long-running flags."""
-    return [*_data_tools(study), *_preprocessing_tools(study), *ica_tools(study),
-            *_analysis_tools(study), *plot_tools(study)]  # fmt: skip
+    return [
+        *_data_tools(study),
+        *_preprocessing_tools(study),
+        *ica_tools(study),
+        *_analysis_tools(study),
+        *plot_tools(study),
+    ]

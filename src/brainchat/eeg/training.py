@@ -116,8 +116,13 @@ def evaluate_batches(module, x, y, batch_size=256) -> tuple[float, float]:
     return total / max(1, len(y)), correct / max(1, len(y))
 
 
-def train_torch(module: nn.Module, data: dict[str, np.ndarray], cfg: TrainConfig,
-                stop: threading.Event, progress: Progress) -> FitResult:  # fmt: skip
+def train_torch(
+    module: nn.Module,
+    data: dict[str, np.ndarray],
+    cfg: TrainConfig,
+    stop: threading.Event,
+    progress: Progress,
+) -> FitResult:
     """Train on data['X_train'], keep the weights of the best validation accuracy (if any)."""
     device = select_device(cfg.device)
     torch.manual_seed(cfg.seed)
@@ -144,9 +149,17 @@ def train_torch(module: nn.Module, data: dict[str, np.ndarray], cfg: TrainConfig
             if vacc > best_acc:
                 best_acc, best = vacc, copy.deepcopy(module.state_dict())
         elapsed = time.perf_counter() - start
-        progress(epoch, cfg.epochs, {"loss": loss, "acc": acc, "elapsed": elapsed,
-                                     "eta": elapsed / epoch * (cfg.epochs - epoch),
-                                     **({"val_acc": hist["val_acc"][-1]} if len(yv) else {})})  # fmt: skip
+        progress(
+            epoch,
+            cfg.epochs,
+            {
+                "loss": loss,
+                "acc": acc,
+                "elapsed": elapsed,
+                "eta": elapsed / epoch * (cfg.epochs - epoch),
+                **({"val_acc": hist["val_acc"][-1]} if len(yv) else {}),
+            },
+        )
     if best is not None:
         module.load_state_dict(best)
     module.to("cpu")
@@ -154,8 +167,9 @@ def train_torch(module: nn.Module, data: dict[str, np.ndarray], cfg: TrainConfig
     return FitResult(predictor, hist, time.perf_counter() - start, device)
 
 
-def train_csp_lda(data: dict[str, np.ndarray], stop: threading.Event, progress: Progress,
-                  n_components: int = 4) -> FitResult:  # fmt: skip
+def train_csp_lda(
+    data: dict[str, np.ndarray], stop: threading.Event, progress: Progress, n_components: int = 4
+) -> FitResult:
     """The classical baseline: CSP log-variance features into linear discriminant analysis."""
     import mne
     from mne.decoding import CSP
@@ -204,7 +218,7 @@ def metrics(y_true: np.ndarray, proba: np.ndarray, classes: tuple[str, ...]) -> 
                 "support": int(s[i]),
             }
             for i, c in enumerate(classes)
-        },  # fmt: skip
+        },
         "confusion": m.confusion_matrix(y_true, pred, labels=labels).tolist(),
         "n_test": len(y_true),
     }

@@ -8,7 +8,8 @@ from dataclasses import replace
 from langchain_core.tools import BaseTool
 
 from brainchat.eeg import schemas as s
-from brainchat.eeg.study import Study, StudyState
+from brainchat.eeg.state import StudyState
+from brainchat.eeg.study import Study
 from brainchat.eeg.toolkit import READ_ONLY, make_tool, run_op
 
 
@@ -41,14 +42,14 @@ def ica_tools(study: Study) -> list[BaseTool]:
             s.IcaFitArgs,
             long_running=True,
             timeout=1800,
-        ),  # fmt: skip
+        ),
         make_tool(
             ica_components,
             "ica_components",
             "List and plot the fitted ICA components.",
             s.IcaComponentsArgs,
             **READ_ONLY,
-        ),  # fmt: skip
+        ),
         make_tool(
             ica_apply, "ica_apply", "Remove the given ICA components from the data.", s.IcaApplyArgs
         ),
@@ -56,8 +57,12 @@ def ica_tools(study: Study) -> list[BaseTool]:
 
 
 def plot_tools(study: Study) -> list[BaseTool]:
-    async def plot_raw(channels: list[str] | None = None, start: float = 0.0,
-                       duration: float = 10.0, file: str | None = None) -> str:  # fmt: skip
+    async def plot_raw(
+        channels: list[str] | None = None,
+        start: float = 0.0,
+        duration: float = 10.0,
+        file: str | None = None,
+    ) -> str:
         from brainchat.eeg.views import plot_raw_op
 
         return await run_op(study, plot_raw_op(channels, start, duration, file))
@@ -87,19 +92,19 @@ def plot_tools(study: Study) -> list[BaseTool]:
             "Plot the power spectrum per channel group.",
             s.PsdArgs,
             **READ_ONLY,
-        ),  # fmt: skip
+        ),
         make_tool(
             plot_topomap,
             "plot_topomap",
             "Plot a band-power topographic map.",
             s.TopomapArgs,
             **READ_ONLY,
-        ),  # fmt: skip
+        ),
         make_tool(
             plot_epochs_average,
             "plot_epochs_average",
             "Plot the epochs average (and power) per class for a few channels.",
             s.EpochsAverageArgs,
             **READ_ONLY,
-        ),  # fmt: skip
+        ),
     ]

@@ -11,7 +11,7 @@ from brainchat.eeg.decoding import emit_image
 from brainchat.eeg.loading import infer_subject_session
 from brainchat.eeg.paths import SUPPORTED_EXTENSIONS, file_format
 from brainchat.eeg.preprocessing import _canonical, check_channels
-from brainchat.eeg.study import Op, StudyState
+from brainchat.eeg.state import Op, StudyState
 
 
 def list_files(data_dir: Path, pattern: str, limit: int = 200) -> str:
@@ -30,8 +30,10 @@ def list_files(data_dir: Path, pattern: str, limit: int = 200) -> str:
                 f"{path.relative_to(root)} ({size:.1f} MB, subject {subject}, session {session})"
             )
     if not found:
-        return (f"no EEG files match '{pattern}' in the data folder (formats: {', '.join(SUPPORTED_EXTENSIONS)}); "
-                "`brainchat demo-data` writes a demo set")  # fmt: skip
+        return (
+            f"no EEG files match '{pattern}' in the data folder "
+            f"(formats: {', '.join(SUPPORTED_EXTENSIONS)}); `brainchat demo-data` writes a demo set"
+        )
     more = f"\n... {len(found) - limit} more" if len(found) > limit else ""
     # The folder's place on disk is not shown: it is not the model's (or a screenshot's) business.
     return f"{len(found)} file(s) in the data folder:\n" + "\n".join(found[:limit]) + more

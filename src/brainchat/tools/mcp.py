@@ -22,7 +22,7 @@ from langchain_core.tools import BaseTool
 
 from brainchat.tools.mcp_config import McpServerConfig, ToolOverride, load_mcp_config
 from brainchat.tools.mcp_connection import ServerConnection
-from brainchat.tools.mcp_tools import assign_names, describe_error, hints_of, make_tool
+from brainchat.tools.mcp_tools import assign_names, hints_of, make_tool
 from brainchat.tools.mcp_tools import tools_from_session as tools_from_session
 from brainchat.tools.registry import ToolFailure, ToolSet
 
@@ -33,10 +33,6 @@ __all__ = [
     "ServerConnection",
     "load_mcp_config",
     "tools_from_session",
-    "format_status",
-    "SessionMcpServers",
-    "shared_hub",
-    "close_shared_hub",
 ]
 
 
@@ -58,6 +54,9 @@ class McpHub:
         }
         self.config_failures = list(config_failures)
         self._names: dict[tuple[str, str], str] = {}  # (server, tool) -> name the model sees
+        # Built tools, reused while their server's tool list and name are unchanged, so an agent
+        # (compiled graph, bound schemas) built over them stays valid from turn to turn.
+        self._built: dict[tuple[str, int, str], BaseTool] = {}
 
     @classmethod
     def from_config_file(cls, path: Any = None, **kwargs: Any) -> McpHub:
@@ -84,22 +83,28 @@ class McpHub:
         names = assign_names({s.name: [t.name for t in s.tools] for s in live}, reserved_names)
         self._names = names
         tools: list[BaseTool] = []
+        built: dict[tuple[str, int, str], BaseTool] = {}
         for s in live:
             for t in s.tools:
-                hinted = hints_of(t).get("destructiveHint") is True
-                read_only, destructive, timeout = s.config.flags_for(t.name, hinted)
-                tools.append(
-                    make_tool(
-                        s.name,
-                        t,
-                        s.call,
-                        name=names[(s.name, t.name)],
-                        read_only=read_only,
-                        destructive=destructive,
-                        timeout=timeout,
-                    )
-                )
+                key = (s.name, id(t), names[(s.name, t.name)])
+                built[key] = self._built.get(key) or self._make(s, t, key[2])
+                tools.append(built[key])
+        self._built = built
         return ToolSet(tools=tools, failures=self.failures())
+
+    @staticmethod
+    def _make(server: ServerConnection, tool: Any, name: str) -> BaseTool:
+        hinted = hints_of(tool).get("destructiveHint") is True
+        read_only, destructive, timeout = server.config.flags_for(tool.name, hinted)
+        return make_tool(
+            server.name,
+            tool,
+            server.call,
+            name=name,
+            read_only=read_only,
+            destructive=destructive,
+            timeout=timeout,
+        )
 
     def failures(self) -> list[ToolFailure]:
         down = [
@@ -127,110 +132,3 @@ class McpHub:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
-
-
-def format_status(rows: list[dict[str, Any]], failures: Iterable[ToolFailure] = ()) -> str:
-    """Markdown for the mode-switch message and `/tools`: servers, their tools, what failed and why."""
-    lines = []
-    for r in rows:
-        mark = {"connected": "connected", "unhealthy": "unhealthy", "failed": "failed"}.get(
-            r["state"], r["state"]
-        )
-        tools = ", ".join(f"`{t}`" for t in r.get("exposed") or r["tools"]) or "no tools"
-        line = f"- **{r['server']}** ({mark}, {r.get('transport', '')}): {tools}"
-        if r.get("error"):
-            line += f"\n  - error: {r['error']}"
-        lines.append(line)
-    for f in failures:
-        if not any(f.source == f"mcp:{r['server']}" for r in rows):
-            lines.append(f"- **{f.source}** (not loaded): {f.reason}")
-    return "\n".join(lines) or "No MCP servers configured."
-
-
-class SessionMcpServers:
-    """The servers one chat user connected through Chainlit (`on_mcp_connect`); their tools only.
-
-    Chainlit owns those sessions (opens and closes them in its own task); this only wraps them.
-    """
-
-    def __init__(self) -> None:
-        self._tools: dict[str, list[Any]] = {}
-        self._errors: dict[str, str] = {}
-
-    async def add(
-        self, name: str, session: Any, *, reserved_names: Iterable[str] = (), **flags: Any
-    ) -> None:
-        """Wrap a freshly connected session; a failure to list its tools is recorded, not raised."""
-        self.remove(name)
-        taken = set(reserved_names) | {t.name for n, ts in self._tools.items() for t in ts}
-        try:
-            self._tools[name] = await asyncio.wait_for(
-                tools_from_session(name, session, reserved_names=taken, **flags), 30
-            )
-        except Exception as exc:  # noqa: BLE001 - shown to the user, never raised into the UI
-            self._errors[name] = f"could not list its tools: {describe_error(exc)}"
-
-    def remove(self, name: str) -> None:
-        self._tools.pop(name, None)
-        self._errors.pop(name, None)
-
-    def tools(self) -> list[Any]:
-        return [t for ts in self._tools.values() for t in ts]
-
-    def status(self) -> list[dict[str, Any]]:
-        rows = [
-            {
-                "server": n,
-                "state": "connected",
-                "transport": "user",
-                "tools": [t.metadata["mcp_tool"] for t in ts],
-                "exposed": [t.name for t in ts],
-                "error": None,
-                "restarts": 0,
-            }
-            for n, ts in self._tools.items()
-        ]
-        rows += [
-            {
-                "server": n,
-                "state": "failed",
-                "transport": "user",
-                "tools": [],
-                "exposed": [],
-                "error": e,
-                "restarts": 0,
-            }
-            for n, e in self._errors.items()
-        ]
-        return rows
-
-
-_shared: McpHub | None = None
-_shared_lock: tuple[Any, asyncio.Lock] | None = None  # (event loop, lock)
-
-
-def _lock() -> asyncio.Lock:
-    global _shared_lock
-    loop = asyncio.get_running_loop()
-    if _shared_lock is None or _shared_lock[0] is not loop:
-        _shared_lock = (loop, asyncio.Lock())
-    return _shared_lock[1]
-
-
-async def shared_hub(path: Any = None) -> McpHub:
-    """The process-wide hub of configured servers, loaded and started once (first caller waits)."""
-    global _shared
-    async with _lock():
-        if _shared is None:
-            hub = McpHub.from_config_file(path)
-            await hub.start()
-            _shared = hub
-        return _shared
-
-
-async def close_shared_hub() -> None:
-    global _shared
-    async with _lock():
-        hub, _shared = _shared, None
-    if hub is not None:
-        await hub.close()

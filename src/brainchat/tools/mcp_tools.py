@@ -14,7 +14,7 @@ from typing import Any
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from mcp import ClientSession, McpError, types
 
-from brainchat.agent import events
+from brainchat import events
 from brainchat.redact import mask
 from brainchat.tools.registry import set_flags
 

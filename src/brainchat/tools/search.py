@@ -24,15 +24,17 @@ class DdgsBackend:
 
     name = "ddgs"
 
-    def __init__(self, timeout: int = 8) -> None:
+    def __init__(self, timeout: int = 8, proxy: str | None = None) -> None:
         self.timeout = timeout
+        self.proxy = proxy  # e.g. "socks5h://127.0.0.1:9150"; None: ddgs's own (DDGS_PROXY)
 
     def search(self, query: str, max_results: int) -> list[dict[str, str]]:
         from ddgs import DDGS
         from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 
         try:
-            rows = DDGS(timeout=self.timeout).text(query, max_results=max_results) or []
+            ddgs = DDGS(timeout=self.timeout, proxy=self.proxy)
+            rows = ddgs.text(query, max_results=max_results) or []
         except RatelimitException:
             raise ToolException(
                 "web search is rate-limited right now; wait a minute or answer from what you have"

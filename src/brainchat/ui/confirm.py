@@ -8,7 +8,7 @@ from typing import Any
 import chainlit as cl
 
 from brainchat.agent.approval import Answer, Ask
-from brainchat.agent.events import current_tool_call
+from brainchat.events import current_tool_call
 from brainchat.ui import format as fmt
 
 # answer -> (button label, icon, what the dialog says afterwards)

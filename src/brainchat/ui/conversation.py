@@ -35,9 +35,14 @@ TRY_OFFLINE = (
 )
 EEG_SUFFIXES = {".edf", ".fif", ".bdf", ".gdf", ".set", ".vhdr", ".gz"}
 COMMANDS = [
-    {"id": "tools", "description": "List the agent's tools, MCP servers and what failed to load",
-     "icon": "wrench", "button": False, "persistent": False},
-]  # fmt: skip
+    {
+        "id": "tools",
+        "description": "List the agent's tools, MCP servers and what failed to load",
+        "icon": "wrench",
+        "button": False,
+        "persistent": False,
+    },
+]
 
 
 @dataclass
@@ -58,9 +63,12 @@ def current() -> Conversation | None:
 def save_snapshot(conv: Conversation) -> None:
     cl.user_session.set(
         SNAPSHOT_KEY,
-        {"mode": conv.session.mode, "overrides": dict(conv.session.overrides),
-         "custom_ids": dict(conv.custom_ids)},
-    )  # fmt: skip
+        {
+            "mode": conv.session.mode,
+            "overrides": dict(conv.session.overrides),
+            "custom_ids": dict(conv.custom_ids),
+        },
+    )
 
 
 def restore_snapshot(conv: Conversation, snapshot: dict[str, Any] | None) -> None:
@@ -225,15 +233,22 @@ async def mcp_connect(conv: Conversation, name: str, client: Any) -> None:
         return
     except Exception as exc:  # noqa: BLE001
         conv.session.with_failure(f"mcp:{name}", str(exc))
-        await cl.Message(content=f"⚠️ MCP server `{name}` connected but its tools could not be listed: {exc}", author=AUTHOR).send()  # fmt: skip
+        await cl.Message(
+            content=f"⚠️ MCP server `{name}` connected but its tools could not be listed: {exc}",
+            author=AUTHOR,
+        ).send()
         return
     names = ", ".join(f"`{t.name}`" for t in tools) or "no tools"
-    await cl.Message(content=f"🔌 MCP server `{name}` connected; Agent mode can now use {names}.", author=AUTHOR).send()  # fmt: skip
+    await cl.Message(
+        content=f"🔌 MCP server `{name}` connected; Agent mode can now use {names}.", author=AUTHOR
+    ).send()
 
 
 async def mcp_disconnect(conv: Conversation, name: str) -> None:
     conv.session.remove_user_tools(name)
-    await cl.Message(content=f"🔌 MCP server `{name}` disconnected; its tools are removed.", author=AUTHOR).send()  # fmt: skip
+    await cl.Message(
+        content=f"🔌 MCP server `{name}` disconnected; its tools are removed.", author=AUTHOR
+    ).send()
 
 
 async def write_demo_data(conv: Conversation) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from brainchat.agent.events import Notice, Stats
+from brainchat.events import Notice, Stats
 from brainchat.prices import unknown_price_hint
 from brainchat.tools.registry import ToolSet
 
@@ -67,9 +67,14 @@ def chat_stats_table(stats: Stats) -> str:
     head = ["Model", "In tokens", "Out tokens", *(["First token"] if first else []), "Time", "Cost"]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "--:|" * (len(head) - 1)]
     for r in stats.rows:
-        cells = [r.model, tokens(r.input_tokens, r.estimated), tokens(r.output_tokens, r.estimated),
-                 *([seconds(stats.ttft)] if first else []), seconds(stats.total_seconds),
-                 cost_cell(r.cost, r.model)]  # fmt: skip
+        cells = [
+            r.model,
+            tokens(r.input_tokens, r.estimated),
+            tokens(r.output_tokens, r.estimated),
+            *([seconds(stats.ttft)] if first else []),
+            seconds(stats.total_seconds),
+            cost_cell(r.cost, r.model),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -34,11 +34,21 @@ def picked_mode(data: Any) -> str | None:
 async def send_modes(mode: str) -> None:
     """The picker's options, `mode` selected (also how a declined switch is put back)."""
     options = [
-        cl.ModeOption(id="chat", name="Chat", icon="message-circle", default=mode == "chat",
-                      description="One model answers directly, no tools."),
-        cl.ModeOption(id="agent", name="Agent", icon="bot", default=mode == "agent",
-                      description="Reasons, searches and runs EEG / MCP tools, then answers."),
-    ]  # fmt: skip
+        cl.ModeOption(
+            id="chat",
+            name="Chat",
+            icon="message-circle",
+            default=mode == "chat",
+            description="One model answers directly, no tools.",
+        ),
+        cl.ModeOption(
+            id="agent",
+            name="Agent",
+            icon="bot",
+            default=mode == "agent",
+            description="Reasons, searches and runs EEG / MCP tools, then answers.",
+        ),
+    ]
     await cl.context.emitter.set_modes([cl.Mode(id="mode", name="Mode", options=options)])
 
 
@@ -51,11 +61,15 @@ def mode_line(conv: Conversation, mode: str) -> str:
     """One line saying the mode is on: models, and for Agent how many tools (not their list)."""
     roles = _roles(conv)
     if mode == "chat":
-        return (f"💬 **Chat mode is on** · `{roles['chat']}` answers directly, with the "
-                "conversation as context; no tools.")  # fmt: skip
+        return (
+            f"💬 **Chat mode is on** · `{roles['chat']}` answers directly, with the "
+            "conversation as context; no tools."
+        )
     tools = fmt.tools_count(conv.session.toolset())
-    return (f"🤖 **Agent mode is on** · {tools} · thinks with `{roles['function_call']}`, "
-            f"answers with `{roles['answer']}`.")  # fmt: skip
+    return (
+        f"🤖 **Agent mode is on** · {tools} · thinks with `{roles['function_call']}`, "
+        f"answers with `{roles['answer']}`."
+    )
 
 
 def _show_tools() -> cl.Action:
@@ -99,7 +113,7 @@ async def _ask_agent(conv: Conversation) -> None:
             cl.Action(
                 name="chat", payload={"mode": "chat"}, label="Stay in Chat", icon="message-circle"
             ),
-        ],  # fmt: skip
+        ],
         author=AUTHOR,
         timeout=ASK_TIMEOUT,
     )

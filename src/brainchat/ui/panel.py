@@ -11,9 +11,11 @@ from pydantic.dataclasses import dataclass
 from brainchat.session import Session
 from brainchat.settings import ConfigError, with_overrides
 
-ROLES = (("function_call", "Function-call model (thinks, calls tools)"),
-         ("answer", "Answer model (writes the final answer)"),
-         ("chat", "Chat-mode model"))  # fmt: skip
+ROLES = (
+    ("function_call", "Function-call model (thinks, calls tools)"),
+    ("answer", "Answer model (writes the final answer)"),
+    ("chat", "Chat-mode model"),
+)
 EXEC_MODES = {
     "Auto (several rounds of tools)": "auto",
     "Single step (one round of tools)": "single_step",

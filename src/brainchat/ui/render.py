@@ -16,7 +16,7 @@ from typing import Any
 import chainlit as cl
 from chainlit.utils import utc_now
 
-from brainchat.agent import events as ev
+from brainchat import events as ev
 from brainchat.ui import format as fmt
 from brainchat.ui import step_text as st
 
@@ -61,8 +61,9 @@ class RunRenderer:
         self.open[step.id] = step
         return step
 
-    async def _close(self, step: cl.Step | None, output: str | None = None,
-                     name: str | None = None) -> None:  # fmt: skip
+    async def _close(
+        self, step: cl.Step | None, output: str | None = None, name: str | None = None
+    ) -> None:
         if step is None:
             return
         if output is not None:
@@ -80,16 +81,23 @@ class RunRenderer:
 
     async def _streaming(self, title: str) -> cl.Step:
         """A step that fills as tokens arrive: open while streaming, collapsed once done."""
-        step = _step(title, "llm", await self._parent(), default_open=True, auto_collapse=True,
-                     show_input=False)  # fmt: skip
+        step = _step(
+            title,
+            "llm",
+            await self._parent(),
+            default_open=True,
+            auto_collapse=True,
+            show_input=False,
+        )
         return await self._open(step)
 
     async def _parent(self) -> str | None:
         if self.mode != "agent":
             return self.parent_id
         if self.run is None:
-            self.run = await self._open(_step("Agent run", "run", self.parent_id,
-                                              default_open=True, show_input=False))  # fmt: skip
+            self.run = await self._open(
+                _step("Agent run", "run", self.parent_id, default_open=True, show_input=False)
+            )
         return self.run.id
 
     # -- dispatch ------------------------------------------------------------------------
@@ -125,15 +133,27 @@ class RunRenderer:
         if step is None:
             if not e.text.strip() and not e.tool_calls:
                 return
-            step = await self._open(_step(f"Thinking · {e.model}", "llm", await self._parent(),
-                                          auto_collapse=True, show_input=False))  # fmt: skip
+            step = await self._open(
+                _step(
+                    f"Thinking · {e.model}",
+                    "llm",
+                    await self._parent(),
+                    auto_collapse=True,
+                    show_input=False,
+                )
+            )
         text = (e.text.strip() or streamed or "(no visible reasoning)") + plan
         await self._close(step, text, f"Thinking · {e.model} · {fmt.seconds(e.duration)}")
 
     async def on_tool_call_started(self, e: ev.ToolCallStarted) -> None:
         self.tool_calls += 1
-        step = _step(st.tool_title(e.name), "tool", await self._parent(), default_open=False,
-                     show_input="json" if e.args else False)  # fmt: skip
+        step = _step(
+            st.tool_title(e.name),
+            "tool",
+            await self._parent(),
+            default_open=False,
+            show_input="json" if e.args else False,
+        )
         step.input = fmt.args_text(e.args)
         step.metadata = {
             "call_id": e.call_id,
@@ -270,11 +290,15 @@ class RunRenderer:
             last.elements = list(self.figures)
             await last.update()
         elif extra.strip() or self.figures:
-            await cl.Message(content="No answer was written for this run.\n" + extra,
-                             elements=list(self.figures), author=AUTHOR).send()  # fmt: skip
+            await cl.Message(
+                content="No answer was written for this run.\n" + extra,
+                elements=list(self.figures),
+                author=AUTHOR,
+            ).send()
 
-    async def stop(self, rows: list[ev.RoleStats] | None = None,
-                   message: cl.Message | None = None) -> None:  # fmt: skip
+    async def stop(
+        self, rows: list[ev.RoleStats] | None = None, message: cl.Message | None = None
+    ) -> None:
         """The user pressed stop: mark open steps stopped, keep partial output, show usage so far.
 
         `rows` is the core's usage so far (Session.usage_so_far); without it, output is estimated.
@@ -288,8 +312,9 @@ class RunRenderer:
                 continue
             step.is_error = True
             note = "⏹️ stopped by you"
-            await self._close(step, f"{step.output}\n\n{note}" if step.output else note,
-                              f"{step.name} · stopped")  # fmt: skip
+            await self._close(
+                step, f"{step.output}\n\n{note}" if step.output else note, f"{step.name} · stopped"
+            )
         elapsed = time.perf_counter() - self.started
         await self._close_run(elapsed, " · stopped")
         if self.answer is not None:
@@ -312,6 +337,9 @@ class RunRenderer:
             return "**Usage so far**" + fmt.stats_footer(self.mode, stats).removeprefix("\n\n---")
         from brainchat.usage import count_tokens
 
-        parts = [f"{fmt.ROLE_LABELS.get(role, role)} {model}: {count_tokens(''.join(chunks))} "
-                 "output tokens est." for (role, model), chunks in self.streamed.items()]  # fmt: skip
+        parts = [
+            f"{fmt.ROLE_LABELS.get(role, role)} {model}: {count_tokens(''.join(chunks))} "
+            "output tokens est."
+            for (role, model), chunks in self.streamed.items()
+        ]
         return f"**Usage so far:** {'; '.join(parts) or 'no tokens yet'} · {fmt.seconds(elapsed)}"

@@ -11,15 +11,25 @@ import json
 import re
 from typing import Any
 
-from brainchat.agent.events import Evaluation, ModelSwitch, ToolFinished
+from brainchat.events import Evaluation, ModelSwitch, ToolFinished
 from brainchat.ui.format import seconds
 
 # The model-facing note a plotting tool returns; the browser shows the figure itself instead.
 IMAGE_NOTE = re.compile(r"^\s*image: .* shown to the user\s*$")
-STATUS = {"success": "done", "cached": "done", "error": "failed", "refused": "refused",
-          "skipped": "not run again (repeat)"}  # fmt: skip
-DECISIONS = {"enough": "enough to answer", "answer": "ready to answer", "stop": "stop",
-             "not_enough": "not enough, trying another way", "continue": "another round"}  # fmt: skip
+STATUS = {
+    "success": "done",
+    "cached": "done",
+    "error": "failed",
+    "refused": "refused",
+    "skipped": "not run again (repeat)",
+}
+DECISIONS = {
+    "enough": "enough to answer",
+    "answer": "ready to answer",
+    "stop": "stop",
+    "not_enough": "not enough, trying another way",
+    "continue": "another round",
+}
 
 
 def plural(n: int, word: str) -> str:
