@@ -14,6 +14,7 @@ from conftest import (
     save_settings,
     send,
     spec,
+    step_titles,
     wait_idle,
 )
 
@@ -31,7 +32,9 @@ def app(model_server, app_factory):
 
 def test_chat_answer_streams_and_shows_the_servers_figures(model_server, app, browser):
     words = "Mu rhythm desynchronises over the contralateral motor cortex during imagery."
-    model_server.queue("chat-m", Text(words, token_delay=0.25, ttft=0.3))
+    model_server.queue(
+        "chat-m", Text(words, reasoning="Recall what ERD is.", token_delay=0.25, ttft=0.3)
+    )
     page = open_chat(browser, app)
     send(page, "What happens to the mu rhythm during motor imagery?")
     page.wait_for_selector("text=Mu rhythm desynchronises")
@@ -50,6 +53,10 @@ def test_chat_answer_streams_and_shows_the_servers_figures(model_server, app, br
     assert cells[:3] == ["chat-m", str(usage["prompt_tokens"]), str(usage["completion_tokens"])]
     assert re.fullmatch(r"\d+ ms|[\d.]+ s", cells[3]) and cells[5] == "—"  # unknown price
     assert answer.locator("code").count() == 0
+    # the model's reasoning is one step, titled like the agent's, with its time, no "Used"
+    titles = step_titles(page)
+    assert any(re.fullmatch(r"Thinking · chat-m · (\d+ ms|[\d.]+ s)", t) for t in titles), titles
+    assert not [t for t in titles if t.startswith(("Used", "Using"))], titles
     page.close()
 
 

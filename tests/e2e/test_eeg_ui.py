@@ -45,7 +45,7 @@ def pipeline(server) -> None:
                 Call("epoch_data", {"tmin": 0.5, "tmax": 2.5}),
                 Call("split_dataset", {"by": "trial"}),
             ]
-        ),  # fmt: skip
+        ),
         ToolCalls([Call("train_model", {"model": "eegnet", "epochs": 6})]),
         ToolCalls([Call("evaluate_model", {}), Call("plot_psd", {"fmin": 2, "fmax": 40})]),
         Text("Trained and evaluated."),
@@ -80,6 +80,12 @@ def test_demo_set_in_one_place_live_training_progress_and_figures_under_the_answ
     wait_idle(page, timeout=60_000)
     titles = [re.sub(r"\s+", " ", t) for t in page.locator("button[id^='step-']").all_inner_texts()]
     assert any(re.match(r"train_model · done · [\d.]+ s", t) for t in titles), titles
+    # the steps a person wants to open: one per tool call, one per round of thinking and the
+    # hand-over to the answer; no "Study ·" or "Evaluation" step after each change (was 34)
+    inner = [t for t in titles if not t.startswith("Agent run")]
+    assert len([t for t in inner if not t.startswith(("Thinking", "Decision"))]) == 7, inner
+    assert not [t for t in inner if t.startswith(("Study", "Evaluation", "Tool result"))], inner
+    assert len(inner) <= 12, inner
     figures = page.evaluate(JS_FIGURES)
     alts = sorted(f["alt"] for f in figures)
     assert alts == ["PSD per channel group (2-40 Hz)", "eegnet confusion matrix",

@@ -113,12 +113,13 @@ class RunRenderer:
 
     async def on_thinking_token(self, e: ev.ThinkingToken) -> None:
         self.streamed.setdefault((e.role, e.model), []).append(e.text)
-        if e.role == "answer":  # the answer model reasoning before it writes: not a round
+        if e.role in ("answer", "chat"):  # reasoning before the answer: not an agent round
             if self.reasoning is None:
+                label = "Reasoning" if e.role == "answer" else "Thinking"
                 self.reasoning = (
-                    await self._streaming(f"Reasoning · {e.model}"),
+                    await self._streaming(f"{label} · {e.model}"),
                     time.perf_counter(),
-                )
+                )  # closed with its duration at the first answer token
             await self.reasoning[0].stream_token(e.text)
             return
         if self.thinking is None:
