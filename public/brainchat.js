@@ -110,3 +110,106 @@
     true,
   );
 })();
+
+// brainchat: tell the server when the Mode picker changes, so switching to Agent is confirmed at
+// the switch. Chainlit's picker sends nothing until the next message; Chainlit forwards a
+// window "message" event to the app's on_window_message hook (src/brainchat/ui/modes.py).
+(() => {
+  "use strict";
+  const TRIGGER = "mode-picker-trigger-mode";
+  let last = null;
+
+  function check() {
+    const trigger = document.getElementById(TRIGGER);
+    const mode = trigger ? trigger.textContent.trim().toLowerCase() : null;
+    if (mode === last) return;
+    const before = last;
+    last = mode;
+    if (before !== null && (mode === "chat" || mode === "agent")) {
+      window.postMessage({ brainchat: "mode", mode: mode }, window.location.origin);
+    }
+  }
+
+  let queued = false;
+  new MutationObserver(() => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      check();
+    });
+  }).observe(document.documentElement, { subtree: true, childList: true, characterData: true });
+})();
+
+// brainchat: the settings panel's number boxes carry min/max (src/brainchat/ui/panel.py); a value
+// out of range is named under its box and the panel is not saved until it is fixed.
+(() => {
+  "use strict";
+  const DIALOG = "chat-settings";
+
+  function rangeText(box) {
+    const label = document.querySelector(`label[for="${box.id}"]`);
+    const name = label ? label.textContent.replace(/\s*\(.*\)\s*$/, "").trim() : box.id;
+    return `${name} must be a number from ${box.min} to ${box.max}.`;
+  }
+
+  function mark(box) {
+    const id = `${box.id}-range-error`;
+    let note = document.getElementById(id);
+    if (box.checkValidity() && box.value.trim() !== "") {
+      box.removeAttribute("aria-invalid");
+      if (note) note.remove();
+      return true;
+    }
+    box.setAttribute("aria-invalid", "true");
+    if (!note) {
+      note = document.createElement("p");
+      note.id = id;
+      note.className = "brainchat-range-error";
+      note.setAttribute("role", "alert");
+      box.insertAdjacentElement("afterend", note);
+    }
+    note.textContent = rangeText(box);
+    return false;
+  }
+
+  function boxes() {
+    const dialog = document.getElementById(DIALOG);
+    return dialog ? [...dialog.querySelectorAll('input[type="number"][min], input[type="number"][max]')] : [];
+  }
+
+  document.addEventListener(
+    "input",
+    (e) => {
+      if (e.target instanceof HTMLInputElement && boxes().includes(e.target)) mark(e.target);
+    },
+    true,
+  );
+  document.addEventListener(
+    "click",
+    (e) => {
+      const button = e.target instanceof Element ? e.target.closest(`#${DIALOG} #confirm`) : null;
+      if (!button) return;
+      const bad = boxes().filter((box) => !mark(box));
+      if (bad.length) {
+        e.preventDefault();
+        e.stopImmediatePropagation();
+        bad[0].focus();
+      }
+    },
+    true,
+  );
+})();
+
+// brainchat: a "—" cost is a link only for its tooltip (how to set the model's prices).
+document.addEventListener(
+  "click",
+  (e) => {
+    const tip = e.target instanceof Element ? e.target.closest('a[href$="#brainchat-tip"]') : null;
+    if (tip) {
+      e.preventDefault();
+      e.stopImmediatePropagation();
+    }
+  },
+  true,
+);

@@ -502,4 +502,4 @@ async def test_short_numeric_or_structured_results_count_as_enough(scripted_serv
     s.queue("ans", Text("42"))
     events = await collect(build_agent(*models(s), [tool]).run("2+40"))
     reason = of(events, "evaluation")[0].reason
-    assert "add: a numeric result" in reason and "too short" not in reason
+    assert "add returned 42 (a numeric result)" in reason and "too short" not in reason

@@ -280,3 +280,21 @@ async def test_blockwise_filter_equals_mne_filter(h: Harness, data_dir: Path) ->
     ours = h.study.state.raws[0]
     np.testing.assert_allclose(ours.get_data(), ref.get_data(), rtol=0, atol=1e-12)
     assert (ours.info["highpass"], ours.info["lowpass"]) == (8.0, 30.0)
+
+
+async def test_study_changes_say_only_what_changed(h: Harness) -> None:
+    await loaded(h)
+    await h.call("bandpass_filter", {"l_freq": 8, "h_freq": 30})
+    await h.call("epoch_data", {"tmin": 0.5, "tmax": 2.5})
+    await h.call("split_dataset", {"by": "trial", "test_ratio": 0.25})
+    await h.call("train_model", {"model": "csp_lda"})
+    await h.call("evaluate_model", {})
+    changed = [e for e in h.events if isinstance(e, events.StudyChanged)]
+    said = [e.change for e in changed]
+    assert said[0].startswith("loaded 4 file(s)") and "2 subject(s)" in said[0]
+    assert said[1] == "+ band-pass 8-30 Hz"  # not the whole file list again
+    assert said[2] == "epochs: left_hand 48, right_hand 48"
+    assert said[3].startswith("split by trial: train ")
+    assert said[4].startswith("trained csp_lda")
+    assert said[5].startswith("csp_lda test accuracy ")
+    assert all(e.call_id.startswith("call-") for e in changed)  # each names its tool call

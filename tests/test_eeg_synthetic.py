@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 
 from brainchat.eeg.loading import infer_subject_session
-from brainchat.eeg.synthetic import CHANNELS, SFREQ, main, make_recording, write_demo_set
+from brainchat.eeg.synthetic import (
+    CHANNELS,
+    SFREQ,
+    demo_folder,
+    main,
+    make_recording,
+    write_demo_set,
+)
 
 
 @pytest.mark.parametrize("fmt", ["edf", "fif"])
@@ -46,6 +53,19 @@ def test_main_writes_a_demo_set(tmp_path: Path) -> None:
     assert main(["--out", str(out), "--subjects", "1", "--sessions", "2", "--trials", "10"]) == 0
     names = sorted(p.name for p in out.iterdir())
     assert names == ["sub-01_ses-01_task-mi_eeg.edf", "sub-01_ses-02_task-mi_eeg.edf"]
+
+
+def test_demo_set_has_one_place_and_rewriting_it_adds_no_subjects(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    assert demo_folder(data) == data / "demo"  # a fresh data folder: <data>/demo
+    write_demo_set(demo_folder(data), subjects=1, sessions=1, trials=10)
+    write_demo_set(demo_folder(data), subjects=1, sessions=1, trials=10)  # again: same files
+    assert [p.relative_to(data).as_posix() for p in data.rglob("*.edf")] == [
+        "demo/sub-01_ses-01_task-mi_eeg.edf"
+    ]
+    older = tmp_path / "older"  # a set written by an older version straight into the folder
+    write_demo_set(older, subjects=1, sessions=1, trials=10)
+    assert demo_folder(older) == older  # is rewritten in place, not copied into demo/
 
 
 @pytest.mark.parametrize(

@@ -56,6 +56,12 @@ async def settings_update(values: dict[str, Any]) -> None:
         await conv.settings_update(c, values)
 
 
+@cl.on_window_message
+async def window_message(data: Any) -> None:
+    if c := conv.current():
+        await conv.window_message(c, data)
+
+
 @cl.action_callback("show_tools")
 async def show_tools(action: cl.Action) -> None:
     if c := conv.current():

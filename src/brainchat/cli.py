@@ -28,7 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in ("-h", "--help"):
         print(
             __doc__
-            + "\n\nbrainchat [run] [chainlit run options: --host H --port P --headless ...]\n"
+            + "\n\nbrainchat [run] [--demo] [chainlit run options: --host H --port P --headless ...]\n"
+            "  --demo: scripted models and a search fixture, offline (no key, no model server)\n"
             "brainchat ask [--mode chat|agent] [--json] QUESTION\nbrainchat tools [--json]\n"
             "brainchat demo-data [--subjects N] [--trials N] [--format edf|fif]\n"
             "brainchat users add NAME | passwd NAME | list | remove NAME [--purge]\n"
@@ -55,6 +56,12 @@ def _run_app(args: list[str]) -> int:
         print(f"brainchat: {problem}", file=sys.stderr)
         return 2
 
+    if "--demo" in args:  # scripted models in this process: the offline demo is one command
+        from brainchat import demo
+
+        args = [a for a in args if a != "--demo"]
+        server = demo.start()
+        print(f"brainchat demo: scripted models at {server.base_url} (offline, no key)", flush=True)
     try:
         cli.main(["run", str(APP), *args], prog_name="brainchat", standalone_mode=False)
     except SystemExit as exc:
@@ -263,12 +270,13 @@ def _eval(args: list[str]) -> int:
 
 
 def _demo_data(args: list[str]) -> int:
+    from brainchat.eeg.synthetic import demo_folder
     from brainchat.eeg.synthetic import main as demo_main
     from brainchat.settings import load_settings
 
     settings = load_settings()
     if not any(a.startswith("--out") for a in args) and "-h" not in args and "--help" not in args:
-        args = ["--out", str(settings.data_dir / "demo"), *args]
+        args = ["--out", str(demo_folder(settings.data_dir)), *args]  # where the welcome writes
     return int(demo_main(args) or 0)
 
 

@@ -203,6 +203,8 @@ class StudyChanged(Event):
     type: ClassVar[str] = "study_changed"
     stage: str
     summary: str
+    change: str = ""  # only what this operation changed, in a researcher's words
+    call_id: str = ""  # the tool call that changed it, when known
 
 
 @dataclass(kw_only=True)

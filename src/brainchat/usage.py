@@ -18,6 +18,7 @@ from langchain_core.outputs import LLMResult
 
 from brainchat.events import AnswerToken, RoleStats, ThinkingToken, emit
 from brainchat.llm import role_of
+from brainchat.prices import cost as price_of
 from brainchat.settings import ModelSpec
 
 
@@ -95,7 +96,7 @@ class UsageLedger:
                     row,
                     seconds=round(row.seconds, 4),
                     ttft=None if row.ttft is None else round(row.ttft, 4),
-                    cost=spec.cost(row.input_tokens, row.output_tokens) if spec else None,
+                    cost=price_of(spec, row.input_tokens, row.output_tokens) if spec else None,
                 )
             )
         return out

@@ -164,9 +164,31 @@ def messages_text(page: Any) -> str:
     return str(page.inner_text("body"))
 
 
-def pick_mode(page: Any, name: str) -> None:
+def pick_mode(page: Any, name: str, answer: str | None = "Switch to Agent") -> None:
+    """Pick a mode in the picker; Agent asks at once, and `answer` (a button label) replies."""
+    said = f"text={name} mode is on"
+    before = page.locator(said).count()
     page.click("#mode-picker-trigger-mode")
     page.get_by_role("option", name=re.compile(name)).click()
+    if name == "Agent":
+        page.wait_for_selector("text=Switch to Agent mode?")
+        if answer is None:
+            return
+        page.get_by_role("button", name=answer).click()
+        if answer != "Switch to Agent":
+            return
+    deadline = time.time() + 20
+    while page.locator(said).count() <= before and time.time() < deadline:
+        page.wait_for_timeout(100)
+    assert page.locator(said).count() > before, f"no '{name} mode is on' after picking {name}"
+
+
+def step_titles(page: Any) -> list[str]:
+    """Every step's title as shown (whitespace collapsed)."""
+    return [
+        " ".join(t.split())
+        for t in page.locator("button[id^='step-'], p[id^='step-']").all_inner_texts()
+    ]
 
 
 def expand_all_steps(page: Any) -> None:

@@ -1,14 +1,26 @@
-"""Agent mode in a real browser: mode picker, nested steps, two models, stats, stop, approvals."""
+"""Agent mode in a real browser: the switch, the run's steps, two models, stats, stop, approvals."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
-from conftest import expand_all_steps, open_chat, pick_mode, screenshot, send, spec, wait_idle
+from conftest import (
+    expand_all_steps,
+    open_chat,
+    pick_mode,
+    screenshot,
+    send,
+    spec,
+    step_titles,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.browser
 RUN = "button[id^='step-Agent run']"
+INNER = "button[id^='step-']:not([id^='step-Agent run'])"
 
 
 @pytest.fixture(scope="module")
@@ -22,16 +34,10 @@ def app(model_server, app_factory, tmp_path_factory):
     })  # fmt: skip
 
 
-def step_titles(page) -> list[str]:
-    return [
-        " ".join(t.split())
-        for t in page.locator("button[id^='step-'], p[id^='step-']").all_inner_texts()
-    ]
-
-
 def two_search_rounds(server, answer_delay: float = 0.02) -> None:
     """Round 1 mixes a search with the study state (the model decides what next); round 2 is
-    only a search that found sources, which the evaluation judges enough to answer from."""
+    only a search that found sources, which the evaluation judges enough to answer from. The
+    answer model streams its own reasoning first: that is not a round."""
     server.queue(
         "fc-m",
         ToolCalls(
@@ -41,27 +47,39 @@ def two_search_rounds(server, answer_delay: float = 0.02) -> None:
         ToolCalls([Call("web_search", {"query": "mu rhythm ERD"})], reasoning="Need ERD facts."),
     )
     server.queue("ans-m", Text("EEGNet is a compact CNN [1]; imagery suppresses mu power [2].",
-                               token_delay=answer_delay))  # fmt: skip
+                               reasoning="Cite both sources.", token_delay=answer_delay))  # fmt: skip
 
 
-def test_mode_switch_confirms_tools_failures_and_roles(model_server, app, browser):
+def test_picking_agent_asks_at_the_switch_and_says_the_tools_in_one_line(
+    model_server, app, browser
+):
     page = open_chat(browser, app)
     assert page.inner_text("#mode-picker-trigger-mode").strip() == "Chat"
+    pick_mode(page, "Agent", answer="Stay in Chat")  # no message sent: the question comes now
+    page.wait_for_selector("text=Stayed in Chat mode")
+    page.wait_for_function(
+        "document.getElementById('mode-picker-trigger-mode').innerText.trim() === 'Chat'"
+    )  # the picker is put back
     pick_mode(page, "Agent")
     assert page.inner_text("#mode-picker-trigger-mode").strip() == "Agent"
-    send(page, "/tools")
-    page.wait_for_selector("text=Agent mode is on")
+    line = page.locator(".step", has_text="Agent mode is on").last.inner_text()
+    assert re.search(r"Agent mode is on · \d+ tools; 1 tool source unavailable", line), line
+    assert "thinks with fc-m, answers with ans-m" in line
+    assert "clear_study" not in page.inner_text("body")  # a count, not the list
+    page.locator(".step", has_text="Agent mode is on").last.get_by_role(
+        "button", name="Show tools"
+    ).click()
+    page.wait_for_selector("text=Agent tools")
     body = page.inner_text("body")
     assert "web_search" in body and "clear_study (destructive)" in body
     assert "missing-mcp.json" in body and "file not found" in body  # failed source and why
-    assert "thinking and tool calls with fc-m, final answer with ans-m" in body
-    assert "Agent tools" in body  # the /tools listing itself
-    pick_mode(page, "Chat")
+    assert model_server.requests == []  # switching asked no model anything
+    pick_mode(page, "Chat")  # back to Chat: at once, no question
     model_server.queue("chat-m", Text("plain chat again"))
     send(page, "hi")
-    page.wait_for_selector("text=Chat mode is on")
     page.wait_for_selector("text=plain chat again")
     wait_idle(page)
+    assert [r.model for r in model_server.requests] == ["chat-m"]
     page.close()
 
 
@@ -75,46 +93,48 @@ def test_default_mode_sets_the_starting_mode(model_server, app_factory, browser)
     page.close()
 
 
-def test_agent_run_shows_every_step_nested_and_collapsed_with_stats(model_server, app, browser):
+def test_agent_run_steps_titles_and_stats_that_add_up(model_server, app, browser):
     two_search_rounds(model_server)
     page = open_chat(browser, app)
-    page.set_viewport_size({"width": 1280, "height": 3300})
+    page.set_viewport_size({"width": 1280, "height": 2400})
     pick_mode(page, "Agent")
     send(page, "What is EEGNet and what happens to mu during imagery?")
     page.wait_for_selector("text=EEGNet is a compact CNN")
     wait_idle(page)
     titles = step_titles(page)
-    kinds = ["Thinking · fc-m", "Tool call: web_search · done", "Tool result: web_search",
-             "Evaluation · another round", "Thinking · fc-m", "Tool call: web_search · done",
-             "Tool result: web_search", "Evaluation · enough to answer",
-             "Model switch · answering with ans-m"]  # fmt: skip
+    assert not [t for t in titles if t.startswith(("Used", "Using"))], titles  # no Chainlit prefix
+    kinds = [r"Thinking · fc-m · \d+ ms", r"web_search · 4 results · \d+ ms", r"get_study_state · done",
+             r"Thinking · fc-m · \d+ ms", r"web_search · 4 results",
+             r"Decision · enough to answer · answering with ans-m", r"Reasoning · ans-m · \d+ ms"]  # fmt: skip
     pos = 0
     for kind in kinds:  # every kind, in this order
-        pos = next(i for i in range(pos, len(titles)) if kind in titles[i]) + 1
-    assert any(t.startswith("Used Agent run · 2 round(s) · 3 tool call(s)") for t in titles)
-    # nested: every step sits inside the run step's body; collapsed once done
-    run_item = page.locator(f"{RUN}").locator("xpath=ancestor::div[@data-state][1]")
-    inner = "button[id^='step-']:not([id^='step-Agent run'])"
-    assert run_item.locator(inner).count() >= 10
-    assert run_item.locator(f"{inner}[data-state='open']").count() == 0
-    assert run_item.locator(f"{inner}[data-state='closed']").count() >= 10
+        pos = next(i for i in range(pos, len(titles)) if re.match(kind, titles[i])) + 1
+    assert not [t for t in titles if "Evaluation" in t or "Study ·" in t], titles  # quiet
+    run_title = next(t for t in titles if t.startswith("Agent run"))
+    # two rounds, though the answer model streamed reasoning of its own
+    m = re.fullmatch(r"Agent run · 2 rounds · 3 tool calls · ([\d.]+ m?s)", run_title)
+    assert m, run_title
+    table = page.locator("table").last.inner_text()
+    total = next(line for line in table.splitlines() if line.startswith("Total"))
+    assert total.split("\t")[5] == m.group(1)  # the header's time is the table's total
+    run_item = page.locator(RUN).locator("xpath=ancestor::div[@data-state][1]")
+    assert run_item.locator(INNER).count() == 7  # nested, and only these
+    assert run_item.locator(f"{INNER}[data-state='open']").count() == 0  # collapsed once done
     body = page.inner_text("body")
     assert "Sources" in body and "EEGNet: a compact CNN for EEG-based BCIs" in body
-    link = page.locator("a[href='https://example.org/eegnet']")
-    assert link.count() >= 1
-    fc = model_server.requests_for("fc-m")
-    fc_in = sum(r.usage["prompt_tokens"] for r in fc)
-    table = page.locator("table").last.inner_text()
+    assert page.locator("a[href='https://example.org/eegnet']").count() >= 1
+    fc_in = sum(r.usage["prompt_tokens"] for r in model_server.requests_for("fc-m"))
     assert "function call\tfc-m\t2\t" + str(fc_in) in table
-    assert "answer\tans-m\t1\t" in table and "Total" in table and "$" in table
+    assert "answer\tans-m\t1\t" in table and "$" in table
+    unknown = page.locator("table").last.locator("a[title*='No price is known for ans-m']")
+    assert (
+        unknown.count() >= 1 and unknown.first.inner_text() == "—"
+    )  # a tooltip says how to set it
     assert "First answer token after" in body
-    expand_all_steps(page)
-    page.locator(RUN).scroll_into_view_if_needed()
-    screenshot(page, "agent-run.png", full_page=True)
     page.close()
 
 
-def test_stop_mid_answer_closes_steps_and_next_message_works(model_server, app, browser):
+def test_stop_mid_answer_leaves_one_message_and_the_next_message_works(model_server, app, browser):
     long = " ".join(f"word{i}" for i in range(60))
     model_server.queue("fc-m", Text("No tools needed."))
     model_server.queue("ans-m", Text(long, token_delay=0.2))
@@ -127,11 +147,11 @@ def test_stop_mid_answer_closes_steps_and_next_message_works(model_server, app, 
     page.wait_for_selector("text=Stopped.")
     wait_idle(page)
     body = page.inner_text("body")
-    assert "word3" in body and "word59" not in body  # the partial answer stays
+    assert "word3" in body and "word59" not in body and "partial answer" in body
+    assert body.count("Stopped") == 1 and "Task manually stopped" not in body  # one message
     assert "Usage so far" in body and "ans-m" in body
     fc_usage = model_server.requests_for("fc-m")[0].usage  # the finished call's real usage
     assert f"fc-m\t1\t{fc_usage['prompt_tokens']}\t" in body
-    assert "partial answer" in body
     model_server.queue("fc-m", Text("Fine."))
     model_server.queue("ans-m", Text("Next answer works."))
     send(page, "again")
@@ -153,6 +173,8 @@ def test_stop_during_thinking_marks_open_steps_stopped(model_server, app, browse
     titles = step_titles(page)
     assert any("Thinking · fc-m" in t and "stopped" in t for t in titles), titles
     assert any("Agent run" in t and "stopped" in t for t in titles), titles
+    body = page.inner_text("body")
+    assert body.count("Stopped") == 1 and "after —" not in body  # no answer token: no TTFT line
     page.close()
 
 
@@ -161,26 +183,30 @@ def _clear_study_run(server) -> None:
     server.queue("ans-m", Text("Finished."))
 
 
-def test_destructive_tool_asks_first_approve_and_reject(model_server, app, browser):
+def test_destructive_tool_waits_for_approval_then_runs_or_is_refused(model_server, app, browser):
     page = open_chat(browser, app)
     pick_mode(page, "Agent")
     _clear_study_run(model_server)
     send(page, "clear the study")
     page.wait_for_selector("text=wants to run clear_study")
+    waiting = page.locator("button[id='step-clear_study · waiting for your approval']")
+    assert waiting.is_visible()  # said in the step's title, not "running…"
+    screenshot(page, "approval.png")
     page.get_by_role("button", name="Approve").click()
     page.wait_for_selector("text=Approved: clear_study")
     page.wait_for_selector("text=Finished.")
     wait_idle(page)
-    assert any("Tool call: clear_study · done" in t for t in step_titles(page))
+    assert any(re.match(r"clear_study · done · \d+", t) for t in step_titles(page))
     _clear_study_run(model_server)
     send(page, "clear it again")
     page.wait_for_selector("text=wants to run clear_study")
     page.get_by_role("button", name="Reject").click()
     page.wait_for_selector("text=Rejected: clear_study")
     wait_idle(page)
-    assert any("Tool call: clear_study · refused" in t for t in step_titles(page))
+    assert any(t.startswith("clear_study · refused") for t in step_titles(page))
     tool_msgs = [
         m for r in model_server.requests_for("fc-m") for m in r.messages if m.get("role") == "tool"
     ]
     assert "did not approve" in str(tool_msgs[-1].get("content"))
+    expand_all_steps(page)
     page.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from brainchat.testing.scripted_server import Fault, Text
@@ -10,9 +12,9 @@ from conftest import (
     open_chat,
     open_settings,
     save_settings,
-    screenshot,
     send,
     spec,
+    step_titles,
     wait_idle,
 )
 
@@ -30,7 +32,9 @@ def app(model_server, app_factory):
 
 def test_chat_answer_streams_and_shows_the_servers_figures(model_server, app, browser):
     words = "Mu rhythm desynchronises over the contralateral motor cortex during imagery."
-    model_server.queue("chat-m", Text(words, token_delay=0.25, ttft=0.3))
+    model_server.queue(
+        "chat-m", Text(words, reasoning="Recall what ERD is.", token_delay=0.25, ttft=0.3)
+    )
     page = open_chat(browser, app)
     send(page, "What happens to the mu rhythm during motor imagery?")
     page.wait_for_selector("text=Mu rhythm desynchronises")
@@ -39,13 +43,20 @@ def test_chat_answer_streams_and_shows_the_servers_figures(model_server, app, br
     # the input is locked while the answer streams: the stop button replaces submit
     assert page.locator("#stop-button").is_visible()
     wait_idle(page)
-    body = page.inner_text("body")
-    assert words in body
+    assert words in page.inner_text("body")
     usage = model_server.requests_for("chat-m")[-1].usage
-    line = f"chat-m · {usage['prompt_tokens']} in / {usage['completion_tokens']} out tokens"
-    assert line in body and "est." not in body.split(line)[1][:8]
-    assert "first token" in body and "total" in body
-    screenshot(page, "chat.png")
+    # the stats are a table footer under the answer, like the agent's, not a line of code
+    answer = page.locator(".step", has_text="Mu rhythm desynchronises").last
+    head, row = answer.locator("table").inner_text().splitlines()[:2]
+    assert head.split("\t") == ["Model", "In tokens", "Out tokens", "First token", "Time", "Cost"]
+    cells = row.split("\t")
+    assert cells[:3] == ["chat-m", str(usage["prompt_tokens"]), str(usage["completion_tokens"])]
+    assert re.fullmatch(r"\d+ ms|[\d.]+ s", cells[3]) and cells[5] == "—"  # unknown price
+    assert answer.locator("code").count() == 0
+    # the model's reasoning is one step, titled like the agent's, with its time, no "Used"
+    titles = step_titles(page)
+    assert any(re.fullmatch(r"Thinking · chat-m · (\d+ ms|[\d.]+ s)", t) for t in titles), titles
+    assert not [t for t in titles if t.startswith(("Used", "Using"))], titles
     page.close()
 
 
@@ -56,7 +67,8 @@ def test_estimated_tokens_are_marked(model_server, app, browser):
         page = open_chat(browser, app)
         send(page, "alpha band?")
         wait_idle(page)
-        assert "out tokens (est.)" in page.inner_text("body")
+        body = page.inner_text("body")
+        assert re.search(r"chat-m\t\d+ est\.\t\d+ est\.\t", body)  # counted here: marked
         page.close()
     finally:
         model_server.send_usage = True
@@ -69,25 +81,38 @@ def test_server_fault_shows_a_message_and_the_next_message_works(model_server, a
     page.wait_for_selector("text=Your conversation is kept")
     wait_idle(page)
     assert "Traceback" not in page.inner_text("body")
+    # the failed call's stats sit under the error; no stray stats bubble of their own
+    assert page.locator("table").count() == 1
+    error = page.locator(".step", has_text="Your conversation is kept").last
+    assert error.locator("table").count() == 1 and "First token" not in error.inner_text()
     send(page, "second question")
     page.wait_for_selector("text=Back to normal.")
     wait_idle(page)
     page.close()
 
 
-def test_bad_setting_is_refused_and_previous_settings_stay(model_server, app, browser):
+def test_bad_settings_are_all_named_and_numbers_out_of_range_are_refused(
+    model_server, app, browser
+):
     page = open_chat(browser, app)
     open_settings(page)
+    assert page.locator("#max_iterations").get_attribute("max") == "30"
     fill_setting(page, "max_iterations", "50")
+    page.locator("#chat-settings #confirm").click()  # refused in the browser, before saving
+    page.wait_for_selector("text=Max iterations must be a number from 1 to 30.")
+    assert page.locator("#max_iterations").is_visible()  # the panel stays open
+    assert page.locator("#max_iterations").get_attribute("aria-invalid") == "true"
+    fill_setting(page, "max_iterations", "5")
+    assert page.locator("text=must be a number from").count() == 0  # fixed: the note goes
+    fill_setting(page, "answer_temperature", "hot")
+    fill_setting(page, "chat_temperature", "5")
+    fill_setting(page, "function_call_model_custom", "two words")
     save_settings(page)
     page.wait_for_selector("text=Settings not applied")
-    body = page.inner_text("body")
-    assert "Max iterations" in body and "50" in body and "max iterations 10" in body
-    open_settings(page)
-    fill_setting(page, "answer_temperature", "hot")
-    save_settings(page)
-    page.wait_for_selector("text=answer temperature")
-    assert page.locator("text=Settings not applied").count() == 2
+    notice = page.locator(".step", has_text="Settings not applied").last.inner_text()
+    assert "3 values are not allowed" in notice  # every bad field at once, each named
+    assert "answer temperature" in notice and "chat temperature" in notice
+    assert "function_call model" in notice and "max iterations 10" in notice  # nothing applied
     model_server.queue("chat-m", Text("still chat-m"))
     send(page, "hello")
     page.wait_for_selector("text=still chat-m")
@@ -101,8 +126,6 @@ def test_settings_change_applies_from_the_next_message(model_server, app, browse
     open_settings(page)
     fill_setting(page, "chat_model_custom", "chat-other")
     fill_setting(page, "chat_temperature", "0.3")
-    page.locator("#function_call_model").scroll_into_view_if_needed()
-    screenshot(page, "settings.png")
     save_settings(page)
     page.wait_for_selector("text=Settings saved")
     model_server.queue("chat-other", Text("answered by chat-other"))
@@ -118,7 +141,8 @@ def test_no_model_configured_first_screen_says_what_to_set(app_factory, browser)
     url = app_factory({})
     page = open_chat(browser, url)
     page.wait_for_selector("text=brainchat is not ready yet")
-    assert "Set CHAT_MODEL" in page.inner_text("body")
+    body = page.inner_text("body")
+    assert "Set CHAT_MODEL" in body and "bash scripts/dev.sh run --demo" in body  # the offline path
     send(page, "hello?")
     page.wait_for_selector("text=Fix the configuration and restart")
     page.close()

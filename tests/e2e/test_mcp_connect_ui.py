@@ -117,8 +117,8 @@ def test_user_connects_a_server_the_agent_uses_its_tool_then_disconnects(
     page.wait_for_selector("text=computed by your MCP server")
     wait_idle(page)
     expand_all_steps(page)
-    assert page.locator("button[id^='step-Tool call: add · done']").count() == 1
-    result = page.locator("button[id='step-Tool result: add']").locator(STEP_BODY)
+    assert page.locator("button[id^='step-add · done']").count() == 1
+    result = page.locator("button[id^='step-add · done']").locator(STEP_BODY)
     assert re.search(r"\b42\b", result.inner_text())  # the tool's result, shown in its step
     first, last = model_server.requests_for("fc-m")[0], model_server.requests_for("fc-m")[-1]
     assert "add" in [t["function"]["name"] for t in first.tools or []]  # offered to the model

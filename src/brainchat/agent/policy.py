@@ -20,26 +20,33 @@ Evaluator = Callable[[LedgerEntry], Verdict]
 
 
 def default_evaluator(min_chars: int) -> Evaluator:
-    """Empty or too-short results do not count as enough; each verdict says why."""
+    """Empty or too-short results do not count as enough; each verdict says what came back."""
 
     def evaluate(entry: LedgerEntry) -> Verdict:
         if entry.status != "success":
             return Verdict(False, f"{entry.name} {entry.status}: {entry.error or 'no result'}")
         if entry.sources:
-            return Verdict(True, f"{entry.name}: {len(entry.sources)} results")
+            return Verdict(True, f"{entry.name} found {len(entry.sources)} source(s)")
         text = entry.result.strip()
-        if entry.structured is not None or _is_number(text):
-            return Verdict(
-                True,
-                f"{entry.name}: a {'structured' if entry.structured is not None else 'numeric'} result",
-            )
+        if _is_number(text):
+            return Verdict(True, f"{entry.name} returned {text} (a numeric result)")
+        if entry.structured is not None:
+            return Verdict(True, f"{entry.name} returned a structured result: {_gist(text)}")
         if len(text) < min_chars:
             return Verdict(
-                False, f"{entry.name}: result too short ({len(text)} < {min_chars} characters)"
+                False,
+                f"{entry.name} returned almost nothing ({_gist(text) or 'empty'}; result too short, "
+                f"under {min_chars} characters)",
             )
-        return Verdict(True, f"{entry.name}: {len(text)} characters of result")
+        return Verdict(True, f"{entry.name}: {_gist(text)}")
 
     return evaluate
+
+
+def _gist(text: str, limit: int = 120) -> str:
+    """The first line of a result, quoted: what a researcher would read first."""
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return f"“{first[:limit]}{'…' if len(first) > limit else ''}”" if first else ""
 
 
 def _is_number(text: str) -> bool:

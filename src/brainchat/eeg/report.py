@@ -15,19 +15,20 @@ def _files_line(state: StudyState) -> str:
     return f"{len(names)} file(s) [{shown}], {len(subjects)} subject(s)"
 
 
+def _model_text(state: StudyState, name: str) -> str:
+    result = state.results.get(name)
+    if result:
+        return f"{name} test acc {result['accuracy']:.2f}"
+    val: list[Any] = state.models[name].history.get("val_acc") or [None]
+    return (
+        f"{name} (val acc {val[-1]:.2f}, not evaluated)"
+        if val[-1] is not None
+        else f"{name} (not evaluated)"
+    )
+
+
 def _models_line(state: StudyState) -> str:
-    parts = []
-    for name, model in state.models.items():
-        result = state.results.get(name)
-        if result:
-            parts.append(f"{name} test acc {result['accuracy']:.2f}")
-        else:
-            val: list[Any] = model.history.get("val_acc") or [None]
-            parts.append(
-                f"{name} (val acc {val[-1]:.2f}, not evaluated)"
-                if val[-1] is not None
-                else f"{name} (not evaluated)"
-            )
+    parts = [_model_text(state, name) for name in state.models]
     return "; models: " + ", ".join(parts) if parts else ""
 
 
@@ -72,3 +73,34 @@ def describe(state: StudyState) -> str:
     if len(rest) > 1:
         lines.append(rest[1])
     return "\n".join(lines)
+
+
+def changes(before: StudyState, after: StudyState) -> str:
+    """What one operation changed, in a few words: the new files, steps, epochs, models, results."""
+    if after.stage == "empty":
+        return "study cleared: nothing loaded"
+    out: list[str] = []
+    if [r.name for r in after.recordings] != [r.name for r in before.recordings]:
+        out.append(f"loaded {_files_line(after)}")
+    old = [s.label for s in before.history]
+    new = [s.label for s in after.history]
+    if new[: len(old)] == old and len(new) > len(old):
+        out += [f"+ {label}" for label in new[len(old) :]]
+    elif new != old:
+        out.append("preprocessing now: " + (", ".join(new) or "none (data as loaded)"))
+    if (after.ica is None) != (before.ica is None):
+        out.append("ICA fitted" if after.ica is not None else "ICA applied or dropped")
+    if after.epochs is not None and after.epochs is not before.epochs:
+        counts = ", ".join(f"{k} {v}" for k, v in after.epochs.counts().items())
+        out.append(f"epochs: {counts}")
+    elif after.epochs is None and before.epochs is not None:
+        out.append("epochs dropped")
+    if after.split is not None and after.split is not before.split:
+        s = after.split
+        out.append(f"split by {s.by}: train {len(s.train)} / val {len(s.val)} / test {len(s.test)}")
+    for name in [n for n in after.models if n not in before.models]:
+        out.append("trained " + _model_text(after, name))
+    for name, res in after.results.items():
+        if before.results.get(name) is not res:
+            out.append(f"{name} test accuracy {res['accuracy']:.2f}")
+    return "; ".join(out) or f"stage {after.stage}"

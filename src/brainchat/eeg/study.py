@@ -12,9 +12,9 @@ from typing import Any
 from langchain_core.tools import ToolException
 
 from brainchat.eeg.preprocessing import rebuild
-from brainchat.eeg.report import summary
+from brainchat.eeg.report import changes, summary
 from brainchat.eeg.state import Op, StudyState
-from brainchat.events import StudyChanged, StudyRestored, emit
+from brainchat.events import StudyChanged, StudyRestored, current_tool_call, emit
 
 
 class Study:
@@ -94,7 +94,15 @@ class Study:
                     from brainchat.eeg.replay import compact
 
                     self.log = compact(self.log, record)
-                emit(StudyChanged(stage=after.stage, summary=self.summary()))
+                call_id, _ = current_tool_call()
+                emit(
+                    StudyChanged(
+                        stage=after.stage,
+                        summary=self.summary(),
+                        change=changes(before, after),
+                        call_id=call_id,
+                    )
+                )
             return text
 
     async def save_new_models(self, before: set[str]) -> str:

@@ -117,6 +117,19 @@ def demo_file_name(subject: int, session: int, fmt: str) -> str:
     return f"sub-{subject:02d}_ses-{session:02d}_task-mi_eeg.{fmt}"
 
 
+def demo_folder(data_dir: Path | str) -> Path:
+    """Where the demo set goes: `<data dir>/demo`, or where an earlier demo set already is.
+
+    The welcome button and `brainchat demo-data` both write here, so running both (or one
+    twice) rewrites the same files instead of adding the subjects a second time.
+    """
+    root = Path(data_dir)
+    for folder in (root / "demo", root):  # the data folder itself: where older versions wrote
+        if any((folder / demo_file_name(1, 1, fmt)).exists() for fmt in ("edf", "fif")):
+            return folder
+    return root / "demo"
+
+
 def write_demo_set(
     data_dir: Path | str,
     subjects: int = 2,
@@ -164,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--format", dest="fmt", choices=["edf", "fif"], default="edf")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    out = args.out or default_data_dir() / "demo"
+    out = args.out or demo_folder(default_data_dir())
     paths = write_demo_set(
         out, args.subjects, args.sessions, args.trials, args.effect_size, args.fmt, args.seed
     )

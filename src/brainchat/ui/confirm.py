@@ -8,6 +8,7 @@ from typing import Any
 import chainlit as cl
 
 from brainchat.agent.approval import Answer, Ask
+from brainchat.events import current_tool_call
 from brainchat.ui import format as fmt
 
 # answer -> (button label, icon, what the dialog says afterwards)
@@ -18,10 +19,25 @@ _CHOICES: dict[Answer, tuple[str, str, str]] = {
 }
 
 
-def make_confirm(timeout: float) -> Callable[[str, dict[str, Any], Ask], Awaitable[Answer]]:
+Waiting = Callable[[str, bool], Awaitable[None]]  # (call_id, waiting) -> the tool step says so
+
+
+def make_confirm(
+    timeout: float, waiting: Waiting | None = None
+) -> Callable[[str, dict[str, Any], Ask], Awaitable[Answer]]:
     """A `confirm(tool_name, args, ask)` callback for `Session.ask` that asks the user in the chat."""
 
     async def confirm(name: str, args: dict[str, Any], ask: Ask) -> Answer:
+        call_id, _ = current_tool_call()  # set by the tool runner around this call
+        if waiting is not None:
+            await waiting(call_id, True)
+        try:
+            return await _ask(name, args, ask)
+        finally:
+            if waiting is not None:
+                await waiting(call_id, False)
+
+    async def _ask(name: str, args: dict[str, Any], ask: Ask) -> Answer:
         offered: list[Answer] = (
             ["once", "always", "reject"] if ask.allow_always else ["once", "reject"]
         )
@@ -29,7 +45,8 @@ def make_confirm(timeout: float) -> Callable[[str, dict[str, Any], Ask], Awaitab
         dialog = cl.AskActionMessage(
             content=(
                 f"{icon} The agent wants to run **{name}**. It asks first because {ask.why(name)}.\n\n"
-                f"```json\n{fmt.args_text(args)}\n```\nApprove it?"
+                + (f"```json\n{fmt.args_text(args)}\n```\n" if args else "")
+                + "Approve it?"
             ),
             actions=[_action(a, ask) for a in offered],
             author="brainchat",

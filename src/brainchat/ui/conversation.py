@@ -15,6 +15,7 @@ from typing import Any
 
 import chainlit as cl
 
+from brainchat import demo
 from brainchat.events import RunFinished, Stats
 from brainchat.redact import get_logger, mask
 from brainchat.session import Session
@@ -22,13 +23,18 @@ from brainchat.settings import ConfigError, Settings, load_settings
 from brainchat.store.history import ThreadUsage
 from brainchat.tools.registry import ToolSet
 from brainchat.ui import format as fmt
-from brainchat.ui import panel, resume, titles
+from brainchat.ui import modes, panel, resume, titles
 from brainchat.ui.confirm import make_confirm
 from brainchat.ui.message_limit import too_long_notice
 from brainchat.ui.render import AUTHOR, RunRenderer
 
 log = get_logger("brainchat.ui")  # masks secrets in records
 KEY, SNAPSHOT_KEY = "brainchat", "brainchat_state"
+CHAINLIT_STOPPED = "Task manually stopped."  # chainlit/socket.py sends it on every stop
+TRY_OFFLINE = (
+    "To try brainchat without a model first, restart it as `bash scripts/dev.sh run --demo` "
+    "(or `brainchat --demo`): scripted models, offline, no key."
+)
 EEG_SUFFIXES = {".edf", ".fif", ".bdf", ".gdf", ".set", ".vhdr", ".gz"}
 COMMANDS = [
     {
@@ -48,6 +54,11 @@ class Conversation:
     renderer: RunRenderer | None = None
     usage: ThreadUsage = field(default_factory=ThreadUsage)  # every turn of the thread
     titled: bool = False  # the model wrote the thread's title (BRAINCHAT_THREAD_TITLES=model)
+    asking: bool = False  # the switch-to-Agent question is open
+
+    async def save(self) -> None:
+        """The snapshot in the session and, once the thread exists, in the database."""
+        await save(self)
 
 
 def current() -> Conversation | None:
@@ -93,7 +104,7 @@ async def start(
     restore_snapshot(conv, snapshot)
     cl.user_session.set(KEY, conv)
     save_snapshot(conv)
-    await send_modes(conv.session.mode)
+    await modes.send_modes(conv.session.mode)
     await cl.context.emitter.set_commands(COMMANDS)  # type: ignore[arg-type]
     await panel.send_panel(conv.session, conv.custom_ids)
     return conv
@@ -108,26 +119,6 @@ async def resume_thread(shared_tools: ToolSet | None, thread: dict[str, Any]) ->
     return conv
 
 
-async def send_modes(mode: str) -> None:
-    options = [
-        cl.ModeOption(
-            id="chat",
-            name="Chat",
-            icon="message-circle",
-            default=mode == "chat",
-            description="One model answers directly, no tools.",
-        ),
-        cl.ModeOption(
-            id="agent",
-            name="Agent",
-            icon="bot",
-            default=mode == "agent",
-            description="Reasons, searches and runs EEG / MCP tools, then answers.",
-        ),
-    ]
-    await cl.context.emitter.set_modes([cl.Mode(id="mode", name="Mode", options=options)])
-
-
 def data_folder_empty(path: Path) -> bool:
     if not path.is_dir():
         return True
@@ -140,21 +131,28 @@ async def welcome(conv: Conversation) -> None:
     problem = s.config_problem()
     if problem:
         await cl.Message(
-            content=f"⚠️ **brainchat is not ready yet.**\n\n{problem}", author=AUTHOR
+            content=f"⚠️ **brainchat is not ready yet.**\n\n{problem}\n\n{TRY_OFFLINE}",
+            author=AUTHOR,
         ).send()
         return
     chat = s.settings.model_for("chat")
     lines = [
         f"👋 **brainchat** is ready, in **{s.mode.capitalize()} mode**.",
         f"Chat model: `{chat.name if chat else '?'}`. " + fmt.roles_text(s.roles()),
-        "Switch **Chat / Agent** with the *Mode* picker in the message bar; change models and "
-        "limits in the ⚙️ settings; type `/tools` to list the agent's tools.",
+        "Switch **Chat / Agent** with the *Mode* picker in the message bar (Agent asks before it "
+        "switches); change models and limits in the ⚙️ settings; type `/tools` to list the "
+        "agent's tools.",
     ]
+    if demo.active():
+        lines.insert(1, demo.WELCOME)
     actions = [cl.Action(name="show_tools", payload={}, label="Show tools", icon="wrench")]
     if data_folder_empty(s.settings.data_dir):
+        from brainchat.eeg.synthetic import demo_folder
+
         lines.append(
             f"The EEG data folder `{s.settings.data_dir}` is empty. Write a small synthetic "
-            "motor-imagery demo set (2 subjects × 2 sessions, EDF) to try the EEG tools?"
+            f"motor-imagery demo set (2 subjects × 2 sessions, EDF) into "
+            f"`{demo_folder(s.settings.data_dir)}` to try the EEG tools?"
         )
         actions.append(
             cl.Action(
@@ -174,14 +172,10 @@ async def show_tools(conv: Conversation) -> None:
     await cl.Message(content=fmt.toolset_text(toolset, "Agent tools"), author=AUTHOR).send()
 
 
-async def switch_mode(conv: Conversation, mode: str) -> None:
-    s = conv.session
-    s.set_mode(mode)
-    await save(conv)
-    chat = s.settings.model_for("chat")
-    roles = {**s.roles(), "chat": chat.name if chat else "(none)"}
-    toolset = s.toolset() if mode == "agent" else None
-    await cl.Message(content=fmt.mode_text(mode, toolset, roles), author=AUTHOR).send()
+async def window_message(conv: Conversation, data: Any) -> None:
+    """brainchat.js reports the Mode picker's choice as soon as it changes."""
+    if mode := modes.picked_mode(data):
+        await modes.on_pick(conv, mode)
 
 
 async def handle_message(conv: Conversation, message: cl.Message) -> None:
@@ -191,7 +185,7 @@ async def handle_message(conv: Conversation, message: cl.Message) -> None:
     text = (message.content or "").strip()
     mode = (message.modes or {}).get("mode")
     if mode in ("chat", "agent") and mode != conv.session.mode:
-        await switch_mode(conv, mode)
+        await modes.switched(conv, mode)  # the picker changed without brainchat.js noticing
     if message.command == "tools" or text.split(maxsplit=1)[:1] == ["/tools"]:
         await show_tools(conv)
         return
@@ -203,7 +197,7 @@ async def run_turn(conv: Conversation, question: str, parent_id: str | None) -> 
     step = cl.context.current_step
     renderer = RunRenderer(s.mode, step.id if step else parent_id)
     conv.renderer = renderer
-    confirm = make_confirm(s.settings.limits.confirm_timeout)
+    confirm = make_confirm(s.settings.limits.confirm_timeout, renderer.awaiting)
     if s.mode == "agent":
         from brainchat.ui import servers
 
@@ -240,7 +234,16 @@ async def run_turn(conv: Conversation, question: str, parent_id: str | None) -> 
 
 async def stop(conv: Conversation) -> None:
     if conv.renderer is not None:
-        await conv.renderer.stop(conv.session.usage_so_far())
+        await conv.renderer.stop(conv.session.usage_so_far(), _chainlit_stop_message())
+
+
+def _chainlit_stop_message() -> cl.Message | None:
+    """Chainlit's own "Task manually stopped." message, sent just before on_stop: brainchat's
+    stop notice replaces its text, so a stop leaves one message, not two."""
+    for message in reversed(cl.chat_context.get()):
+        if message.content == CHAINLIT_STOPPED:
+            return message
+    return None
 
 
 async def settings_update(conv: Conversation, values: dict[str, Any]) -> None:
@@ -276,7 +279,9 @@ async def mcp_disconnect(conv: Conversation, name: str) -> None:
 
 
 async def write_demo_data(conv: Conversation) -> None:
-    folder = conv.session.settings.data_dir
+    from brainchat.eeg.synthetic import demo_folder
+
+    folder = demo_folder(conv.session.settings.data_dir)  # where `brainchat demo-data` writes
     note = await cl.Message(
         content=f"Writing the demo EEG set to `{folder}`…", author=AUTHOR
     ).send()

@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from brainchat.events import Notice, Stats, ToolFinished
+from brainchat.events import Notice, Stats
+from brainchat.prices import unknown_price_hint
 from brainchat.tools.registry import ToolSet
 
 ROLE_LABELS = {"chat": "chat", "function_call": "function call", "answer": "answer"}
@@ -21,6 +22,7 @@ NOTICE_ICONS = {
     "cancelled": "⏹️",
     "info": "ℹ️",
 }
+TIP_HREF = "#brainchat-tip"  # a link only for its title (tooltip); brainchat.js makes it inert
 
 
 def seconds(value: float | None) -> str:
@@ -39,17 +41,42 @@ def cost(value: float | None) -> str:
     return f"${value:.4f}" if value >= 0.0001 or value == 0 else f"${value:.6f}"
 
 
-def chat_stats_line(stats: Stats) -> str:
-    """One compact line for a chat answer: model, tokens, time to first token, total time."""
-    parts = []
-    for row in stats.rows:
-        est = " (est.)" if row.estimated else ""
-        parts.append(f"{row.model} · {row.input_tokens} in / {row.output_tokens} out tokens{est}")
-    parts.append(f"first token {seconds(stats.ttft)}")
-    parts.append(f"total {seconds(stats.total_seconds)}")
-    if stats.total_cost is not None:
-        parts.append(f"≈ {cost(stats.total_cost)}")
-    return "`" + " · ".join(parts) + "`"
+def tip(text: str, tooltip: str) -> str:
+    """Markdown text with a hover tooltip: a link whose title is the tooltip."""
+    return f'[{text}]({TIP_HREF} "{tooltip.replace(chr(34), chr(39))}")'
+
+
+def cost_cell(value: float | None, model: str) -> str:
+    """A cost, or "—" with a tooltip saying how to give the model a price."""
+    return cost(value) if value is not None else tip("—", unknown_price_hint(model))
+
+
+def total_cost_cell(stats: Stats) -> str:
+    """The sum of the known costs; "≥" when some model has no price, "—" when none has."""
+    unknown = ", ".join(dict.fromkeys(r.model for r in stats.rows if r.cost is None))
+    if stats.total_cost is None:
+        return tip("—", unknown_price_hint(unknown or "these models"))
+    if unknown:
+        return tip(f"≥ {cost(stats.total_cost)}", unknown_price_hint(unknown))
+    return cost(stats.total_cost)
+
+
+def chat_stats_table(stats: Stats) -> str:
+    """The footer under a chat answer: model, tokens, time to first token, time, cost."""
+    first = stats.ttft is not None  # no answer token (a stop, an error): no first-token column
+    head = ["Model", "In tokens", "Out tokens", *(["First token"] if first else []), "Time", "Cost"]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "--:|" * (len(head) - 1)]
+    for r in stats.rows:
+        cells = [
+            r.model,
+            tokens(r.input_tokens, r.estimated),
+            tokens(r.output_tokens, r.estimated),
+            *([seconds(stats.ttft)] if first else []),
+            seconds(stats.total_seconds),
+            cost_cell(r.cost, r.model),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def agent_stats_table(stats: Stats) -> str:
@@ -66,17 +93,23 @@ def agent_stats_table(stats: Stats) -> str:
         lines.append(
             f"| {ROLE_LABELS.get(r.role, r.role)} | {r.model} | {r.calls}{f' ({r.failed} failed)' if r.failed else ''} | "
             f"{tokens(r.input_tokens, r.estimated)} | {tokens(r.output_tokens, r.estimated)} | "
-            f"{seconds(r.seconds)} | {cost(r.cost)} |"
+            f"{seconds(r.seconds)} | {cost_cell(r.cost, r.model)} |"
         )
     if stats.tool_seconds:
         lines.append(f"| tools | | | | | {seconds(stats.tool_seconds)} | |")
     lines.append(
         f"| **Total** | | {calls} | {tokens(inp, est)} | {tokens(out, est)} | "
-        f"{seconds(stats.total_seconds)} | {cost(stats.total_cost)} |"
+        f"{seconds(stats.total_seconds)} | {total_cost_cell(stats)} |"
     )
-    lines.append("")
-    lines.append(f"First answer token after {seconds(stats.ttft)}.")
+    if stats.ttft is not None:  # no answer token (a stop, an error): no line saying "—"
+        lines += ["", f"First answer token after {seconds(stats.ttft)}."]
     return "\n".join(lines)
+
+
+def stats_footer(mode: str, stats: Stats) -> str:
+    """The stats under an answer, the same shape in both modes: a rule, then a small table."""
+    table = agent_stats_table(stats) if mode == "agent" else chat_stats_table(stats)
+    return "\n\n---\n" + table
 
 
 def notice_text(notice: Notice) -> str:
@@ -87,42 +120,6 @@ def notice_text(notice: Notice) -> str:
 
 def args_text(args: dict[str, Any]) -> str:
     return json.dumps(args, ensure_ascii=False, indent=2, default=str)
-
-
-def tool_call_name(
-    name: str, status: str, duration: float | None = None, cached: bool = False
-) -> str:
-    """The title of a tool-call step: name, status, duration, cache hit."""
-    label = {"running": "running…", "success": "done", "error": "failed", "cached": "done"}.get(
-        status, status
-    )
-    extra = f" · {seconds(duration)}" if duration is not None else ""
-    hit = " · cache hit" if cached else ""
-    return f"Tool call: {name} · {label}{extra}{hit}"
-
-
-def tool_result_text(event: ToolFinished) -> str:
-    """The body of a tool-result step: summary, top results as links, structured content."""
-    lines = [event.summary or "(no summary)"]
-    if event.error:
-        lines.append(f"\n**Error:** {event.error}")
-    for i, top in enumerate(event.top[:3], 1):
-        title = top.get("title") or top.get("url") or f"result {i}"
-        url = top.get("url")
-        head = f"[{title}]({url})" if url else title
-        snippet = (top.get("snippet") or "").strip()
-        lines.append(f"{i}. {head}" + (f" — {snippet[:200]}" if snippet else ""))
-    if event.structured is not None:
-        body = json.dumps(event.structured, ensure_ascii=False, indent=2, default=str)
-        lines.append(f"\n```json\n{body[:3000]}\n```")
-    elif event.content and not event.top and event.content != event.summary:
-        lines.append(f"\n```\n{event.content[:2000]}\n```")
-    return "\n".join(lines)
-
-
-def result_step_name(event: ToolFinished) -> str:
-    count = f" · {event.result_count} result(s)" if event.result_count is not None else ""
-    return f"Tool result: {event.name}{count}"
 
 
 def citations_text(sources: list[dict[str, Any]]) -> str:
@@ -158,27 +155,27 @@ def toolset_text(toolset: ToolSet, title: str = "Tools") -> str:
     return "\n".join(lines)
 
 
+def tools_count(toolset: ToolSet) -> str:
+    """One line: how many tools, from where, and how many sources failed to load."""
+    sources: dict[str, int] = {}
+    for row in toolset.describe():
+        key = "local" if row["source"] == "local" else "MCP"
+        sources[key] = sources.get(key, 0) + 1
+    n = sum(sources.values())
+    where = (
+        f" ({sources.get('local', 0)} built in, {sources['MCP']} from MCP)"
+        if "MCP" in sources
+        else ""
+    )
+    failed = len(toolset.failures)
+    down = f"; {failed} tool source{'s' if failed != 1 else ''} unavailable" if failed else ""
+    return f"{n} tool{'s' if n != 1 else ''}{where}{down}"
+
+
 def roles_text(roles: dict[str, str]) -> str:
     return (
         f"**Models:** thinking and tool calls with `{roles.get('function_call', '?')}`, "
         f"final answer with `{roles.get('answer', '?')}`."
-    )
-
-
-def mode_text(mode: str, toolset: ToolSet | None, roles: dict[str, str]) -> str:
-    """The confirmation shown when the mode changes."""
-    if mode == "chat":
-        return (
-            f"💬 **Chat mode is on.** `{roles.get('chat', roles.get('function_call', '?'))}` "
-            "answers directly, with the conversation as context; no tools are used."
-        )
-    assert toolset is not None
-    return "\n\n".join(
-        [
-            "🤖 **Agent mode is on.** The agent reasons, calls tools, then answers with sources.",
-            toolset_text(toolset, "Tools it can use"),
-            roles_text(roles),
-        ]
     )
 
 

@@ -6,9 +6,10 @@ from typing import Any
 
 import chainlit as cl
 from chainlit.input_widget import NumberInput, Select, TextInput
+from pydantic.dataclasses import dataclass
 
 from brainchat.session import Session
-from brainchat.settings import ConfigError
+from brainchat.settings import ConfigError, with_overrides
 
 ROLES = (
     ("function_call", "Function-call model (thinks, calls tools)"),
@@ -20,6 +21,19 @@ EXEC_MODES = {
     "Single step (one round of tools)": "single_step",
 }
 PLAN_MODES = {"Off": "off", "Auto (the model decides)": "auto", "Always": "always"}
+
+
+@dataclass
+class RangeInput(NumberInput):
+    """A number box with min/max/step: the browser marks a value out of range, and
+    brainchat.js refuses to save the panel while one is (Chainlit's NumberInput has no range)."""
+
+    min: float | None = None
+    max: float | None = None
+    step: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "min": self.min, "max": self.max, "step": self.step}
 
 
 def widgets(session: Session, custom: dict[str, str] | None = None) -> list[Any]:
@@ -52,11 +66,21 @@ def widgets(session: Session, custom: dict[str, str] | None = None) -> list[Any]
         )
     lim = s.limits
     out += [
-        NumberInput(id="max_iterations", label="Max iterations (1–30)", initial=lim.max_iterations),
-        NumberInput(
+        RangeInput(
+            id="max_iterations",
+            label="Max iterations (1–30)",
+            initial=lim.max_iterations,
+            min=1,
+            max=30,
+            step=1,
+        ),
+        RangeInput(
             id="max_execution_time",
             label="Max execution time, seconds (10–300)",
             initial=lim.max_execution_time,
+            min=10,
+            max=300,
+            step=1,
         ),
         Select(
             id="execution_mode",
@@ -107,14 +131,32 @@ def summary(session: Session) -> str:
     return "; ".join(parts)
 
 
+def problems(session: Session, overrides: dict[str, Any]) -> list[ConfigError]:
+    """Every bad value, each checked on its own so that all of them are reported at once."""
+    found = []
+    for key, value in overrides.items():
+        try:
+            with_overrides(session.base_settings, {key: value})
+        except ConfigError as exc:
+            found.append(exc)
+    return found
+
+
 async def apply(session: Session, values: dict[str, Any], custom: dict[str, str]) -> bool:
-    """Apply panel values; a bad one is refused with a message and nothing changes."""
-    try:
-        session.apply_settings(overrides_from(values))
-    except ConfigError as exc:
+    """Apply panel values; bad ones are all named in one message and nothing changes."""
+    overrides = overrides_from(values)
+    errors = problems(session, overrides)
+    if not errors:
+        try:
+            session.apply_settings(overrides)
+        except ConfigError as exc:  # a combination no single value shows
+            errors = [exc]
+    if errors:
+        listed = "\n".join(f"- {err}" for err in errors)
         await cl.Message(
             content=(
-                f"⚠️ **Settings not applied.** {exc}.\n\n"
+                f"⚠️ **Settings not applied:** {len(errors)} value"
+                f"{'s are' if len(errors) > 1 else ' is'} not allowed.\n{listed}\n\n"
                 f"The previous settings stay in force: {summary(session)}."
             ),
             author="brainchat",

@@ -1,8 +1,11 @@
 """Run events -> Chainlit steps and messages: one renderer per user message.
 
-Agent runs get one run step with nested, collapsible steps (thinking, tool call, tool result,
-evaluation, model switch); the answer is its own streamed message with sources and a stats table.
-Chat runs stream the answer with a one-line stats footer. `stop()` closes whatever is open.
+An agent run is one open "Agent run" step holding collapsed steps a person may want to open:
+each round's thinking, one step per tool call (arguments, result, what it changed in the study,
+live progress in its title), a step when an evaluation changes course, and the decision that
+hands over to the answer model. The answer is its own streamed message with its sources, the
+figures the run drew and a stats table; a chat answer gets the same kind of table. `stop()`
+closes whatever is open and leaves one message with the usage so far.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from chainlit.utils import utc_now
 
 from brainchat import events as ev
 from brainchat.ui import format as fmt
+from brainchat.ui import step_text as st
 from brainchat.ui.plan_view import PlanView, steps_text
 
 AUTHOR = "brainchat"
+STOPPED = "⏹️ **Stopped.** What was done so far stays above; send a new message to go on."
 
 
 def _step(name: str, type_: str, parent_id: str | None, **kw: Any) -> cl.Step:
@@ -30,22 +35,25 @@ class RunRenderer:
     """Renders one run's events; keeps the open steps so a stop can close them."""
 
     def __init__(self, mode: str, parent_id: str | None = None) -> None:
-        self.mode = mode
-        self.parent_id = parent_id
+        self.mode, self.parent_id = mode, parent_id
         self.started = time.perf_counter()
         self.run: cl.Step | None = None
-        self.thinking: cl.Step | None = None
+        self.thinking: cl.Step | None = None  # the function-call model's current round
+        self.reasoning: tuple[cl.Step, float] | None = None  # the answer model's own reasoning
         self.tools: dict[str, cl.Step] = {}
-        self.images: dict[str, list[cl.Image]] = {}  # call_id -> plots for its result step
+        self.waiting: set[str] = set()  # call_ids waiting for approval
+        self.changes: dict[str, str] = {}  # call_id -> what it changed in the study
+        self.figure_names: dict[str, list[str]] = {}
+        self.figures: list[Any] = []  # cl.Image  # shown under the answer
+        self.decision: ev.Evaluation | None = None  # the verdict that routes to the answer
         self.open: dict[str, cl.Step] = {}  # every step not yet closed, by id
         self.answer: cl.Message | None = None
         self.answer_text = ""
         self.footer: list[str] = []
         self.stats: ev.Stats | None = None
-        self.models: dict[str, str] = {}
+        self.errors: list[cl.Message] = []  # error notices: the stats go under the last one
         self.streamed: dict[tuple[str, str], list[str]] = {}  # (role, model) -> text, for a stop
-        self.rounds = 0
-        self.tool_calls = 0
+        self.rounds = self.tool_calls = 0
         self.finished = False
         self.plan = PlanView()  # the task list, when the run makes a plan
 
@@ -68,7 +76,24 @@ class RunRenderer:
         self.open.pop(step.id, None)
         await step.update()
 
-    async def _run_step(self) -> str | None:
+    async def _note(self, name: str, output: str) -> None:
+        """A step that is over as soon as it is shown (an evaluation, a decision)."""
+        step = await self._open(_step(name, "undefined", await self._parent(), show_input=False))
+        await self._close(step, output)
+
+    async def _streaming(self, title: str) -> cl.Step:
+        """A step that fills as tokens arrive: open while streaming, collapsed once done."""
+        step = _step(
+            title,
+            "llm",
+            await self._parent(),
+            default_open=True,
+            auto_collapse=True,
+            show_input=False,
+        )
+        return await self._open(step)
+
+    async def _parent(self) -> str | None:
         if self.mode != "agent":
             return self.parent_id
         if self.run is None:
@@ -86,78 +111,93 @@ class RunRenderer:
             await handler(event)
 
     async def on_run_started(self, e: ev.RunStarted) -> None:
-        self.models = dict(e.models)
-        await self._run_step()
+        await self._parent()
 
     async def on_thinking_token(self, e: ev.ThinkingToken) -> None:
         self.streamed.setdefault((e.role, e.model), []).append(e.text)
+        if e.role in ("answer", "chat"):  # reasoning before the answer: not an agent round
+            if self.reasoning is None:
+                label = "Reasoning" if e.role == "answer" else "Thinking"
+                self.reasoning = (
+                    await self._streaming(f"{label} · {e.model}"),
+                    time.perf_counter(),
+                )  # closed with its duration at the first answer token
+            await self.reasoning[0].stream_token(e.text)
+            return
         if self.thinking is None:
-            parent = await self._run_step()
-            self.rounds += 1
-            self.thinking = await self._open(
-                _step(
-                    f"Thinking · {e.model}",
-                    "llm",
-                    parent,
-                    default_open=True,
-                    auto_collapse=True,
-                    show_input=False,
-                )
-            )
+            self.thinking = await self._streaming(f"Thinking · {e.model}")
         await self.thinking.stream_token(e.text)
 
     async def on_thinking_done(self, e: ev.ThinkingDone) -> None:
-        step = self.thinking
-        self.thinking = None
+        self.rounds = max(self.rounds + (0 if e.round else 1), e.round)
+        step, self.thinking = self.thinking, None
         plan = f"\n\n→ calls {', '.join(e.tool_calls)}" if e.tool_calls else ""
         streamed = step.output.strip() if step is not None else ""
-        text = (e.text.strip() or streamed or "(no visible reasoning)") + plan
         if step is None:
             if not e.text.strip() and not e.tool_calls:
                 return
-            self.rounds += 1
             step = await self._open(
                 _step(
                     f"Thinking · {e.model}",
                     "llm",
-                    await self._run_step(),
+                    await self._parent(),
                     auto_collapse=True,
                     show_input=False,
                 )
             )
+        text = (e.text.strip() or streamed or "(no visible reasoning)") + plan
         await self._close(step, text, f"Thinking · {e.model} · {fmt.seconds(e.duration)}")
 
     async def on_tool_call_started(self, e: ev.ToolCallStarted) -> None:
         self.tool_calls += 1
         step = _step(
-            fmt.tool_call_name(e.name, "running"),
+            st.tool_title(e.name),
             "tool",
-            await self._run_step(),
+            await self._parent(),
             default_open=False,
-            show_input="json",
+            show_input="json" if e.args else False,
         )
         step.input = fmt.args_text(e.args)
-        step.output = "running…"
-        step.metadata = {"call_id": e.call_id, "source": e.source, "status": "running"}
+        step.metadata = {
+            "call_id": e.call_id,
+            "name": e.name,
+            "source": e.source,
+            "status": "running",
+        }
         self.tools[e.call_id] = await self._open(step)
+        if e.call_id in self.waiting:  # the question came before this event was rendered
+            await self.awaiting(e.call_id, True)
 
     async def on_tool_progress(self, e: ev.ToolProgress) -> None:
         step = self.tools.get(e.call_id)
-        if step is None:
+        if step is None or step.id not in self.open:
             return
-        pct = f" ({e.fraction:.0%})" if e.fraction is not None else ""
-        step.output = f"running… {e.message}{pct}"
+        step.name = st.progress_title(e.name, e.message, e.data)  # visible without opening
+        step.output = f"{e.message}\n\n{st.progress_bar(e.fraction)}".strip()
+        await step.update()
+
+    async def awaiting(self, call_id: str, waiting: bool) -> None:
+        """A tool call waits for the user's approval (or no longer does)."""
+        (self.waiting.add if waiting else self.waiting.discard)(call_id)
+        step = self.tools.get(call_id)
+        if step is None or step.id not in self.open or self.finished:
+            return
+        name = str((step.metadata or {}).get("name") or "tool")
+        step.name = st.tool_title(name, "waiting for your approval" if waiting else "running…")
+        step.output = "Waiting for your approval in the chat below." if waiting else ""
         await step.update()
 
     async def on_tool_image(self, e: ev.ToolImage) -> None:
-        step = self.tools.get(e.call_id)
-        image = cl.Image(content=e.png, name=e.title or e.name, display="inline", mime="image/png")
-        if step is not None:  # shown in the tool's result step, which opens when the tool ends
-            self.images.setdefault(e.call_id, []).append(image)
+        name = e.title or e.name
+        self.figures.append(cl.Image(content=e.png, name=name, display="inline", mime="image/png"))
+        self.figure_names.setdefault(e.call_id, []).append(name)
+
+    async def on_study_changed(self, e: ev.StudyChanged) -> None:
+        change = e.change or e.summary
+        if e.call_id in self.tools and self.tools[e.call_id].id in self.open:
+            self.changes[e.call_id] = change  # shown in that tool's step when it ends
         else:
-            await cl.Message(
-                content=f"**{e.title or e.name}**", elements=[image], author=AUTHOR
-            ).send()
+            await self._note(f"Study · {e.stage}", change)
 
     async def on_tool_finished(self, e: ev.ToolFinished) -> None:
         step = self.tools.get(e.call_id)
@@ -166,39 +206,18 @@ class RunRenderer:
                 ev.ToolCallStarted(call_id=e.call_id, name=e.name, args={})
             )
             step = self.tools[e.call_id]
-        failed = e.status in ("error", "refused")
-        step.is_error = failed
-        step.metadata = {**step.metadata, "status": e.status, "cache_hit": e.cache_hit}
-        took = fmt.seconds(e.duration)
-        status = {"success": f"✓ done in {took}", "cached": f"✓ cache hit ({took})"}.get(
-            e.status, f"✗ {e.status}" + (f": {e.error}" if e.error else "")
-        )
-        await self._close(
-            step, status, fmt.tool_call_name(e.name, e.status, e.duration, e.cache_hit)
-        )
-        result = _step(fmt.result_step_name(e), "tool", await self._run_step(), show_input=False)
-        result.output = fmt.tool_result_text(e)
-        result.is_error = failed
-        result.elements = list(self.images.pop(e.call_id, []))
-        await self._open(result)
-        await self._close(result)
+        step.is_error = e.status in ("error", "refused")
+        step.metadata = {**(step.metadata or {}), "status": e.status, "cache_hit": e.cache_hit}
+        body = st.result_text(e, self.changes.pop(e.call_id, ""), self.figure_names.get(e.call_id))
+        await self._close(step, body, st.finished_title(e))
 
     async def on_evaluation(self, e: ev.Evaluation) -> None:
-        label = {
-            "continue": "another round",
-            "answer": "ready to answer",
-            "stop": "stop",
-            "enough": "enough to answer",
-            "not_enough": "not enough, trying another way",
-        }
-        step = _step(
-            f"Evaluation · {label.get(e.verdict, e.verdict)}",
-            "undefined",
-            await self._run_step(),
-            show_input=False,
-        )
-        await self._open(step)
-        await self._close(step, e.reason)
+        if e.verdict == "continue":  # the default flow: the model decides; nothing to open
+            return
+        if e.verdict == "not_enough":
+            await self._note(st.evaluation_title(e), e.reason)
+        else:
+            self.decision = e  # shown with the hand-over to the answer model
 
     async def on_plan_created(self, e: ev.PlanCreated) -> None:
         await self._plan_step(f"Plan · {len(e.steps)} steps", e.steps, "")
@@ -217,52 +236,49 @@ class RunRenderer:
         await self.plan.step(e, evidence)
 
     async def _plan_step(self, name: str, steps: list[dict[str, Any]], text: str) -> str:
-        step = _step(name, "undefined", await self._run_step(), show_input=False)
+        step = _step(name, "undefined", await self._parent(), show_input=False)
         await self._open(step)
         await self._close(step, text + steps_text(steps))
         return step.id
 
-    async def on_model_switch(self, e: ev.ModelSwitch) -> None:
-        step = _step(
-            f"Model switch · answering with {e.model}",
-            "undefined",
-            await self._run_step(),
-            show_input=False,
-        )
-        await self._open(step)
-        await self._close(step, e.reason)
-
-    async def on_study_changed(self, e: ev.StudyChanged) -> None:
-        step = _step(f"Study · {e.stage}", "undefined", await self._run_step(), show_input=False)
-        await self._open(step)
-        await self._close(step, e.summary)
-
     async def on_study_restored(self, e: ev.StudyRestored) -> None:
         name = f"Study restored · {e.stage}" + (" · incomplete" if e.problem else "")
-        step = _step(name, "undefined", await self._run_step(), show_input=False)
+        step = _step(name, "undefined", await self._parent(), show_input=False)
         step.is_error = bool(e.problem)
         await self._open(step)
         await self._close(step, fmt.study_restored_text(e))
 
-    async def _answer_message(self) -> cl.Message:
-        if self.answer is None:
-            if self.run is not None and self.thinking is None:
-                await self._close_run()
-            self.answer = cl.Message(content="", author=AUTHOR)
-        return self.answer
+    async def on_model_switch(self, e: ev.ModelSwitch) -> None:
+        await self._note(
+            st.decision_title(self.decision, e.model), st.decision_text(self.decision, e)
+        )
+        self.decision = None
 
     async def on_answer_token(self, e: ev.AnswerToken) -> None:
         self.streamed.setdefault((e.role, e.model), []).append(e.text)
-        msg = await self._answer_message()
+        if self.answer is None:
+            await self._end_reasoning()
+            if self.run is not None and self.thinking is None:
+                await self._close_run()
+            self.answer = cl.Message(content="", author=AUTHOR)
         self.answer_text += e.text
-        await msg.stream_token(e.text)
+        await self.answer.stream_token(e.text)
+
+    async def _end_reasoning(self) -> None:
+        if self.reasoning is not None:
+            step, began = self.reasoning
+            took = fmt.seconds(time.perf_counter() - began)
+            await self._close(step, None, f"{step.name} · {took}")
+            self.reasoning = None
 
     async def on_citations(self, e: ev.Citations) -> None:
         if e.sources:
             self.footer.append(fmt.citations_text(e.sources))
 
     async def on_notice(self, e: ev.Notice) -> None:
-        await cl.Message(content=fmt.notice_text(e), author=AUTHOR).send()
+        msg = await cl.Message(content=fmt.notice_text(e), author=AUTHOR).send()
+        if e.kind == "error":
+            self.errors.append(msg)
 
     async def on_stats(self, e: ev.Stats) -> None:
         self.stats = e
@@ -272,42 +288,54 @@ class RunRenderer:
         await self.finish()
 
     # -- end of a run ----------------------------------------------------------------------
-    async def _close_run(self, suffix: str = "") -> None:
-        if self.run is None or self.run.id not in self.open:
+    async def _close_run(self, total: float | None = None, suffix: str = "") -> None:
+        if self.run is None:
             return
-        elapsed = fmt.seconds(time.perf_counter() - self.started)
-        name = f"Agent run · {self.rounds} round(s) · {self.tool_calls} tool call(s) · {elapsed}{suffix}"
-        await self._close(self.run, None, name)
-
-    def _stats_text(self) -> str:
-        if self.stats is None:
-            return ""
-        if self.mode == "agent":
-            return "\n\n---\n" + fmt.agent_stats_table(self.stats)
-        return "\n\n" + fmt.chat_stats_line(self.stats)
+        name = st.run_title(self.rounds, self.tool_calls, total, suffix)
+        if self.run.id in self.open:
+            await self._close(self.run, None, name)
+        elif name != self.run.name:
+            self.run.name = name
+            await self.run.update()
 
     async def finish(self) -> None:
-        """Close every open step, then complete the answer with sources and stats."""
+        """Close every open step, then complete the answer with sources, figures and stats."""
         if self.finished:
             return
         self.finished = True
+        if self.decision is not None:  # a verdict that never reached the answer model
+            await self._note(st.evaluation_title(self.decision), self.decision.reason)
+        await self._end_reasoning()
         for step in list(self.open.values()):
             if step is not self.run:
                 await self._close(step)
-        await self._close_run()
-        extra = "".join(self.footer) + self._stats_text()
+        await self._close_run(self.stats.total_seconds if self.stats else None)
+        extra = "".join(self.footer) + (
+            fmt.stats_footer(self.mode, self.stats) if self.stats else ""
+        )
         if self.answer is not None:
             self.answer.content = self.answer_text + ("\n" + extra if extra else "")
+            self.answer.elements = list(self.figures)
             await self.answer.send()
-        elif extra.strip():
+        elif self.errors:  # the stats of a failed run belong under its error, not in a bubble
+            last = self.errors[-1]
+            last.content = f"{last.content}\n{extra}"
+            last.elements = list(self.figures)
+            await last.update()
+        elif extra.strip() or self.figures:
             await cl.Message(
-                content=extra.strip().removeprefix("---").strip(), author=AUTHOR
+                content="No answer was written for this run.\n" + extra,
+                elements=list(self.figures),
+                author=AUTHOR,
             ).send()
 
-    async def stop(self, rows: list[ev.RoleStats] | None = None) -> None:
+    async def stop(
+        self, rows: list[ev.RoleStats] | None = None, message: cl.Message | None = None
+    ) -> None:
         """The user pressed stop: mark open steps stopped, keep partial output, show usage so far.
 
         `rows` is the core's usage so far (Session.usage_so_far); without it, output is estimated.
+        `message` is Chainlit's own "Task manually stopped." message: it becomes the one notice.
         """
         if self.finished:
             return
@@ -321,33 +349,31 @@ class RunRenderer:
             await self._close(
                 step, f"{step.output}\n\n{note}" if step.output else note, f"{step.name} · stopped"
             )
-        await self._close_run(" · stopped")
-        usage = self._usage_so_far(rows)
+        elapsed = time.perf_counter() - self.started
+        await self._close_run(elapsed, " · stopped")
         if self.answer is not None:
             self.answer.content = self.answer_text + "\n\n*(stopped — partial answer)*"
+            self.answer.elements = list(self.figures)
             await self.answer.send()
-        await cl.Message(
-            content=(
-                "⏹️ **Stopped.** What was done so far stays above; send a new message to go on.\n\n"
-                + usage
-            ),
-            author=AUTHOR,
-        ).send()
+        text = f"{STOPPED}\n\n{self._usage_so_far(rows, elapsed)}"
+        if message is not None:
+            message.content = text
+            await message.update()
+        else:
+            await cl.Message(content=text, author=AUTHOR).send()
 
-    def _usage_so_far(self, rows: list[ev.RoleStats] | None = None) -> str:
+    def _usage_so_far(self, rows: list[ev.RoleStats] | None, elapsed: float) -> str:
         """Usage so far per role (from the core's ledger when given) and the elapsed time."""
+        if rows:
+            total = sum(r.cost for r in rows if r.cost is not None)
+            known = any(r.cost is not None for r in rows)
+            stats = ev.Stats(rows=rows, total_seconds=elapsed, total_cost=total if known else None)
+            return "**Usage so far**" + fmt.stats_footer(self.mode, stats).removeprefix("\n\n---")
         from brainchat.usage import count_tokens
 
-        if rows:
-            stats = ev.Stats(rows=rows, total_seconds=time.perf_counter() - self.started)
-            stats.total_cost = sum(r.cost for r in rows if r.cost is not None) or None
-            if self.mode == "agent":
-                return "Usage so far:\n\n" + fmt.agent_stats_table(stats)
-            return "Usage so far: " + fmt.chat_stats_line(stats)
-
-        parts = []
-        for (role, model), chunks in self.streamed.items():
-            out = count_tokens("".join(chunks))
-            parts.append(f"{fmt.ROLE_LABELS.get(role, role)} {model}: {out} output tokens est.")
-        elapsed = fmt.seconds(time.perf_counter() - self.started)
-        return "`Usage so far: " + ("; ".join(parts) or "no tokens yet") + f" · {elapsed}`"
+        parts = [
+            f"{fmt.ROLE_LABELS.get(role, role)} {model}: {count_tokens(''.join(chunks))} "
+            "output tokens est."
+            for (role, model), chunks in self.streamed.items()
+        ]
+        return f"**Usage so far:** {'; '.join(parts) or 'no tokens yet'} · {fmt.seconds(elapsed)}"

@@ -1,0 +1,133 @@
+"""The Chat / Agent switch, confirmed when the user picks a mode, not with the next message.
+
+Chainlit's Mode picker sends nothing when it changes (the choice rides along with the next
+message), so `public/brainchat.js` watches the picker and posts `{"brainchat": "mode", "mode":
+...}` to its own window, which Chainlit forwards to `on_window_message`. Picking Agent asks first
+(an action message; Chainlit keeps the message bar locked until it is answered); "stay" puts the
+picker back. A message whose mode differs from the session's (the script did not run) still
+switches, with the same one-line notice.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import chainlit as cl
+
+from brainchat.ui import format as fmt
+
+if TYPE_CHECKING:
+    from brainchat.ui.conversation import Conversation
+
+AUTHOR = "brainchat"
+ASK_TIMEOUT = 600  # seconds; unanswered means "stay"
+
+
+def picked_mode(data: Any) -> str | None:
+    """The mode a window message from brainchat.js names, or None for anything else."""
+    if isinstance(data, dict) and data.get("brainchat") == "mode":
+        mode = data.get("mode")
+        return mode if mode in ("chat", "agent") else None
+    return None
+
+
+async def send_modes(mode: str) -> None:
+    """The picker's options, `mode` selected (also how a declined switch is put back)."""
+    options = [
+        cl.ModeOption(
+            id="chat",
+            name="Chat",
+            icon="message-circle",
+            default=mode == "chat",
+            description="One model answers directly, no tools.",
+        ),
+        cl.ModeOption(
+            id="agent",
+            name="Agent",
+            icon="bot",
+            default=mode == "agent",
+            description="Reasons, searches and runs EEG / MCP tools, then answers.",
+        ),
+    ]
+    await cl.context.emitter.set_modes([cl.Mode(id="mode", name="Mode", options=options)])
+
+
+def _roles(conv: Conversation) -> dict[str, str]:
+    chat = conv.session.settings.model_for("chat")
+    return {**conv.session.roles(), "chat": chat.name if chat else "(none)"}
+
+
+def mode_line(conv: Conversation, mode: str) -> str:
+    """One line saying the mode is on: models, and for Agent how many tools (not their list)."""
+    roles = _roles(conv)
+    if mode == "chat":
+        return (
+            f"💬 **Chat mode is on** · `{roles['chat']}` answers directly, with the "
+            "conversation as context; no tools."
+        )
+    tools = fmt.tools_count(conv.session.toolset())
+    return (
+        f"🤖 **Agent mode is on** · {tools} · thinks with `{roles['function_call']}`, "
+        f"answers with `{roles['answer']}`."
+    )
+
+
+def _show_tools() -> cl.Action:
+    return cl.Action(name="show_tools", payload={}, label="Show tools", icon="wrench")
+
+
+async def switched(conv: Conversation, mode: str) -> None:
+    """Switch now and say so in one line (Agent: with a "Show tools" action)."""
+    conv.session.set_mode(mode)
+    await conv.save()
+    actions = [_show_tools()] if mode == "agent" else []
+    await cl.Message(content=mode_line(conv, mode), actions=actions, author=AUTHOR).send()
+
+
+async def on_pick(conv: Conversation, mode: str) -> None:
+    """The picker changed: Chat switches at once; Agent asks first."""
+    if mode == conv.session.mode or conv.asking:
+        return
+    if mode == "chat":
+        await switched(conv, "chat")
+        return
+    conv.asking = True
+    try:
+        await _ask_agent(conv)
+    finally:
+        conv.asking = False
+
+
+async def _ask_agent(conv: Conversation) -> None:
+    roles = _roles(conv)
+    toolset = conv.session.toolset()
+    dialog = cl.AskActionMessage(
+        content=(
+            f"🤖 **Switch to Agent mode?** `{roles['function_call']}` reasons and calls tools "
+            f"({fmt.tools_count(toolset)}: web search, EEG analysis, MCP servers) in rounds, then "
+            f"`{roles['answer']}` writes the answer with its sources. Tools that discard data "
+            "ask you first."
+        ),
+        actions=[
+            cl.Action(name="agent", payload={"mode": "agent"}, label="Switch to Agent", icon="bot"),
+            cl.Action(
+                name="chat", payload={"mode": "chat"}, label="Stay in Chat", icon="message-circle"
+            ),
+        ],
+        author=AUTHOR,
+        timeout=ASK_TIMEOUT,
+    )
+    reply = await dialog.send()
+    # Chainlit restarts "the task" after an answer, assuming one was running: none is here, and
+    # without this the message bar would show a stop button until the next message.
+    await cl.context.emitter.task_end()
+    if reply and reply.get("name") == "agent":
+        conv.session.set_mode("agent")
+        await conv.save()
+        dialog.content = mode_line(conv, "agent")
+        await dialog.update()
+        await _show_tools().send(for_id=dialog.id)
+        return
+    dialog.content = "💬 Stayed in **Chat mode**."
+    await dialog.update()
+    await send_modes(conv.session.mode)  # put the picker back
