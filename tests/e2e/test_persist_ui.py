@@ -86,8 +86,8 @@ def test_a_thread_survives_a_restart(model_server, app_factory, browser, backend
     assert "What is the mu rhythm?" in body and "Mu is 8-13 Hz over the motor cortex." in body
     assert "EEGNet is a compact CNN" in body and "Agent mode" in body  # the mode came back
     expand_all_steps(page)
-    assert page.locator("button[id^='step-Tool call: web_search']").count() == 1
-    assert page.locator("button[id^='step-Tool result: web_search']").count() == 1
+    # one step per tool call (its result inside), stored under its final title
+    assert page.locator("button[id^='step-web_search · 4 results']").count() == 1
     model_server.queue("fc-m", Text("No tool needed."), Text("Beta is faster than mu."))
     send(page, "And how does beta compare?")
     page.wait_for_selector("text=Beta is faster than mu.")
