@@ -180,12 +180,12 @@ def accuracies(server: Any) -> dict[str, tuple[str, str]]:
 
 @pytest.mark.slow
 def test_the_study_and_its_trained_models_come_back_after_a_restart(model_server, app_factory,
-                                                                     browser, tmp_path):  # fmt: skip
+                                                                     browser, tmp_path, backend):  # fmt: skip
     from brainchat.eeg.synthetic import write_demo_set
 
     write_demo_set(tmp_path / "data", subjects=1, sessions=2, trials=24, seed=3)
     files = [f"sub-01_ses-0{k}_task-mi_eeg.edf" for k in (1, 2)]
-    env = models(model_server, DEFAULT_MODE="agent", AGENT_TOOL_TIMEOUT="600")
+    env = models(model_server, DEFAULT_MODE="agent", AGENT_TOOL_TIMEOUT="600", **backend)
     url = app_factory(env, home=tmp_path)
     page = open_chat(browser, url)
     evaluate = [Call("evaluate_model", {"model": m}) for m in ("eegnet", "csp_lda")]
