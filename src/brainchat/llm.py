@@ -2,32 +2,42 @@
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.outputs import ChatGenerationChunk
-from langchain_openai import ChatOpenAI
 
 from brainchat.redact import mask_url
 from brainchat.settings import ModelSpec
 
+if TYPE_CHECKING:
+    from langchain_openai import ChatOpenAI
+
 ROLE_TAG_PREFIX = "brainchat-role:"
 
 
-class BrainChatOpenAI(ChatOpenAI):
-    """ChatOpenAI that also keeps `reasoning_content` deltas (DeepSeek, vLLM, llama.cpp)."""
+@functools.cache
+def chat_model_class() -> type[ChatOpenAI]:
+    """BrainChatOpenAI, built on first use: langchain_openai (and openai) cost ~1.8 s to import."""
+    from langchain_openai import ChatOpenAI
 
-    def _convert_chunk_to_generation_chunk(
-        self, chunk: dict, default_chunk_class: type, base_generation_info: dict | None
-    ) -> ChatGenerationChunk | None:
-        generation = super()._convert_chunk_to_generation_chunk(
-            chunk, default_chunk_class, base_generation_info
-        )
-        choices = chunk.get("choices") or []
-        if generation is not None and choices and choices[0].get("delta"):
-            reasoning = choices[0]["delta"].get("reasoning_content")
-            if reasoning:
-                generation.message.additional_kwargs["reasoning_content"] = reasoning
-        return generation
+    class BrainChatOpenAI(ChatOpenAI):
+        """ChatOpenAI that also keeps `reasoning_content` deltas (DeepSeek, vLLM, llama.cpp)."""
+
+        def _convert_chunk_to_generation_chunk(
+            self, chunk: dict, default_chunk_class: type, base_generation_info: dict | None
+        ) -> ChatGenerationChunk | None:
+            generation = super()._convert_chunk_to_generation_chunk(
+                chunk, default_chunk_class, base_generation_info
+            )
+            choices = chunk.get("choices") or []
+            if generation is not None and choices and choices[0].get("delta"):
+                reasoning = choices[0]["delta"].get("reasoning_content")
+                if reasoning:
+                    generation.message.additional_kwargs["reasoning_content"] = reasoning
+            return generation
+
+    return BrainChatOpenAI
 
 
 def make_chat_model(spec: ModelSpec, role: str, **overrides: Any) -> ChatOpenAI:
@@ -48,7 +58,7 @@ def make_chat_model(spec: ModelSpec, role: str, **overrides: Any) -> ChatOpenAI:
     if spec.max_tokens is not None:
         kwargs["max_tokens"] = spec.max_tokens
     kwargs.update(overrides)
-    return BrainChatOpenAI(**kwargs)
+    return chat_model_class()(**kwargs)
 
 
 def role_of(tags: list[str] | None, metadata: dict[str, Any] | None = None) -> str | None:

@@ -14,7 +14,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool
 
 from brainchat.agent.approval import Confirm, remembering
-from brainchat.agents import AgentCache
+from brainchat.agents import AgentCache, eeg_rule
 from brainchat.chat import record_turn, stream_chat
 from brainchat.events import Event, Notice, RoleStats, RunFinished, StudyChanged
 from brainchat.settings import Settings, with_overrides
@@ -176,7 +176,9 @@ class Session:
         """The agent for the current settings and tools (built again only when they change)."""
         toolset = self.toolset()
         context = self.study.summary if "load_data" in toolset.names() else None
-        self.last_agent = self.agents.agent_for(self.settings, toolset.tools, context)
+        local = self.agents.local_tools(self.settings, self.study, self.search_cache).names()
+        hidden = eeg_rule(self.study, local)
+        self.last_agent = self.agents.agent_for(self.settings, toolset.tools, context, hidden)
         return self.last_agent
 
     def _agent_turn(self, question: str, confirm: Confirm | None) -> AsyncIterator[Event]:

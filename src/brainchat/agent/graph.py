@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
@@ -14,6 +14,7 @@ from langgraph.graph import END, START, StateGraph
 
 from brainchat.agent.budget import ANSWER_RESERVE, Budget, tools_tokens
 from brainchat.agent.nodes import CURRENT_RUN, Deps, Nodes
+from brainchat.agent.offer import ToolOffer
 from brainchat.agent.policy import Evaluator, RoundRule, default_evaluator, default_round_rule
 from brainchat.agent.state import AgentState, RunContext
 from brainchat.agent.toolrun import CURRENT_CONFIRM, Confirm, ToolRunner
@@ -227,11 +228,16 @@ def build_agent(
     *,
     confirm: Confirm | None = None,
     context: Callable[[], str] | None = None,
+    hidden: Callable[[], Collection[str]] | None = None,
     evaluator: Evaluator | None = None,
     specs: dict[str, ModelSpec] | None = None,
     round_rule: RoundRule | None = None,
 ) -> Agent:
-    """Assemble an agent; answer_llm defaults to function_call_llm (one model plays both roles)."""
+    """Assemble an agent; answer_llm defaults to function_call_llm (one model plays both roles).
+
+    `hidden()`, asked before each decide round, names tools not offered to the model that round
+    (they stay runnable; their schemas are just not sent).
+    """
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
     limits = limits or AgentLimits()
@@ -251,7 +257,7 @@ def build_agent(
     deps = Deps(
         function_call_llm=function_call_llm,
         answer_llm=answer_llm,
-        bound_llm=function_call_llm.bind_tools(schemas) if tools else function_call_llm,
+        bound_llm=ToolOffer(function_call_llm, tools, schemas, hidden),
         names={
             "function_call": specs["function_call"].name
             if "function_call" in specs

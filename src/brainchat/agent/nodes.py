@@ -40,7 +40,7 @@ class Deps:
 
     function_call_llm: BaseChatModel
     answer_llm: BaseChatModel
-    bound_llm: Any  # function_call_llm with the tools bound
+    bound_llm: Callable[[], Any]  # function_call_llm with this round's offered tools bound
     names: dict[str, str]  # role -> model name
     limits: AgentLimits
     runner: ToolRunner
@@ -180,7 +180,7 @@ class Nodes:
 
     async def _stream(self, messages: list[BaseMessage]) -> AIMessageChunk:
         reply: AIMessageChunk | None = None
-        async for chunk in self.d.bound_llm.astream(messages, config={"callbacks": [self.cb]}):
+        async for chunk in self.d.bound_llm().astream(messages, config={"callbacks": [self.cb]}):
             reply = chunk if reply is None else reply + chunk
         return reply if reply is not None else AIMessageChunk(content="")
 

@@ -15,6 +15,7 @@ from chainlit.utils import utc_now
 
 from brainchat import events as ev
 from brainchat.ui import format as fmt
+from brainchat.ui.batching import TokenBatcher
 
 AUTHOR = "brainchat"
 
@@ -46,6 +47,7 @@ class RunRenderer:
         self.rounds = 0
         self.tool_calls = 0
         self.finished = False
+        self.batches: dict[str, TokenBatcher] = {}  # "thinking" / "answer" -> its open stream
 
     # -- steps -------------------------------------------------------------------------
     async def _open(self, step: cl.Step) -> cl.Step:
@@ -102,9 +104,11 @@ class RunRenderer:
                     show_input=False,
                 )
             )
-        await self.thinking.stream_token(e.text)
+            self.batches["thinking"] = TokenBatcher(self.thinking.stream_token)
+        await self.batches["thinking"].add(e.text)
 
     async def on_thinking_done(self, e: ev.ThinkingDone) -> None:
+        await self._flush("thinking")
         step = self.thinking
         self.thinking = None
         plan = f"\n\n→ calls {', '.join(e.tool_calls)}" if e.tool_calls else ""
@@ -224,7 +228,9 @@ class RunRenderer:
         self.streamed.setdefault((e.role, e.model), []).append(e.text)
         msg = await self._answer_message()
         self.answer_text += e.text
-        await msg.stream_token(e.text)
+        if "answer" not in self.batches:
+            self.batches["answer"] = TokenBatcher(msg.stream_token)
+        await self.batches["answer"].add(e.text)
 
     async def on_citations(self, e: ev.Citations) -> None:
         if e.sources:
@@ -240,6 +246,12 @@ class RunRenderer:
         await self.finish()
 
     # -- end of a run ----------------------------------------------------------------------
+    async def _flush(self, *streams: str) -> None:
+        """Send what the named streams (default: all) still hold, then forget them."""
+        for name in streams or list(self.batches):
+            if (batch := self.batches.pop(name, None)) is not None:
+                await batch.close()
+
     async def _close_run(self, suffix: str = "") -> None:
         if self.run is None or self.run.id not in self.open:
             return
@@ -259,6 +271,7 @@ class RunRenderer:
         if self.finished:
             return
         self.finished = True
+        await self._flush()
         for step in list(self.open.values()):
             if step is not self.run:
                 await self._close(step)
@@ -280,6 +293,7 @@ class RunRenderer:
         if self.finished:
             return
         self.finished = True
+        await self._flush()
         for step in list(self.open.values()):
             if step is self.run:
                 continue
