@@ -212,3 +212,5 @@ def test_cli_refuses_a_server_declared_destructive_tool_without_the_flag(scripte
     out = cli(["ask", "--mode", "agent", "--allow-destructive", "wipe my notes"], env, tmp_path)
     assert out.returncode == 0, out.stderr
     assert "✓ wipe_notes success" in out.stdout and ran(log) == ["wipe"]
+    assert "approved (--allow-destructive)" in out.stderr
+    assert "use --allow-destructive" not in out.stderr  # never told to pass what was passed

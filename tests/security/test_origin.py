@@ -174,3 +174,37 @@ def test_allowed_origins_are_normalised_and_bad_entries_named():
     assert all(ENV in e for e in errors)
     assert any("'*'" in e for e in errors) and any("'ftp://x'" in e for e in errors)
     assert parse_allowed(None) == (frozenset(), [])
+
+
+# -- DNS rebinding: a name re-pointed at 127.0.0.1 is same-origin with itself -------------------
+async def test_a_rebound_host_name_is_refused_on_the_real_app(app):
+    port = app.rsplit(":", 1)[1]
+    async with httpx.AsyncClient(base_url=app, timeout=10) as http:
+        rebound = {"Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}"}
+        r = await http.get("/project/settings?language=en-US", headers=rebound)
+        assert r.status_code == 403
+        r = await http.get("/", headers={"Host": f"evil.example:{port}"})  # even a navigation
+        assert r.status_code == 403
+        for host in (f"localhost:{port}", f"127.0.0.1:{port}", "brainchat.lab.example"):
+            r = await http.get("/project/settings?language=en-US", headers={"Host": host})
+            assert r.status_code == 200, host  # loopback names and listed origins' hosts
+
+
+async def test_the_host_check_applies_only_to_a_loopback_bound_server():
+    async def call(server: tuple[str, int], host: bytes) -> int:
+        scope = {"type": "http", "scheme": "http", "method": "GET", "path": "/",
+                 "server": server, "headers": [(b"host", host)]}  # fmt: skip
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request"}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        await OriginGuard(_inner)(scope, receive, send)
+        return int(sent[0]["status"])
+
+    assert await call(("127.0.0.1", 8000), b"evil.example:8000") == 403
+    assert await call(("127.0.0.1", 8000), b"localhost:8000") == 200
+    assert await call(("10.1.2.3", 8000), b"brainchat.example.org") == 200  # behind a proxy

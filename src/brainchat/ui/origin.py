@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 ENV = "BRAINCHAT_ALLOWED_ORIGINS"
 DEFAULT_PORTS = {"http": 80, "https": 443}
 WS_SCHEMES = {"ws": "http", "wss": "https"}
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 LOGGED_CHARS = 80  # an Origin header is attacker-chosen: log only its start
 
 Scope = MutableMapping[str, Any]
@@ -80,12 +81,18 @@ def _own_origin(scope: Scope) -> str | None:
     return normalize(f"{WS_SCHEMES.get(scheme, scheme)}://{host.decode('latin-1')}")
 
 
+def _host_header(scope: Scope) -> str:
+    host = next((v for k, v in scope.get("headers", ()) if k == b"host"), b"")
+    return host.decode("latin-1")
+
+
 class OriginGuard:
     """ASGI middleware: 403 for a request whose Origin is neither the app's own nor allowed."""
 
     def __init__(self, app: ASGIApp, allowed: Iterable[str] = ()) -> None:
         self.app = app
         self.allowed = frozenset(allowed)
+        self.allowed_hosts = frozenset(urlsplit(o).hostname or "" for o in self.allowed)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket"):
@@ -93,7 +100,22 @@ class OriginGuard:
             if origins and not all(self._allowed(scope, o.decode("latin-1")) for o in origins):
                 await self._refuse(scope, receive, send, origins[0].decode("latin-1"))
                 return
+            if self._rebound(scope):
+                await self._refuse(scope, receive, send, "Host " + _host_header(scope))
+                return
         await self.app(scope, receive, send)
+
+    def _rebound(self, scope: Scope) -> bool:
+        """DNS rebinding: a server on loopback addressed by a name that is not a loopback one.
+
+        A page on evil.example whose name was re-pointed at 127.0.0.1 is same-origin with
+        itself, so the Origin check passes; its Host header still says evil.example.
+        """
+        server = scope.get("server") or ("", 0)
+        if str(server[0]) not in LOOPBACK_HOSTS:
+            return False  # bound to a public interface: a proxy or login guards it
+        host = urlsplit("//" + _host_header(scope)).hostname or ""
+        return host not in LOOPBACK_HOSTS and host not in self.allowed_hosts
 
     def _allowed(self, scope: Scope, origin: str) -> bool:
         canonical = normalize(origin)
