@@ -31,6 +31,7 @@ from brainchat.settings import AgentLimits, ModelSpec
 from brainchat.usage import UsageCallback
 
 CURRENT_RUN: contextvars.ContextVar[RunContext] = contextvars.ContextVar("brainchat_run")
+CURRENT_DEPS: contextvars.ContextVar[Deps] = contextvars.ContextVar("brainchat_deps")
 CITATION = re.compile(r"\[(\d{1,3})\]")
 
 
@@ -53,10 +54,18 @@ class Deps:
 
 
 class Nodes:
-    """Plain async node functions over AgentState; per-run bookkeeping lives in `ctx`."""
+    """Plain async node functions over AgentState; per-run bookkeeping lives in `ctx`.
 
-    def __init__(self, deps: Deps) -> None:
-        self.d = deps
+    Built without `deps`, the nodes read the running agent's from `CURRENT_DEPS`: one compiled
+    graph then serves every agent of the process (compiling cost ~3 ms per agent build).
+    """
+
+    def __init__(self, deps: Deps | None = None) -> None:
+        self._deps = deps
+
+    @property
+    def d(self) -> Deps:
+        return self._deps if self._deps is not None else CURRENT_DEPS.get()
 
     @property
     def ctx(self) -> RunContext:
