@@ -57,6 +57,7 @@ from brainchat.testing.scripted_server import (  # noqa: E402
 )
 
 TTFT, DELAY = 0.2, 0.02
+BEFORE = "5e23def"  # main when #15 began (its bench, batching and caches not yet in)
 TAG = re.compile(r"\bS\d+x\d+\b")
 REASONING = "The user asks about the mu rhythm; a web search gives sources to cite."
 ANSWER = (
@@ -150,8 +151,20 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
-def start_app(server: ScriptedServer, tmp: Path) -> tuple[subprocess.Popen[bytes], str, float]:
-    """Launch the app; return it, its URL and the seconds until its first page answered."""
+def baseline_tree(ref: str, tmp: Path) -> Path:
+    """The app as it was at `ref` (its src, prompts and Chainlit config), unpacked under tmp."""
+    dest = tmp / f"baseline-{ref[:12]}"
+    dest.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True,
+                             capture_output=True).stdout  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest
+
+
+def start_app(
+    server: ScriptedServer, tmp: Path, root: Path = ROOT
+) -> tuple[subprocess.Popen[bytes], str, float]:
+    """Launch the app in `root`; return it, its URL and the seconds until its first page answered."""
     fixture = tmp / "search.json"
     fixture.write_text(json.dumps(SEARCH))
 
@@ -162,20 +175,22 @@ def start_app(server: ScriptedServer, tmp: Path) -> tuple[subprocess.Popen[bytes
     env = {k: v for k, v in os.environ.items() if k not in ENV_DROP}
     env.update({"CHAT_MODEL": spec("fc"), "AGENT_FUNCTION_CALL_MODEL": spec("fc"),
                 "AGENT_ANSWER_MODEL": spec("answer"), "BRAINCHAT_DATA_DIR": str(tmp / "data"),
-                "BRAINCHAT_SEARCH_FIXTURE": str(fixture), "CHAINLIT_AUTH_SECRET": ""})  # fmt: skip
+                "BRAINCHAT_SEARCH_FIXTURE": str(fixture), "CHAINLIT_AUTH_SECRET": "",
+                "PYTHONPATH": str(root / "src")})  # fmt: skip
     port = free_port()
     chainlit = Path(sys.executable).with_name("chainlit")
+    log = tmp / f"app-{port}.log"
     started = time.perf_counter()
     proc = subprocess.Popen(
-        [str(chainlit), "run", "src/brainchat/app.py", "--headless", "--port", str(port),
-         "--host", "127.0.0.1"],
-        cwd=ROOT, env=env, stdout=(tmp / "app.log").open("wb"), stderr=subprocess.STDOUT,
+        [str(chainlit), "run", str(root / "src/brainchat/app.py"), "--headless", "--port",
+         str(port), "--host", "127.0.0.1"],
+        cwd=root, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     deadline = started + 60
     while time.perf_counter() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"app exited: {(tmp / 'app.log').read_text()[-2000:]}")
+            raise RuntimeError(f"app exited: {log.read_text()[-2000:]}")
         try:
             with urllib.request.urlopen(url + "/", timeout=2) as resp:
                 if resp.status == 200:
@@ -226,28 +241,113 @@ def floor_seconds() -> float:
     return TTFT + DELAY * (chunks - 1) + TTFT
 
 
-async def main(sizes: list[int], limit: float) -> None:
-    with tempfile.TemporaryDirectory() as tmp, BenchServer() as server:
-        proc, url, cold = start_app(server, Path(tmp))
-        try:
-            print(f"cold start to first page: {cold:.2f} s   load average: {os.getloadavg()}")
-            await round_of(1, url, proc.pid, limit)  # warm-up: imports, first agent build
-            floor = floor_seconds()
-            rows = [await round_of(n, url, proc.pid, limit) for n in sizes]
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+def start_profiler(pid: int, out: str) -> subprocess.Popen[bytes]:
+    py_spy = str(Path(sys.executable).with_name("py-spy"))
+    cmd = [py_spy, "record", "-p", str(pid), "-r", "200", "-f", "raw", "-o", out, "--nonblocking"]
+    return subprocess.Popen(cmd)
+
+
+def stop(proc: subprocess.Popen[bytes], spy: subprocess.Popen[bytes] | None) -> None:
+    if spy is not None:
+        spy.send_signal(2)  # py-spy writes its file on SIGINT
+        spy.wait(30)
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+async def one_app(
+    server: ScriptedServer,
+    tmp: Path,
+    root: Path,
+    sizes: list[int],
+    limit: float,
+    profile: str | None = None,
+) -> tuple[float, list[dict[str, float]]]:
+    """Start the app from `root`, warm it up with one turn, run the rounds; cold start and rows."""
+    proc, url, cold = start_app(server, tmp, root)
+    spy = None
+    try:
+        await round_of(1, url, proc.pid, limit)  # warm-up: imports, first agent build
+        if profile:  # py-spy (pip install py-spy) samples the app during the measured rounds
+            spy = start_profiler(proc.pid, profile)
+            await asyncio.sleep(1)
+        return cold, [await round_of(n, url, proc.pid, limit) for n in sizes]
+    finally:
+        stop(proc, spy)
+
+
+def median_rows(runs: list[list[dict[str, float]]]) -> list[dict[str, float]]:
+    """Per N, the median of every figure over the repeats."""
+    return [{k: statistics.median(run[i][k] for run in runs) for k in runs[0][i]}
+            for i in range(len(runs[0]))]  # fmt: skip
+
+
+def print_rows(title: str, cold: float, rows: list[dict[str, float]], floor: float) -> None:
     base = rows[0]["p50"]
-    print(f"floor to first answer token (fc reply + answer ttft): {floor * 1000:.0f} ms")
+    print(f"\n{title}   cold start to first page: {cold:.2f} s (median)")
     print("    N  final p50  final p95  first p50  first p95  p95/p50(1)  CPU/turn  RSS/session"
           "  answer sends  first-token overhead p50")  # fmt: skip
     for r in rows:
-        print(f"{r['n']:5d}  {r['p50']:8.2f}s  {r['p95']:8.2f}s  {r['first50']:8.2f}s  "
-              f"{r['first95']:8.2f}s  {r['p95'] / base:10.2f}  {r['cpu_ms']:6.0f}ms  "
+        print(f"{r['n']:5.0f}  {r['p50']:8.2f}s  {r['p95']:8.2f}s  {r['first50']:8.2f}s  "
+              f"{r['first95']:8.2f}s  {r['p95'] / base:10.2f}  {r['cpu_ms']:6.1f}ms  "
               f"{r['rss_mb']:8.2f}MB  {r['sends']:12.1f}  {1000 * (r['first50'] - floor):8.0f} ms")  # fmt: skip
+
+
+def cores_for(rows: list[dict[str, float]], target: float = 1.3) -> tuple[float, int] | None:
+    """Queueing model for one process per core: the N turns' CPU splits over k processes.
+
+    p95(N) ~ p50(1) + (N / k - 1) x CPU per turn (a turn waits behind the others' CPU in its
+    process); the ratio p95(N)/p50(1) for k cores and the k at which it reaches `target`.
+    """
+    one, big = rows[0], rows[-1]
+    if big["n"] <= 1:
+        return None
+    cpu, n, base = big["cpu_ms"] / 1000, big["n"], one["p50"]
+    k = 1
+    while base + max(n / k - 1, 0) * cpu > target * base and k < 256:
+        k += 1
+    return (base + max(n / 2 - 1, 0) * cpu) / base, k
+
+
+async def main(
+    sizes: list[int], limit: float, repeats: int, baseline: str | None, profile: str | None
+) -> None:
+    floor = floor_seconds()
+    print(f"load average before: {os.getloadavg()}   floor to first answer token "
+          f"(fc reply + answer ttft): {floor * 1000:.0f} ms")  # fmt: skip
+    with tempfile.TemporaryDirectory() as tmp_name, BenchServer() as server:
+        tmp = Path(tmp_name)
+        trees = {"this tree": ROOT}
+        if baseline:
+            trees[f"baseline {baseline[:12]}"] = baseline_tree(baseline, tmp)
+        runs: dict[str, list[list[dict[str, float]]]] = {name: [] for name in trees}
+        colds: dict[str, list[float]] = {name: [] for name in trees}
+        for rep in range(repeats):  # interleaved, so load from other jobs hits both sides alike
+            for name, root in trees.items():
+                spy = profile if profile and rep == 0 and root == ROOT else None
+                cold, rows = await one_app(server, tmp, root, sizes, limit, spy)
+                colds[name].append(cold)
+                runs[name].append(rows)
+                cpu = ", ".join(f"N={r['n']:.0f} {r['cpu_ms']:.1f} ms" for r in rows)
+                print(f"  run {rep + 1}/{repeats} {name}: CPU/turn {cpu}", flush=True)
+    medians = {name: median_rows(r) for name, r in runs.items()}
+    for name, rows in medians.items():
+        print_rows(f"{name} (median of {repeats})", statistics.median(colds[name]), rows, floor)
+    here = medians["this tree"]
+    model = cores_for(here)
+    if model:
+        ratio2, k = model
+        print(f"\nmodel, one process per core (N={here[-1]['n']:.0f}): p95/p50(1) ~ {ratio2:.2f} "
+              f"on 2 cores; 1.3x reached at {k} cores")  # fmt: skip
+    if baseline:
+        base = medians[f"baseline {baseline[:12]}"]
+        for b, h in zip(base, here, strict=True):
+            print(f"N={h['n']:.0f}: CPU per agent turn {b['cpu_ms']:.1f} ms -> {h['cpu_ms']:.1f} ms"
+                  f"  (baseline/this = {b['cpu_ms'] / h['cpu_ms']:.2f}x);  p95 {b['p95']:.2f} s "
+                  f"-> {h['p95']:.2f} s")  # fmt: skip
     print(f"load average after: {os.getloadavg()}")
 
 
@@ -255,5 +355,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 10, 25, 50])
     parser.add_argument("--timeout", type=float, default=90, help="seconds per round at most")
+    parser.add_argument("--repeats", type=int, default=1, help="runs per tree (medians printed)")
+    parser.add_argument("--baseline", metavar="GIT_REF",
+                        help=f"also run the app as of GIT_REF, interleaved (before #15: {BEFORE})")  # fmt: skip
+    parser.add_argument("--profile", help="write py-spy's collapsed stacks of the app here")
     args = parser.parse_args()
-    asyncio.run(main(args.sizes, args.timeout))
+    asyncio.run(main(args.sizes, args.timeout, args.repeats, args.baseline, args.profile))
