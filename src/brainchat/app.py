@@ -9,12 +9,12 @@ import chainlit as cl
 
 from brainchat.settings import load_settings
 from brainchat.ui import conversation as conv
-from brainchat.ui import event_loop, origin, servers
+from brainchat.ui import origin, runtime, servers
 
 logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 conv.log_config_problems(load_settings())  # bad configuration is logged at start-up
 origin.install()  # only the app's own pages (or BRAINCHAT_ALLOWED_ORIGINS) may drive it
-event_loop.install()  # C asyncio tasks again after chainlit's nest_asyncio (CPU per turn)
+runtime.install()  # C asyncio tasks, a quieter GC: less CPU per turn (bench/concurrency.py)
 
 
 @cl.on_app_startup

@@ -20,7 +20,7 @@ from brainchat.session import Session
 from brainchat.settings import ConfigError, Settings, load_settings
 from brainchat.tools.registry import ToolSet
 from brainchat.ui import format as fmt
-from brainchat.ui import panel
+from brainchat.ui import panel, runtime
 from brainchat.ui.confirm import make_confirm
 from brainchat.ui.message_limit import too_long_notice
 from brainchat.ui.render import AUTHOR, RunRenderer
@@ -199,6 +199,7 @@ async def run_turn(conv: Conversation, question: str, parent_id: str | None) -> 
         async for event in s.ask(question, confirm=confirm, message_id=parent_id):
             await renderer.handle(event)
         await renderer.finish()
+        runtime.settle()
     except asyncio.CancelledError:
         await renderer.stop(s.usage_so_far())
         raise
