@@ -4,11 +4,18 @@ The agent (its models, bound tool schemas and compiled graph) is built once per 
 settings and tool set and reused for every turn until one of them changes: a settings-panel
 change, an MCP server connected or dropped. The per-turn parts (question, history, confirm hook)
 go to `Agent.run`.
+
+Which tools the function-call model sees is chosen before every decide round by one rule
+(`eeg_rule`): web search, MCP tools and the EEG tools that list, load and describe data are
+always offered; the other EEG tools (preprocessing, ICA, epochs, decoding, plots, clear) only
+once the study has data loaded. A chat about the mu rhythm thus sends no EEG analysis schemas,
+and a turn that loads data sees the analysis tools from its next round on. Each subset is bound
+once per agent (`brainchat.agent.offer.ToolOffer`), so the agent cache is unchanged.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -16,18 +23,25 @@ from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool
 
 from brainchat.agent.approval import Confirm
-from brainchat.agent.graph import Agent, build_agent
 from brainchat.events import Event
-from brainchat.llm import make_chat_model
 from brainchat.redact import get_logger
 from brainchat.settings import Settings
 from brainchat.tools.registry import ToolFailure, ToolSet
 from brainchat.tools.search import backend_from_settings, make_search_tool
 
 if TYPE_CHECKING:
+    from brainchat.agent.graph import Agent
     from brainchat.eeg.study import Study
 
 log = get_logger("brainchat.agent")  # masks secrets in records
+EEG_ALWAYS = frozenset({"list_data_files", "load_data", "get_study_state"})
+LOCAL_NOT_EEG = frozenset({"web_search"})
+
+
+def eeg_rule(study: Study, local_names: Collection[str]) -> Callable[[], frozenset[str]]:
+    """The tools to hide in a round: EEG tools beyond list/load/state while the study is empty."""
+    needs_data = frozenset(local_names) - EEG_ALWAYS - LOCAL_NOT_EEG
+    return lambda: needs_data if study.stage == "empty" else frozenset()
 
 
 def local_toolset(settings: Settings, study: Study, search_cache: dict[str, Any]) -> ToolSet:
@@ -79,6 +93,7 @@ class AgentCache:
         tools: list[BaseTool],
         context: Callable[[], str] | None,
         facts: Callable[[], dict[str, Any]] | None = None,
+        hidden: Callable[[], Collection[str]] | None = None,
     ) -> Agent:
         fc_spec = settings.model_for("function_call")
         answer_spec = settings.model_for("answer")
@@ -89,8 +104,12 @@ class AgentCache:
             settings.limits,
             tuple((t.name, id(t)) for t in tools),
             context is not None,
+            hidden is not None,
         )
         if self.agent is None or key != self.key:
+            from brainchat.agent.graph import build_agent  # langgraph: on the first agent turn
+            from brainchat.llm import make_chat_model
+
             self.agent = build_agent(
                 make_chat_model(fc_spec, "function_call"),
                 make_chat_model(answer_spec, "answer"),
@@ -98,6 +117,7 @@ class AgentCache:
                 settings.limits,
                 context=context,
                 facts=facts,
+                hidden=hidden,
                 specs={"function_call": fc_spec, "answer": answer_spec},
             )
             self.key = key

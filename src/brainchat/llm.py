@@ -2,32 +2,43 @@
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.outputs import ChatGenerationChunk
-from langchain_openai import ChatOpenAI
 
 from brainchat.redact import mask_url
 from brainchat.settings import ModelSpec
 
+if TYPE_CHECKING:
+    from langchain_openai import ChatOpenAI
+
 ROLE_TAG_PREFIX = "brainchat-role:"
 
 
-class BrainChatOpenAI(ChatOpenAI):
-    """ChatOpenAI that also keeps `reasoning_content` deltas (DeepSeek, vLLM, llama.cpp)."""
+@functools.cache
+def chat_model_class() -> type[ChatOpenAI]:
+    """BrainChatOpenAI, built on first use: langchain_openai (and openai) cost ~1.8 s to import."""
+    from langchain_openai import ChatOpenAI
 
-    def _convert_chunk_to_generation_chunk(
-        self, chunk: dict, default_chunk_class: type, base_generation_info: dict | None
-    ) -> ChatGenerationChunk | None:
-        generation = super()._convert_chunk_to_generation_chunk(
-            chunk, default_chunk_class, base_generation_info
-        )
-        choices = chunk.get("choices") or []
-        if generation is not None and choices and choices[0].get("delta"):
-            reasoning = choices[0]["delta"].get("reasoning_content")
-            if reasoning:
-                generation.message.additional_kwargs["reasoning_content"] = reasoning
-        return generation
+    class BrainChatOpenAI(ChatOpenAI):
+        """ChatOpenAI that also keeps `reasoning_content` deltas (DeepSeek, vLLM, llama.cpp)."""
+
+        def _convert_chunk_to_generation_chunk(
+            self, chunk: dict, default_chunk_class: type, base_generation_info: dict | None
+        ) -> ChatGenerationChunk | None:
+            generation = super()._convert_chunk_to_generation_chunk(
+                chunk, default_chunk_class, base_generation_info
+            )
+            choices = chunk.get("choices") or []
+            if generation is not None and choices and choices[0].get("delta"):
+                reasoning = choices[0]["delta"].get("reasoning_content")
+                if reasoning:
+                    generation.message.additional_kwargs["reasoning_content"] = reasoning
+            return generation
+
+    return BrainChatOpenAI
 
 
 def make_chat_model(spec: ModelSpec, role: str, **overrides: Any) -> ChatOpenAI:
@@ -48,7 +59,37 @@ def make_chat_model(spec: ModelSpec, role: str, **overrides: Any) -> ChatOpenAI:
     if spec.max_tokens is not None:
         kwargs["max_tokens"] = spec.max_tokens
     kwargs.update(overrides)
-    return BrainChatOpenAI(**kwargs)
+    model = chat_model_class()(**kwargs)
+    client = getattr(model, "root_async_client", None)
+    if client is not None:
+        client._process_response_data = _chunks_as_dicts(client._process_response_data)
+    return model
+
+
+def _chunks_as_dicts(process: Callable[..., Any]) -> Callable[..., Any]:
+    """The openai client's response parser, less the model it builds for each streamed chunk.
+
+    The SDK turns every chunk's JSON into a `ChatCompletionChunk` (construct_type, ~6% of an
+    agent turn's CPU) and langchain_openai turns it straight back into a dict (`model_dump`,
+    ~1.5%); it takes dicts as they are. Keys the model would always have are filled in, so
+    langchain reads the same values either way.
+    """
+    from openai.types.chat import ChatCompletionChunk
+
+    def process_response_data(*, data: object, cast_to: type, response: Any) -> Any:
+        if cast_to is not ChatCompletionChunk or not isinstance(data, dict):
+            return process(data=data, cast_to=cast_to, response=response)
+        for choice in data.get("choices") or []:
+            if isinstance(choice, dict):
+                delta = choice.setdefault("delta", {})
+                for call in (delta or {}).get("tool_calls") or []:
+                    if isinstance(call, dict):
+                        call.setdefault("index", None)
+                        call.setdefault("id", None)
+                        call.setdefault("function", {})
+        return data
+
+    return process_response_data
 
 
 def role_of(tags: list[str] | None, metadata: dict[str, Any] | None = None) -> str | None:

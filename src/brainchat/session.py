@@ -14,7 +14,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool
 
 from brainchat.agent.approval import Confirm, remembering
-from brainchat.agents import AgentCache
+from brainchat.agents import AgentCache, eeg_rule
 from brainchat.chat import record_turn, stream_chat
 from brainchat.events import Event, Notice, RoleStats, RunFinished, StudyChanged
 from brainchat.settings import Settings, with_overrides
@@ -178,7 +178,11 @@ class Session:
         eeg = "load_data" in toolset.names()
         context = self.study.summary if eeg else None
         facts = self.study_facts if eeg else None
-        self.last_agent = self.agents.agent_for(self.settings, toolset.tools, context, facts)
+        local = self.agents.local_tools(self.settings, self.study, self.search_cache).names()
+        hidden = eeg_rule(self.study, local)
+        self.last_agent = self.agents.agent_for(
+            self.settings, toolset.tools, context, facts, hidden
+        )
         return self.last_agent
 
     def study_facts(self) -> dict[str, Any]:

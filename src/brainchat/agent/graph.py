@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
@@ -13,7 +14,8 @@ from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 
 from brainchat.agent.budget import ANSWER_RESERVE, Budget, tools_tokens
-from brainchat.agent.nodes import CURRENT_RUN, Deps, Nodes
+from brainchat.agent.nodes import CURRENT_DEPS, CURRENT_RUN, Deps, Nodes
+from brainchat.agent.offer import ToolOffer
 from brainchat.agent.policy import Evaluator, RoundRule, default_evaluator, default_round_rule
 from brainchat.agent.state import AgentState, RunContext
 from brainchat.agent.toolrun import CURRENT_CONFIRM, Confirm, ToolRunner
@@ -30,6 +32,7 @@ from brainchat.events import (
 )
 from brainchat.redact import get_logger
 from brainchat.settings import AgentLimits, ModelSpec
+from brainchat.tools.schemas import openai_schema
 from brainchat.usage import UsageCallback, UsageLedger
 
 log = get_logger("brainchat.agent")  # masks secrets in records
@@ -45,7 +48,10 @@ def after_evaluate(state: AgentState) -> Literal["decide", "answer"]:
     return cast(Literal["decide", "answer"], state["route"])
 
 
-def _graph(nodes: Nodes) -> Any:
+@functools.cache
+def _graph() -> Any:
+    """The graph, compiled once per process; its nodes find the running agent in CURRENT_DEPS."""
+    nodes = Nodes()
     graph = StateGraph(AgentState)
     graph.add_node("plan", nodes.plan)
     graph.add_node("decide", nodes.decide)
@@ -80,7 +86,7 @@ class Agent:
     def __init__(self, deps: Deps, specs: dict[str, ModelSpec]) -> None:
         self.deps = deps
         self.specs = specs
-        self.graph = _graph(Nodes(deps))  # compiled once; per-run state lives in CURRENT_RUN
+        self.graph = _graph()  # one per process; per-run state lives in CURRENT_RUN/CURRENT_DEPS
         self.last_run: RunContext | None = None
 
     def run(
@@ -112,6 +118,7 @@ class Agent:
         ctx.callback = UsageCallback(ctx.usage, answer_roles=("answer",))
         self.last_run = ctx
         CURRENT_RUN.set(ctx)  # this task's context only: concurrent runs stay apart
+        CURRENT_DEPS.set(d)
         emit(
             RunStarted(
                 mode="agent", question=question, models=dict(d.names), tools=list(d.runner.tools)
@@ -229,19 +236,22 @@ def build_agent(
     *,
     confirm: Confirm | None = None,
     context: Callable[[], str] | None = None,
+    hidden: Callable[[], Collection[str]] | None = None,
     evaluator: Evaluator | None = None,
     specs: dict[str, ModelSpec] | None = None,
     round_rule: RoundRule | None = None,
     facts: Callable[[], dict[str, Any]] | None = None,
 ) -> Agent:
-    """Assemble an agent; answer_llm defaults to function_call_llm (one model plays both roles)."""
-    from langchain_core.utils.function_calling import convert_to_openai_tool
+    """Assemble an agent; answer_llm defaults to function_call_llm (one model plays both roles).
 
+    `hidden()`, asked before each decide round, names tools not offered to the model that round
+    (they stay runnable; their schemas are just not sent).
+    """
     limits = limits or AgentLimits()
     answer_llm = answer_llm or _retag(function_call_llm, "answer")
     tools = list(tools or [])
     specs = specs or {}
-    schemas = [convert_to_openai_tool(t) for t in tools]
+    schemas = [openai_schema(t) for t in tools]  # converted once per process
     budgets = {
         role: Budget(
             spec.context_window,
@@ -254,7 +264,7 @@ def build_agent(
     deps = Deps(
         function_call_llm=function_call_llm,
         answer_llm=answer_llm,
-        bound_llm=function_call_llm.bind_tools(schemas) if tools else function_call_llm,
+        bound_llm=ToolOffer(function_call_llm, tools, schemas, hidden),
         names={
             "function_call": specs["function_call"].name
             if "function_call" in specs

@@ -38,6 +38,7 @@ from brainchat.settings import AgentLimits, ModelSpec
 from brainchat.usage import UsageCallback
 
 CURRENT_RUN: contextvars.ContextVar[RunContext] = contextvars.ContextVar("brainchat_run")
+CURRENT_DEPS: contextvars.ContextVar[Deps] = contextvars.ContextVar("brainchat_deps")
 CITATION = re.compile(r"\[(\d{1,3})\]")
 
 
@@ -47,7 +48,7 @@ class Deps:
 
     function_call_llm: BaseChatModel
     answer_llm: BaseChatModel
-    bound_llm: Any  # function_call_llm with the tools bound
+    bound_llm: Callable[[], Any]  # function_call_llm with this round's offered tools bound
     names: dict[str, str]  # role -> model name
     limits: AgentLimits
     runner: ToolRunner
@@ -63,11 +64,22 @@ class Deps:
 
 
 class Nodes:
-    """Plain async node functions over AgentState; per-run bookkeeping lives in `ctx`."""
+    """Plain async node functions over AgentState; per-run bookkeeping lives in `ctx`.
 
-    def __init__(self, deps: Deps) -> None:
-        self.d = deps
-        self.planner = PlanRun(deps)
+    Built without `deps`, the nodes read the running agent's from `CURRENT_DEPS`: one compiled
+    graph then serves every agent of the process (compiling cost ~3 ms per agent build).
+    """
+
+    def __init__(self, deps: Deps | None = None) -> None:
+        self._deps = deps
+
+    @property
+    def d(self) -> Deps:
+        return self._deps if self._deps is not None else CURRENT_DEPS.get()
+
+    @property
+    def planner(self) -> PlanRun:
+        return PlanRun(self.d)  # stateless: a run's plan lives in ctx.plan
 
     @property
     def ctx(self) -> RunContext:
@@ -198,7 +210,7 @@ class Nodes:
 
     async def _stream(self, messages: list[BaseMessage]) -> AIMessageChunk:
         reply: AIMessageChunk | None = None
-        async for chunk in self.d.bound_llm.astream(messages, config={"callbacks": [self.cb]}):
+        async for chunk in self.d.bound_llm().astream(messages, config={"callbacks": [self.cb]}):
             reply = chunk if reply is None else reply + chunk
         return reply if reply is not None else AIMessageChunk(content="")
 

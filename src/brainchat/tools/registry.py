@@ -8,6 +8,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 
 from brainchat.redact import mask
+from brainchat.tools.schemas import args_json_schema
 
 
 @dataclass(frozen=True)
@@ -63,13 +64,7 @@ class ToolSet:
         rows = []
         for tool in self.tools:
             flags = flags_of(tool)
-            schema = tool.args_schema
-            if schema is None:
-                args: dict[str, Any] = {}
-            elif isinstance(schema, dict):
-                args = schema
-            else:
-                args = schema.model_json_schema()  # type: ignore[union-attr]
+            args = args_json_schema(tool)
             rows.append(
                 {
                     "name": tool.name,

@@ -23,7 +23,7 @@ from brainchat.settings import ConfigError, Settings, load_settings
 from brainchat.store.history import ThreadUsage
 from brainchat.tools.registry import ToolSet
 from brainchat.ui import format as fmt
-from brainchat.ui import modes, panel, resume, titles
+from brainchat.ui import modes, panel, resume, runtime, titles
 from brainchat.ui.confirm import make_confirm
 from brainchat.ui.message_limit import too_long_notice
 from brainchat.ui.render import AUTHOR, RunRenderer
@@ -214,6 +214,7 @@ async def run_turn(conv: Conversation, question: str, parent_id: str | None) -> 
                 counted = True
             await renderer.handle(event)
         await renderer.finish()
+        runtime.settle()
     except asyncio.CancelledError:
         if not counted:
             conv.usage.add(s.usage_so_far())

@@ -19,6 +19,7 @@ from chainlit.utils import utc_now
 from brainchat import events as ev
 from brainchat.ui import format as fmt
 from brainchat.ui import step_text as st
+from brainchat.ui.batching import TokenBatcher
 from brainchat.ui.plan_view import PlanView, steps_text
 
 AUTHOR = "brainchat"
@@ -56,6 +57,7 @@ class RunRenderer:
         self.rounds = self.tool_calls = 0
         self.finished = False
         self.plan = PlanView()  # the task list, when the run makes a plan
+        self.batches: dict[str, TokenBatcher] = {}  # "thinking" / "answer" -> its open stream
 
     # -- steps -------------------------------------------------------------------------
     async def _open(self, step: cl.Step) -> cl.Step:
@@ -122,13 +124,18 @@ class RunRenderer:
                     await self._streaming(f"{label} · {e.model}"),
                     time.perf_counter(),
                 )  # closed with its duration at the first answer token
-            await self.reasoning[0].stream_token(e.text)
+            if "reasoning" not in self.batches:
+                self.batches["reasoning"] = TokenBatcher(self.reasoning[0].stream_token)
+            await self.batches["reasoning"].add(e.text)
             return
         if self.thinking is None:
             self.thinking = await self._streaming(f"Thinking · {e.model}")
-        await self.thinking.stream_token(e.text)
+        if "thinking" not in self.batches:
+            self.batches["thinking"] = TokenBatcher(self.thinking.stream_token)
+        await self.batches["thinking"].add(e.text)
 
     async def on_thinking_done(self, e: ev.ThinkingDone) -> None:
+        await self._flush("thinking")
         self.rounds = max(self.rounds + (0 if e.round else 1), e.round)
         step, self.thinking = self.thinking, None
         plan = f"\n\n→ calls {', '.join(e.tool_calls)}" if e.tool_calls else ""
@@ -262,10 +269,13 @@ class RunRenderer:
                 await self._close_run()
             self.answer = cl.Message(content="", author=AUTHOR)
         self.answer_text += e.text
-        await self.answer.stream_token(e.text)
+        if "answer" not in self.batches:
+            self.batches["answer"] = TokenBatcher(self.answer.stream_token)
+        await self.batches["answer"].add(e.text)
 
     async def _end_reasoning(self) -> None:
         if self.reasoning is not None:
+            await self._flush("reasoning")
             step, began = self.reasoning
             took = fmt.seconds(time.perf_counter() - began)
             await self._close(step, None, f"{step.name} · {took}")
@@ -288,6 +298,12 @@ class RunRenderer:
         await self.finish()
 
     # -- end of a run ----------------------------------------------------------------------
+    async def _flush(self, *streams: str) -> None:
+        """Send what the named streams (default: all) still hold, then forget them."""
+        for name in streams or list(self.batches):
+            if (batch := self.batches.pop(name, None)) is not None:
+                await batch.close()
+
     async def _close_run(self, total: float | None = None, suffix: str = "") -> None:
         if self.run is None:
             return
@@ -303,6 +319,7 @@ class RunRenderer:
         if self.finished:
             return
         self.finished = True
+        await self._flush()
         if self.decision is not None:  # a verdict that never reached the answer model
             await self._note(st.evaluation_title(self.decision), self.decision.reason)
         await self._end_reasoning()
@@ -341,6 +358,7 @@ class RunRenderer:
             return
         self.finished = True
         await self.plan.finish("cancelled")
+        await self._flush()
         for step in list(self.open.values()):
             if step is self.run:
                 continue

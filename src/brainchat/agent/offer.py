@@ -1,0 +1,41 @@
+"""Which tools the function-call model sees in a round: all of them, less what `hidden()` names.
+
+The schemas of every tool are converted once, when the agent is built; each distinct subset is
+bound to the model once and reused, so choosing per round costs a set lookup. A hidden tool stays
+runnable (the act node has every tool); only its schema is left out of the request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+
+
+class ToolOffer:
+    """The function-call model bound to the tools offered this round; one binding per subset."""
+
+    def __init__(
+        self,
+        llm: BaseChatModel,
+        tools: list[BaseTool],
+        schemas: list[dict[str, Any]],
+        hidden: Callable[[], Collection[str]] | None,
+    ) -> None:
+        self.llm, self.hidden = llm, hidden
+        self.pairs = list(zip(tools, schemas, strict=True))
+        self.bound: dict[frozenset[str], Any] = {}
+
+    def offered(self) -> list[str]:
+        """The names of the tools the model sees this round."""
+        hide = frozenset(self.hidden()) if self.hidden else frozenset()
+        return [t.name for t, _ in self.pairs if t.name not in hide]
+
+    def __call__(self) -> Any:
+        hide = frozenset(self.hidden()) if self.hidden else frozenset()
+        if hide not in self.bound:
+            schemas = [s for t, s in self.pairs if t.name not in hide]
+            self.bound[hide] = self.llm.bind_tools(schemas) if schemas else self.llm
+        return self.bound[hide]
