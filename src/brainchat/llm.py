@@ -95,18 +95,18 @@ def _chunks_as_dicts(process: Callable[..., Any]) -> Callable[..., Any]:
     return process_response_data
 
 
-# Servers (base_url, model) that answered HTTP 400 to `stream_options`: asked without it for
-# the rest of the process.
-_NO_STREAM_OPTIONS: set[tuple[str | None, str]] = set()
+# Servers (base URLs) that answered HTTP 400 to `stream_options`: every model there is asked
+# without it for the rest of the process.
+_NO_STREAM_OPTIONS: set[str | None] = set()
 
 
 def stream_usage_refused(spec: ModelSpec) -> bool:
     """True once this model's server has rejected `stream_options` in this process."""
-    return (spec.base_url, spec.model) in _NO_STREAM_OPTIONS
+    return spec.base_url in _NO_STREAM_OPTIONS
 
 
 def refuse_stream_usage(spec: ModelSpec) -> None:
-    _NO_STREAM_OPTIONS.add((spec.base_url, spec.model))
+    _NO_STREAM_OPTIONS.add(spec.base_url)
 
 
 def rejects_stream_options(exc: BaseException, spec: ModelSpec | None) -> bool:

@@ -279,12 +279,12 @@ def parse_model_spec(var: str, raw: str | Mapping[str, Any], env: Mapping[str, s
             f"{var}.context_window", data.get("context_window", 16000), int, 512, 10_000_000
         ),
         label=data.get("label"),
-        tool_calling=_tool_calling(f"{var}.tool_calling", data.get("tool_calling", "native")),
+        tool_calling=parse_tool_calling(f"{var}.tool_calling", data.get("tool_calling", "native")),
         stream_tool_calls=_bool(f"{var}.stream_tool_calls", data.get("stream_tool_calls", True)),
     )
 
 
-def _tool_calling(var: str, raw: object) -> ToolCalling:
+def parse_tool_calling(var: str, raw: object) -> ToolCalling:
     value = str(raw).strip().lower() if isinstance(raw, str) else raw
     if value not in TOOL_CALLING:
         raise ConfigError(var, raw, TOOL_CALLING_HELP)
@@ -441,7 +441,7 @@ def with_overrides(settings: Settings, overrides: Mapping[str, Any]) -> Settings
         if temp is not None and temp != "":
             spec = replace(spec, temperature=_num(f"{role} temperature", temp, float, 0, 2))
         if calling is not None and calling != "":
-            spec = replace(spec, tool_calling=_tool_calling(f"{role} tool calling", calling))
+            spec = replace(spec, tool_calling=parse_tool_calling(f"{role} tool calling", calling))
         if streamed is not None and streamed != "":
             spec = replace(spec, stream_tool_calls=_bool(f"{role} streamed tool calls", streamed))
         updates[attr] = spec
