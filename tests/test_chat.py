@@ -146,4 +146,5 @@ async def test_malformed_chunk_is_an_error_message(scripted_server) -> None:
 async def test_timeout_is_reported(scripted_server) -> None:
     scripted_server.queue("chat-m", Text("late", ttft=3), Text("late again", ttft=3))
     events = await collect(stream_chat(spec(scripted_server, "chat-m", timeout=1), [], "hi"))
-    assert "did not answer in time" in of(events, "notice")[0].message
+    message = of(events, "notice")[0].message
+    assert f"chat-m at {scripted_server.base_url} sent nothing for 1 s (model timeout)" in message

@@ -216,6 +216,61 @@ def test_brainchat_starts_the_web_app_with_host_and_port_passed_through(tmp_path
         proc.wait(10)
 
 
+def test_brainchat_started_elsewhere_uses_its_own_chainlit_config(tmp_path) -> None:
+    """From another folder the app writes no default .chainlit/ or chainlit.md there and serves
+    the project's own welcome text, custom script and name."""
+    import json as _json
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("CI", "CHAINLIT_APP_ROOT")
+        and not k.startswith(("OPENAI_", "CHAT_MODEL", "AGENT_"))
+    }
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = subprocess.Popen(
+        [str(BIN), "--port", str(port), "--headless"],
+        cwd=elsewhere,
+        env=clean,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline, page = time.time() + 60, ""
+        while time.time() < deadline and not page:
+            try:
+                page = urllib.request.urlopen(f"{base}/", timeout=2).read().decode()
+            except OSError:
+                assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
+                time.sleep(0.3)
+        assert "/public/brainchat.js" in page  # the project's config.toml, not a default one
+        script = urllib.request.urlopen(f"{base}/public/brainchat.js", timeout=5)
+        assert script.status == 200 and script.read()
+        assert "<title>brainchat</title>" in page
+        from http.cookiejar import CookieJar
+
+        browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
+        browser.addheaders = [("Origin", base)]
+        browser.open(urllib.request.Request(f"{base}/auth/header", method="POST"), timeout=5)
+        asked = browser.open(f"{base}/project/settings?language=en-US", timeout=5)
+        settings = _json.loads(asked.read())
+        root = Path(__file__).resolve().parents[1]
+        assert settings["markdown"] == (root / "chainlit.md").read_text(encoding="utf-8")
+        assert settings["ui"]["name"] == "brainchat"
+        assert not (elsewhere / ".chainlit").exists() and not (elsewhere / "chainlit.md").exists()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 def plan_env(s: Any, tmp_path: Path, **extra: str) -> dict[str, str]:
     from brainchat.eeg.synthetic import write_demo_set
 

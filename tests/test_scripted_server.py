@@ -15,9 +15,11 @@ import pytest
 from langchain_core.messages import AIMessageChunk, HumanMessage
 from langchain_openai import ChatOpenAI
 
+from brainchat.testing.replies import call_text
 from brainchat.testing.scripted_server import (
     Call,
     Drop,
+    Empty,
     Fault,
     Malformed,
     ScriptedServer,
@@ -272,7 +274,10 @@ def test_admin_api_over_http(scripted_server: ScriptedServer, client: openai.Ope
             admin.post("/queue", json={"model": "m1", "replies": [{"type": "nope"}]}).status_code
             == 400
         )
-        assert admin.post("/config", json={"send_usage": False}).json() == {"send_usage": False}
+        assert admin.post("/config", json={"send_usage": False}).json() == {
+            "send_usage": False,
+            "reject_stream_options": False,
+        }
         answer = client.chat.completions.create(model="m1", messages=USER)
         assert answer.choices[0].message.content == "from admin" and answer.usage is None
         with pytest.raises(openai.InternalServerError):
@@ -332,3 +337,60 @@ def test_server_restarts_cleanly() -> None:
         assert httpx.get(f"{server.base_url}/models").status_code == 200
     with ScriptedServer(port) as again:  # the port is free again after stop()
         assert again.port == port
+
+
+async def test_empty_reply_streams_no_content_and_whole_is_empty(
+    scripted_server: ScriptedServer, client: openai.OpenAI
+) -> None:
+    scripted_server.queue("m1", Empty(), Empty())
+    chunks = await collect(chat_model(scripted_server))
+    reply = total(chunks)
+    assert reply.content == "" and not reply.tool_call_chunks
+    assert reply.usage_metadata is not None  # the finish and usage chunks still come
+    whole = client.chat.completions.create(model="m1", messages=USER)
+    assert whole.choices[0].message.content == "" and not whole.choices[0].message.tool_calls
+    assert [r.outcome for r in scripted_server.requests] == ["ok", "ok"]
+
+
+def test_stream_options_can_be_refused_with_http_400(
+    scripted_server: ScriptedServer, client: openai.OpenAI
+) -> None:
+    scripted_server.reject_stream_options = True
+    scripted_server.queue("m1", Text("kept for the next request"))
+    with pytest.raises(openai.BadRequestError, match="stream_options"):
+        client.chat.completions.create(
+            model="m1", messages=USER, stream=True, stream_options={"include_usage": True}
+        )
+    assert scripted_server.remaining("m1") == 1  # the refusal used up no scripted reply
+    stream = client.chat.completions.create(model="m1", messages=USER, stream=True)
+    assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == (
+        "kept for the next request"
+    )
+    with httpx.Client(base_url=scripted_server.admin_url) as admin:
+        assert admin.post("/config", json={"reject_stream_options": False}).json() == {
+            "send_usage": True,
+            "reject_stream_options": False,
+        }
+    assert scripted_server.reject_stream_options is False
+
+
+async def test_silent_stream_sends_headers_then_nothing(scripted_server: ScriptedServer) -> None:
+    scripted_server.queue("m1", Text("late", ttft=3.0))
+    llm = chat_model(scripted_server, stream_chunk_timeout=0.5)
+    with pytest.raises(TimeoutError):
+        await collect(llm)
+    await asyncio.sleep(0.2)
+    assert scripted_server.requests[0].first_chunk_at is None
+
+
+def test_tool_calls_written_as_text() -> None:
+    calls = [Call("web_search", {"query": "EEG"}), Call("load_data", {"files": ["a.edf"]})]
+    fenced = call_text(calls, prose="Searching.")
+    assert fenced.startswith("Searching.\n```json\n") and fenced.count("```json") == 2
+    assert json.loads(fenced.split("```json\n")[1].split("\n```")[0]) == {
+        "name": "web_search",
+        "arguments": {"query": "EEG"},
+    }
+    bare = call_text(calls, fenced=False).splitlines()
+    assert [json.loads(line)["name"] for line in bare] == ["web_search", "load_data"]
+    assert reply_from_dict({"type": "empty", "ttft": 0.1}) == Empty(ttft=0.1)

@@ -88,6 +88,16 @@ def test_presets_and_key_env() -> None:
         ({"AGENT_MAX_EXECUTION_TIME": "5"}, "AGENT_MAX_EXECUTION_TIME", "10 to 300"),
         ({"DEFAULT_MODE": "turbo"}, "DEFAULT_MODE", "chat, agent"),
         ({"AGENT_VERBOSE": "maybe"}, "AGENT_VERBOSE", "true or false"),
+        (
+            {"AGENT_FUNCTION_CALL_MODEL": spec(tool_calling="json")},
+            "AGENT_FUNCTION_CALL_MODEL.tool_calling",
+            "allowed: native",
+        ),
+        (
+            {"AGENT_FUNCTION_CALL_MODEL": spec(stream_tool_calls="sometimes")},
+            "AGENT_FUNCTION_CALL_MODEL.stream_tool_calls",
+            "true or false",
+        ),
     ],
 )
 def test_bad_values_name_variable_value_and_allowed(
@@ -165,3 +175,54 @@ def test_key_never_in_error_text() -> None:
 
 def test_model_spec_repr_hides_key() -> None:
     assert "sekrit" not in repr(ModelSpec(model="m", api_key="sekrit"))
+
+
+def test_tool_calling_and_streamed_calls_per_model() -> None:
+    settings = load_settings(
+        {
+            "AGENT_FUNCTION_CALL_MODEL": spec(
+                model="small", tool_calling="Prompt", stream_tool_calls=False
+            ),
+            "AGENT_ANSWER_MODEL": spec(model="ans"),
+        },
+        dotenv=False,
+    )
+    assert settings.errors == ()
+    fc = settings.model_for("function_call")
+    assert (fc.tool_calling, fc.stream_tool_calls) == ("prompt", False)
+    ans = settings.model_for("answer")
+    assert (ans.tool_calling, ans.stream_tool_calls) == ("native", True)  # the defaults
+    session = Session(settings)
+    session.apply_settings(
+        {"function_call_tool_calling": "auto", "function_call_stream_tool_calls": "true"}
+    )
+    fc = session.settings.model_for("function_call")
+    assert (fc.model, fc.tool_calling, fc.stream_tool_calls) == ("small", "auto", True)
+    with pytest.raises(ConfigError, match="function_call tool calling"):
+        session.apply_settings({"function_call_tool_calling": "xml"})
+    assert session.settings.model_for("function_call").tool_calling == "auto"
+
+
+def test_settings_panel_offers_tool_calling_for_the_function_call_model() -> None:
+    from brainchat.ui import panel
+
+    settings = load_settings({"AGENT_FUNCTION_CALL_MODEL": spec(model="fc")}, dotenv=False)
+    session = Session(settings)
+    inputs = {w.id: w for w in panel.widgets(session)}
+    choice = inputs["function_call_tool_calling"]
+    assert set(choice.items.values()) == {"native", "prompt", "auto"}
+    assert choice.initial_value == "native"
+    assert inputs["function_call_stream_tool_calls"].initial_value == "true"
+    values = {
+        "function_call_model": "fc",
+        "function_call_tool_calling": "prompt",
+        "function_call_stream_tool_calls": "false",
+    }
+    overrides = panel.overrides_from(values)
+    assert panel.problems(session, overrides) == []
+    session.apply_settings(overrides)
+    fc = session.settings.model_for("function_call")
+    assert (fc.tool_calling, fc.stream_tool_calls) == ("prompt", False)
+    assert "tool calling prompt, not streamed" in panel.summary(session)
+    again = {w.id: w for w in panel.widgets(session)}
+    assert again["function_call_tool_calling"].initial_value == "prompt"

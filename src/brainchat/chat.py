@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
@@ -16,7 +17,14 @@ from brainchat.events import (
     emit,
     stream_events,
 )
-from brainchat.llm import describe_error, make_chat_model
+from brainchat.llm import (
+    describe_error,
+    make_chat_model,
+    refuse_stream_usage,
+    rejects_stream_options,
+    stream_options_retry_text,
+    stream_usage_refused,
+)
 from brainchat.prompts import load_prompt
 from brainchat.settings import ModelSpec
 from brainchat.usage import UsageCallback, UsageLedger, count_message_tokens
@@ -72,13 +80,21 @@ async def _chat_turn(
     model = make_chat_model(spec, "chat")
     parts: list[str] = []
     error: str | None = None
-    for attempt in range(2):
+    retried_options = False
+    for attempt in range(3):
         try:
-            async for chunk in model.astream(messages, config={"callbacks": [callback]}):
+            kwargs: dict[str, Any] = {"stream_usage": False} if stream_usage_refused(spec) else {}
+            async for chunk in model.astream(messages, config={"callbacks": [callback]}, **kwargs):
                 if isinstance(chunk.content, str):
                     parts.append(chunk.content)
             break
         except Exception as exc:  # noqa: BLE001 - every model failure becomes a message
+            if not parts and not retried_options and rejects_stream_options(exc, spec):
+                retried_options = True  # HTTP 400 to stream_options: once more without them
+                refuse_stream_usage(spec)
+                told, hint = stream_options_retry_text(spec, exc)
+                emit(Notice(kind="info", message=told, hint=hint))
+                continue
             if attempt == 0 and not parts and _retryable_midstream(exc):
                 continue  # the stream broke before any text: one quiet retry
             error = describe_error(exc, spec, midstream=bool(parts))

@@ -47,6 +47,10 @@ def _run_app(args: list[str]) -> int:
     """
     import os
 
+    # Chainlit reads its config, chainlit.md and public/ from CHAINLIT_APP_ROOT (default: the
+    # current folder, where it writes defaults when they are missing): point it at the app's own.
+    if (root := app_root()) is not None:
+        os.environ.setdefault("CHAINLIT_APP_ROOT", str(root))
     from chainlit.cli import cli
 
     from brainchat.store.config import exposure_problem, load_store_config
@@ -67,6 +71,15 @@ def _run_app(args: list[str]) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     return 0
+
+
+def app_root() -> Path | None:
+    """The folder holding the app's .chainlit/config.toml, chainlit.md and public/ (the checkout
+    of an editable install); None when there is none (then Chainlit uses the current folder)."""
+    for folder in (APP.parents[2], APP.parent):
+        if (folder / ".chainlit" / "config.toml").is_file():
+            return folder
+    return None
 
 
 def _option(args: list[str], name: str) -> str | None:

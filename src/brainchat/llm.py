@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.outputs import ChatGenerationChunk
 
-from brainchat.redact import mask_url
+from brainchat.redact import mask, mask_url
 from brainchat.settings import ModelSpec
 
 if TYPE_CHECKING:
@@ -49,8 +49,11 @@ def make_chat_model(spec: ModelSpec, role: str, **overrides: Any) -> ChatOpenAI:
         "api_key": spec.api_key or "not-needed",
         "timeout": spec.timeout,
         "max_retries": spec.max_retries,
-        "stream_usage": spec.stream_usage,
+        "stream_usage": spec.stream_usage and not stream_usage_refused(spec),
         "streaming": True,
+        # langchain-openai's own gap-between-chunks limit (default 120 s) follows the spec's
+        # timeout, so a slow local server gets the time its spec allows and no less.
+        "stream_chunk_timeout": spec.timeout,
         "tags": [f"{ROLE_TAG_PREFIX}{role}"],
         "metadata": {"brainchat_role": role, "brainchat_model": spec.name},
     }
@@ -92,6 +95,67 @@ def _chunks_as_dicts(process: Callable[..., Any]) -> Callable[..., Any]:
     return process_response_data
 
 
+# Servers (base URLs) that answered HTTP 400 to `stream_options`: every model there is asked
+# without it for the rest of the process.
+_NO_STREAM_OPTIONS: set[str | None] = set()
+
+
+def stream_usage_refused(spec: ModelSpec) -> bool:
+    """True once this model's server has rejected `stream_options` in this process."""
+    return spec.base_url in _NO_STREAM_OPTIONS
+
+
+def refuse_stream_usage(spec: ModelSpec) -> None:
+    _NO_STREAM_OPTIONS.add(spec.base_url)
+
+
+def rejects_stream_options(exc: BaseException, spec: ModelSpec | None) -> bool:
+    """An HTTP 400 to a streamed request that asked for usage: maybe `stream_options` itself."""
+    import openai
+
+    asked = spec is None or (spec.stream_usage and not stream_usage_refused(spec))
+    return isinstance(exc, openai.BadRequestError) and asked
+
+
+def server_reason(exc: BaseException) -> str:
+    """The error message the server sent (masked, one line, at most 300 characters)."""
+    body = getattr(exc, "body", None)
+    text = ""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        text = str(inner.get("message") if isinstance(inner, dict) else inner or "")
+    text = text or str(getattr(exc, "message", "") or exc)
+    return mask(" ".join(text.split()))[:300]
+
+
+def stream_options_retry_text(
+    spec: ModelSpec | None, exc: BaseException, name: str | None = None
+) -> tuple[str, str]:
+    """The notice (message, hint) for a request asked again without `stream_options`."""
+    return (
+        f"{where(spec, name)} refused the request's stream_options (HTTP 400: "
+        f"{server_reason(exc)}); it was asked again without them. Token counts for this model "
+        "are estimated from now on.",
+        'Set "stream_usage": false in this model\'s spec to skip the first try.',
+    )
+
+
+def where(spec: ModelSpec | None, name: str | None = None, base_url: str | None = None) -> str:
+    """'<model> at <masked url>': how every model error names its model."""
+    if spec is not None:
+        name, base_url = spec.name, spec.base_url
+    shown = mask_url(base_url) if base_url else "the provider's default URL"
+    return f"{name or 'the model'} at {shown}"
+
+
+def is_model_timeout(exc: BaseException) -> bool:
+    """The model sent nothing in time: a chunk gap, a read timeout or the SDK's timeout."""
+    import httpx
+    import openai
+
+    return isinstance(exc, TimeoutError | httpx.TimeoutException | openai.APITimeoutError)
+
+
 def role_of(tags: list[str] | None, metadata: dict[str, Any] | None = None) -> str | None:
     """The role a model call was made for, from its tags or metadata."""
     if metadata and metadata.get("brainchat_role"):
@@ -108,34 +172,44 @@ def describe_error(
     *,
     midstream: bool = False,
     name: str | None = None,
+    base_url: str | None = None,
 ) -> str:
     """A friendly one-line account of a model API failure (never the key, never a traceback)."""
     import openai
 
-    if spec is not None:
-        shown = mask_url(spec.base_url) if spec.base_url else "the provider's default URL"
-        where = f"{spec.name} at {shown}"
-    else:
-        where = f"the model server of {name}" if name else "the model server"
+    where_ = where(spec, name, base_url)
+    if is_model_timeout(exc):
+        seconds = getattr(exc, "timeout_s", None) or (spec.timeout if spec else None)
+        gap = f" for {seconds:g} s" if seconds else " in time"
+        kept = " What arrived so far is kept." if midstream else ""
+        return (
+            f"The model {where_} sent nothing{gap} (model timeout).{kept} Raise the spec's "
+            '"timeout" if the server is slow, or check that it is still working.'
+        )
     if midstream:
-        return f"The answer from {where} broke off in the middle ({type(exc).__name__}). What arrived so far is kept; send your message again to retry."
+        return f"The answer from {where_} broke off in the middle ({type(exc).__name__}). What arrived so far is kept; send your message again to retry."
     if isinstance(exc, openai.RateLimitError):
-        return f"{where} is rate-limiting requests (HTTP 429), even after retries. Wait a moment and send your message again."
+        return f"{where_} is rate-limiting requests (HTTP 429), even after retries. Wait a moment and send your message again."
     if isinstance(exc, openai.AuthenticationError):
-        return f"{where} refused the API key (HTTP 401). Check the key variable for this model."
+        return f"{where_} refused the API key (HTTP 401). Check the key variable for this model."
     if isinstance(exc, openai.NotFoundError):
-        return f"{where} does not know this model (HTTP 404). Check the model name in its spec."
+        return f"{where_} does not know this model (HTTP 404). Check the model name in its spec."
+    if isinstance(exc, openai.BadRequestError):
+        return (
+            f"{where_} refused the request (HTTP 400: {server_reason(exc)}). If it names "
+            '"stream_options", set "stream_usage": false in this model\'s spec.'
+        )
     if isinstance(exc, openai.APIStatusError):
-        return f"{where} answered with an error (HTTP {exc.status_code}). Try again; if it persists, check the server."
+        return f"{where_} answered with an error (HTTP {exc.status_code}: {server_reason(exc)}). Try again; if it persists, check the server."
     if isinstance(exc, openai.APITimeoutError):
-        return f"{where} did not answer in time. Raise the spec's timeout or try again."
-    if isinstance(exc, openai.APIConnectionError) and _never_connected(exc):
-        return f"Could not connect to {where}. Is the server running and the base_url right?"
+        return f"{where_} did not answer in time. Raise the spec's timeout or try again."
+    if isinstance(exc, openai.APIConnectionError) and never_connected(exc):
+        return f"Could not connect to {where_}. Is the server running and the base_url right?"
     kind = type(exc).__name__
-    return f"The reply from {where} broke off before anything arrived ({kind}). Send your message again to retry."
+    return f"The reply from {where_} broke off before anything arrived ({kind}). Send your message again to retry."
 
 
-def _never_connected(exc: BaseException) -> bool:
+def never_connected(exc: BaseException) -> bool:
     """True when no connection was made (refused, DNS, connect timeout), not a cut stream."""
     import httpx
 

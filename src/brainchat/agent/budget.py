@@ -7,10 +7,7 @@ counting at all.
 
 from __future__ import annotations
 
-import functools
-import json
 from dataclasses import dataclass
-from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
@@ -36,17 +33,6 @@ class Budget:
     def per_result(self) -> int:
         """The most one tool result may take in a request (a quarter of the budget)."""
         return max(MIN_RESULT_TOKENS, self.tokens // 4)
-
-
-def tools_tokens(schemas: list[dict[str, Any]]) -> int:
-    """Tokens the tool definitions add to every function-call request."""
-    return _text_tokens(json.dumps(schemas, separators=(",", ":"))) if schemas else 0
-
-
-@functools.lru_cache(maxsize=64)
-def _text_tokens(text: str) -> int:
-    # Every session of a process sends the same tool definitions: count them once.
-    return count_tokens(text)
 
 
 def message_tokens(messages: list[BaseMessage], limit: int) -> int:

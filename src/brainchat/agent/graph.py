@@ -13,7 +13,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 
-from brainchat.agent.budget import ANSWER_RESERVE, Budget, tools_tokens
+from brainchat.agent.budget import ANSWER_RESERVE, Budget
 from brainchat.agent.nodes import CURRENT_DEPS, CURRENT_RUN, Deps, Nodes
 from brainchat.agent.offer import ToolOffer
 from brainchat.agent.policy import Evaluator, RoundRule, default_evaluator, default_round_rule
@@ -33,7 +33,7 @@ from brainchat.events import (
 from brainchat.redact import get_logger
 from brainchat.settings import AgentLimits, ModelSpec
 from brainchat.tools.schemas import openai_schema
-from brainchat.usage import UsageCallback, UsageLedger
+from brainchat.usage import UsageCallback, UsageLedger, tools_tokens
 
 log = get_logger("brainchat.agent")  # masks secrets in records
 
@@ -252,11 +252,14 @@ def build_agent(
     tools = list(tools or [])
     specs = specs or {}
     schemas = [openai_schema(t) for t in tools]  # converted once per process
+    fc_spec = specs.get("function_call")
+    tool_calling = fc_spec.tool_calling if fc_spec is not None else "native"
     budgets = {
         role: Budget(
             spec.context_window,
             spec.max_tokens or ANSWER_RESERVE,
-            tools_tokens(schemas) if role == "function_call" else 0,
+            # prompt mode: the tools are in the system prompt, which the budget counts anyway
+            tools_tokens(schemas) if role == "function_call" and tool_calling != "prompt" else 0,
         )
         for role in ("function_call", "answer")
         for spec in [specs.get(role) or specs.get("function_call") or ModelSpec(model="?")]
@@ -264,7 +267,10 @@ def build_agent(
     deps = Deps(
         function_call_llm=function_call_llm,
         answer_llm=answer_llm,
-        bound_llm=ToolOffer(function_call_llm, tools, schemas, hidden),
+        bound_llm=ToolOffer(
+            function_call_llm, tools, schemas, hidden, plain=tool_calling == "prompt"
+        ),
+        tool_calling=tool_calling,
         names={
             "function_call": specs["function_call"].name
             if "function_call" in specs

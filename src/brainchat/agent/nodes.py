@@ -20,7 +20,10 @@ from langchain_core.messages import (
     SystemMessage,
 )
 
+from brainchat import llm
+from brainchat.agent import modelcall, textcalls
 from brainchat.agent.budget import Budget, cut_text, fit_history, fit_run, message_tokens
+from brainchat.agent.offer import ToolOffer
 from brainchat.agent.plan_run import PlanRun, plan_limits
 from brainchat.agent.policy import (
     Evaluator,
@@ -48,7 +51,7 @@ class Deps:
 
     function_call_llm: BaseChatModel
     answer_llm: BaseChatModel
-    bound_llm: Callable[[], Any]  # function_call_llm with this round's offered tools bound
+    bound_llm: ToolOffer  # function_call_llm with this round's offered tools bound
     names: dict[str, str]  # role -> model name
     limits: AgentLimits
     runner: ToolRunner
@@ -58,6 +61,7 @@ class Deps:
     budgets: dict[str, Budget]  # role -> what one request may use of the model's window
     specs: dict[str, ModelSpec]  # role -> spec, when known (names and URLs in error messages)
     round_rule: RoundRule = default_round_rule
+    tool_calling: str = "native"  # native | prompt | auto (the function-call spec's setting)
     facts: Callable[[], dict[str, Any]] | None = (
         None  # the study's stage and steps, to verify plans
     )
@@ -97,7 +101,10 @@ class Nodes:
                 study = "Current EEG study: " + self.d.context()
             except Exception as exc:  # noqa: BLE001 - the summary is a hint, never fatal
                 study = f"(EEG study summary unavailable: {exc})"
-        return SystemMessage(prompt.replace("{study}", study))
+        text = prompt.replace("{study}", study)
+        if self.d.tool_calling == "prompt" and (schemas := self.d.bound_llm.schemas()):
+            text += "\n\n" + textcalls.tools_prompt(schemas)
+        return SystemMessage(text)
 
     async def plan(self, state: AgentState) -> dict[str, Any]:
         """Plan mode: a validated plan of the request's steps, or none (the ordinary loop)."""
@@ -125,9 +132,13 @@ class Nodes:
                     message=f"{digested} older tool result(s) were shortened to digests so the request fits {self.d.names['function_call']}'s context window.",
                 )
             )
+        if self.d.tool_calling == "prompt":
+            messages = textcalls.as_plain(messages)
         started = time.perf_counter()
         try:
             reply = await asyncio.wait_for(self._stream(messages), max(self.ctx.remaining(), 0.1))
+        except modelcall.ModelTimeout as exc:
+            return self._model_failed(exc.error, round_)
         except TimeoutError:
             return self._stop(
                 "timeout",
@@ -136,9 +147,10 @@ class Nodes:
             )
         except Exception as exc:  # noqa: BLE001 - API failures stop the run with a message
             return self._model_failed(exc, round_)
-        calls = [dict(c) for c in reply.tool_calls]
-        _flag_broken_json(calls, reply)
-        for bad in reply.invalid_tool_calls:
+        calls = [dict(c) for c in getattr(reply, "tool_calls", [])]
+        if isinstance(reply, AIMessageChunk):
+            _flag_broken_json(calls, reply)
+        for bad in getattr(reply, "invalid_tool_calls", []):
             calls.append(
                 {
                     "name": bad.get("name") or "?",
@@ -149,11 +161,15 @@ class Nodes:
             )
         thought = reply.content if isinstance(reply.content, str) else ""
         reasoning = str(reply.additional_kwargs.get("reasoning_content") or "")
+        shown = thought
+        if not calls and self.d.tool_calling in ("prompt", "auto"):
+            found = self._text_calls(thought, round_)
+            calls, shown = found.calls, found.text
         emit(
             ThinkingDone(
                 role="function_call",
                 model=self.d.names["function_call"],
-                text="\n\n".join(t for t in (reasoning.strip(), thought.strip()) if t),
+                text="\n\n".join(t for t in (reasoning.strip(), shown.strip()) if t),
                 round=round_,
                 duration=round(time.perf_counter() - started, 4),
                 tool_calls=[str(c["name"]) for c in calls],
@@ -192,7 +208,10 @@ class Nodes:
     def _model_failed(self, exc: BaseException, round_: int) -> dict[str, Any]:
         """The function-call model failed: answer from what was gathered, or stop if nothing was."""
         message = describe_error(
-            exc, self.d.specs.get("function_call"), name=self.d.names["function_call"]
+            exc,
+            self.d.specs.get("function_call"),
+            name=self.d.names["function_call"],
+            base_url=_base_url(self.d.function_call_llm),
         )
         gathered = bool(self.ctx.ledger.successful())
         emit(
@@ -208,11 +227,26 @@ class Nodes:
             return {"round": round_, "route": "answer", "stop_reason": "model_error", "error": None}
         return {"round": round_, "route": "finish", "stop_reason": "error", "error": message}
 
-    async def _stream(self, messages: list[BaseMessage]) -> AIMessageChunk:
-        reply: AIMessageChunk | None = None
-        async for chunk in self.d.bound_llm().astream(messages, config={"callbacks": [self.cb]}):
-            reply = chunk if reply is None else reply + chunk
-        return reply if reply is not None else AIMessageChunk(content="")
+    async def _stream(self, messages: list[BaseMessage]) -> BaseMessage:
+        return await modelcall.ask(
+            self.d.bound_llm(),
+            messages,
+            [self.cb],
+            self.d.specs.get("function_call"),
+            self.d.names["function_call"],
+        )
+
+    def _text_calls(self, text: str, round_: int) -> textcalls.TextCalls:
+        """Calls written in the reply's text: every one in prompt mode, well-formed ones in auto."""
+        schemas = {
+            s["function"]["name"]: s["function"].get("parameters") or {}
+            for s in self.d.bound_llm.schemas()
+        }
+        for name in self.d.runner.tools:  # a hidden tool is still a known one
+            schemas.setdefault(name, {})
+        return textcalls.read_calls(
+            text, schemas, strict=self.d.tool_calling == "prompt", round_=round_
+        )
 
     def _stop(self, reason: str, why: str, round_: int) -> dict[str, Any]:
         limits = self.d.limits
@@ -316,16 +350,21 @@ class Nodes:
         if messages is None:
             return {"answer": "", "route": "finish", "stop_reason": "error", "error": ctx.error}
         parts: list[str] = []
+        spec = self.d.specs.get("answer")
+        deadline = asyncio.timeout(ctx.answer_remaining())
         try:
-            async with asyncio.timeout(ctx.answer_remaining()):
-                async for chunk in self.d.answer_llm.astream(
-                    messages, config={"callbacks": [self.cb]}
-                ):
-                    if isinstance(chunk.content, str) and chunk.content:
-                        if ctx.first_answer_token is None:
-                            ctx.first_answer_token = time.perf_counter()
-                        parts.append(chunk.content)
-        except TimeoutError:
+            async with deadline:
+                try:
+                    await self._stream_answer(messages, parts, spec)
+                except Exception as exc:
+                    if parts or not llm.rejects_stream_options(exc, spec) or spec is None:
+                        raise
+                    llm.refuse_stream_usage(spec)
+                    emit(modelcall.stream_options_notice(spec, exc, name))
+                    await self._stream_answer(messages, parts, spec)
+        except TimeoutError as exc:
+            if not deadline.expired():  # the model's own timeout, not the run's limit
+                return self._answer_failed(exc, parts, name)
             limit = self.d.limits.max_execution_time
             emit(
                 Notice(
@@ -341,24 +380,7 @@ class Nodes:
             )
             return {"answer": "".join(parts), "route": "finish", "stop_reason": "timeout"}
         except Exception as exc:  # noqa: BLE001
-            message = describe_error(
-                exc, self.d.specs.get("answer"), midstream=bool(parts), name=name
-            )
-            emit(
-                Notice(
-                    kind="error",
-                    message=message,
-                    hint="The tool results above are kept; send the message again to retry the answer."
-                    if ctx.ledger.successful()
-                    else "Send the message again in a moment.",
-                )
-            )
-            return {
-                "answer": "".join(parts),
-                "route": "finish",
-                "stop_reason": "error",
-                "error": message,
-            }
+            return self._answer_failed(exc, parts, name)
         text = self.planner.check_answer(ctx.plan, "".join(parts), name)
         cited = sorted({int(n) for n in CITATION.findall(text)})
         real = [s for s in ctx.ledger.sources if s["n"] in cited]
@@ -369,6 +391,42 @@ class Nodes:
                 )
             )
         return {"answer": text, "route": "finish"}
+
+    async def _stream_answer(
+        self, messages: list[BaseMessage], parts: list[str], spec: ModelSpec | None
+    ) -> None:
+        ctx = self.ctx
+        async for chunk in self.d.answer_llm.astream(
+            messages, config={"callbacks": [self.cb]}, **modelcall.usage_kwargs(spec)
+        ):
+            if isinstance(chunk.content, str) and chunk.content:
+                if ctx.first_answer_token is None:
+                    ctx.first_answer_token = time.perf_counter()
+                parts.append(chunk.content)
+
+    def _answer_failed(self, exc: BaseException, parts: list[str], name: str) -> dict[str, Any]:
+        message = describe_error(
+            exc,
+            self.d.specs.get("answer"),
+            midstream=bool(parts),
+            name=name,
+            base_url=_base_url(self.d.answer_llm),
+        )
+        emit(
+            Notice(
+                kind="error",
+                message=message,
+                hint="The tool results above are kept; send the message again to retry the answer."
+                if self.ctx.ledger.successful()
+                else "Send the message again in a moment.",
+            )
+        )
+        return {
+            "answer": "".join(parts),
+            "route": "finish",
+            "stop_reason": "error",
+            "error": message,
+        }
 
     def _answer_messages(self, state: AgentState) -> list[BaseMessage] | None:
         """System prompt, the history that fits, and the verified results cut to fit the window."""
@@ -447,3 +505,8 @@ def _flag_broken_json(calls: list[dict[str, Any]], reply: AIMessageChunk) -> Non
             json.loads(args)
         except json.JSONDecodeError:
             call["invalid"] = f"the arguments were not valid JSON: {args[:200]}"
+
+
+def _base_url(model: Any) -> str | None:
+    """The model's base URL when it has one (ChatOpenAI's `openai_api_base`), for error text."""
+    return getattr(model, "openai_api_base", None) or getattr(model, "base_url", None)

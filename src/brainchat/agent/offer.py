@@ -23,8 +23,10 @@ class ToolOffer:
         tools: list[BaseTool],
         schemas: list[dict[str, Any]],
         hidden: Callable[[], Collection[str]] | None,
+        *,
+        plain: bool = False,
     ) -> None:
-        self.llm, self.hidden = llm, hidden
+        self.llm, self.hidden, self.plain = llm, hidden, plain
         self.pairs = list(zip(tools, schemas, strict=True))
         self.bound: dict[frozenset[str], Any] = {}
 
@@ -33,8 +35,15 @@ class ToolOffer:
         hide = frozenset(self.hidden()) if self.hidden else frozenset()
         return [t.name for t, _ in self.pairs if t.name not in hide]
 
+    def schemas(self) -> list[dict[str, Any]]:
+        """The schemas of the tools offered this round (described in the prompt in prompt mode)."""
+        hide = frozenset(self.hidden()) if self.hidden else frozenset()
+        return [s for t, s in self.pairs if t.name not in hide]
+
     def __call__(self) -> Any:
         hide = frozenset(self.hidden()) if self.hidden else frozenset()
+        if self.plain:
+            return self.llm  # prompt-based tool calling: no `tools` in the request
         if hide not in self.bound:
             schemas = [s for t, s in self.pairs if t.name not in hide]
             self.bound[hide] = self.llm.bind_tools(schemas) if schemas else self.llm

@@ -24,6 +24,7 @@ from brainchat.events import (
     Replanned,
     emit,
 )
+from brainchat.llm import describe_error
 
 
 class PlanRun:
@@ -48,7 +49,11 @@ class PlanRun:
         try:
             reply = await llm.ainvoke(messages, config={"callbacks": [ctx.callback]})
         except Exception as exc:  # noqa: BLE001 - no plan: the ordinary loop runs
-            return None, f"the planner call failed ({type(exc).__name__})"
+            spec = self.d.specs.get("function_call")
+            return (
+                None,
+                f"the planner call failed: {describe_error(exc, spec, name=self.d.names['function_call'])}",
+            )
         return parse_plan(reply, set(self.d.runner.tools))
 
     async def create(self, ctx: RunContext) -> Plan | None:

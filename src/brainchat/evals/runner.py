@@ -14,7 +14,7 @@ from brainchat.evals.checks import RunRecord
 from brainchat.evals.pairs import ModelPair, scripted_specs
 from brainchat.evals.scenario import Scenario
 from brainchat.events import Event
-from brainchat.settings import AgentLimits, Settings
+from brainchat.settings import AgentLimits, Settings, parse_tool_calling
 
 LIMIT_KEYS = {f for f in AgentLimits.__dataclass_fields__}
 GRACE = 60.0  # seconds past the run's own time limit before the harness gives up on it
@@ -103,6 +103,9 @@ async def _settings(scenario: Scenario, pair: ModelPair, server: Any, tmp: Path)
         if server is None:
             raise RuntimeError("the scripted pair needs the scripted server")
         fc, answer = scripted_specs(server.base_url, scenario.name)
+        if setup.get("tool_calling"):  # the scripted model plays one without native tool calls
+            calling = parse_tool_calling("setup.tool_calling", setup["tool_calling"])
+            fc = replace(fc, tool_calling=calling)
         for role, spec in (("function_call", fc), ("answer", answer)):
             if scenario.script.get(role):
                 server.queue(spec.model, *scenario.script[role])

@@ -13,7 +13,7 @@ from typing import Any
 
 from brainchat.testing.replies import Reply, reply_from_dict
 
-SETUP_KEYS = {"demo_data", "search_fixture", "study", "mcp", "limits", "approve"}
+SETUP_KEYS = {"demo_data", "search_fixture", "study", "mcp", "limits", "approve", "tool_calling"}
 CHECK_KEYS = {"tools", "study", "answer", "limits", "plan"}
 TOP_KEYS = {"name", "description", "question", "setup", "script", "checks", "tags"}
 

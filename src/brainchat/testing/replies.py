@@ -1,6 +1,8 @@
 """Scripted replies for the scripted OpenAI-compatible server, and how they become chunks.
 
-A reply is one dataclass per behaviour: `Text`, `ToolCalls`, `Fault`, `Drop`, `Malformed`.
+A reply is one dataclass per behaviour: `Text`, `ToolCalls`, `Fault`, `Drop`, `Malformed`,
+`Empty`. Calls written as text (models without native tool calls) are a `Text` whose content
+`call_text` writes.
 Every reply takes the keyword-only knobs `ttft`, `token_delay`, `usage`, `prompt_tokens` and
 `completion_tokens`. Replies round-trip through plain dicts (`reply_to_dict` /
 `reply_from_dict`), the format of script files and of the server's admin API::
@@ -10,6 +12,7 @@ Every reply takes the keyword-only knobs `ttft`, `token_delay`, `usage`, `prompt
     {"type": "fault", "status": 429}
     {"type": "drop", "after_chunks": 2}
     {"type": "malformed", "after_chunks": 1}
+    {"type": "empty"}
 
 Usage numbers are deterministic:
 
@@ -94,12 +97,27 @@ class Malformed(Reply):
     content: str = "this answer has a broken chunk in it"
 
 
+@dataclass
+class Empty(Reply):
+    """A reply with nothing in it: a stream of only the finish chunk (and usage), or a
+    non-streamed message with empty content (what a server that cannot stream tool calls sends)."""
+
+
+def call_text(calls: list[Call], *, fenced: bool = True, prose: str = "") -> str:
+    """Tool calls written as text, the way a model without native tool calls writes them:
+    `prose`, then one ```json block per call ({"name", "arguments"}), or bare JSON objects."""
+    items = [json.dumps({"name": c.name, "arguments": c.args}) for c in calls]
+    body = "\n".join(f"```json\n{i}\n```" if fenced else i for i in items)
+    return f"{prose}\n{body}" if prose else body
+
+
 REPLY_TYPES: dict[str, type[Reply]] = {
     "text": Text,
     "tool_calls": ToolCalls,
     "fault": Fault,
     "drop": Drop,
     "malformed": Malformed,
+    "empty": Empty,
 }
 
 

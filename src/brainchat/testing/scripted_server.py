@@ -11,6 +11,7 @@ default, then a Text echoing "(scripted) " + the last user message::
         server.queue("m1", ToolCalls([Call("web_search", {"query": "EEG"})]), Text("Done."))
         server.queue("m2", Fault(429), Text("Hi", reasoning="Greeting.", ttft=0.2))
         server.send_usage = False                        # server-wide: never send a usage chunk
+        server.reject_stream_options = True              # HTTP 400 to requests with stream_options
         ...                                              # run the app against server.base_url
         assert server.requests_for("m1")[0].tools[0]["function"]["name"] == "web_search"
 
@@ -24,7 +25,7 @@ sync tests, async tests and app subprocesses can all use it.
 
 Admin API (for a server in another process, e.g. one started by hand), at the server root:
 `POST /_admin/queue {"model", "replies": [reply dicts]}`, `POST /_admin/default {"model" | null,
-"reply"}`, `POST /_admin/config {"send_usage": bool}`, `GET /_admin/requests`, `POST /_admin/reset`.
+"reply"}`, `POST /_admin/config {"send_usage": bool, "reject_stream_options": bool}`, `GET /_admin/requests`, `POST /_admin/reset`.
 
 By hand: `python -m brainchat.testing.scripted_server [--port 8765] [examples/scripted_demo.json]`
 prints the base_url and serves until Ctrl-C. A script file is
@@ -54,6 +55,7 @@ from starlette.routing import Route
 from brainchat.testing.replies import (
     Call,
     Drop,
+    Empty,
     Fault,
     Malformed,
     Reply,
@@ -65,10 +67,20 @@ from brainchat.testing.replies import (
 )
 from brainchat.testing.wire import Exchange, RecordedRequest, error_response
 
-__all__ = ["Call", "Drop", "Fault", "Malformed", "RecordedRequest", "Reply", "ScriptedServer"]
+__all__ = [
+    "Call",
+    "Drop",
+    "Empty",
+    "Fault",
+    "Malformed",
+    "RecordedRequest",
+    "Reply",
+    "ScriptedServer",
+]
 __all__ += ["Text", "ToolCalls", "reply_from_dict", "reply_to_dict"]
 
 log = logging.getLogger(__name__)
+STREAM_OPTIONS_REFUSAL = "Unrecognized request argument supplied: stream_options"
 
 
 class _QuietDrops(logging.Filter):
@@ -89,6 +101,8 @@ class ScriptedServer:
     ) -> None:
         self.port = port
         self.send_usage = send_usage
+        # Like some llama.cpp builds: HTTP 400 to any request with `stream_options`.
+        self.reject_stream_options = False
         self._initial_send_usage = send_usage
         self._lock = threading.Lock()
         self._queues: dict[str, list[Reply]] = {}
@@ -172,6 +186,7 @@ class ScriptedServer:
             self._queues.clear()
             self._defaults.clear()
         self.send_usage = self._initial_send_usage
+        self.reject_stream_options = False
 
     def _next_reply(self, model: str, messages: list[dict[str, Any]]) -> Reply:
         with self._lock:
@@ -209,6 +224,10 @@ class ScriptedServer:
         with self._lock:
             self._requests.append(rec)
             cid = f"chatcmpl-scripted-{len(self._requests)}"
+        if self.reject_stream_options and "stream_options" in body:
+            rec.outcome, rec.first_chunk_at = "fault", time.time()
+            rec.finished_at = time.time()  # no scripted reply is used up
+            return error_response(400, STREAM_OPTIONS_REFUSAL)
         reply = self._next_reply(model, messages)
         rec.reply = reply_to_dict(reply)
         log.info("%s <- %d message(s); serving %s", model, len(messages), rec.reply["type"])
@@ -256,7 +275,11 @@ class ScriptedServer:
         body = await request.json()
         if "send_usage" in body:
             self.send_usage = bool(body["send_usage"])
-        return JSONResponse({"send_usage": self.send_usage})
+        if "reject_stream_options" in body:
+            self.reject_stream_options = bool(body["reject_stream_options"])
+        return JSONResponse(
+            {"send_usage": self.send_usage, "reject_stream_options": self.reject_stream_options}
+        )
 
     async def _admin_requests(self, request: Request) -> Response:
         return JSONResponse([dataclasses.asdict(r) for r in self.requests])

@@ -68,7 +68,7 @@ def chat_stats_table(stats: Stats) -> str:
     lines = ["| " + " | ".join(head) + " |", "|---|" + "--:|" * (len(head) - 1)]
     for r in stats.rows:
         cells = [
-            r.model,
+            r.model + (f" ({r.failed} of {r.calls} calls failed)" if r.failed else ""),
             tokens(r.input_tokens, r.estimated),
             tokens(r.output_tokens, r.estimated),
             *([seconds(stats.ttft)] if first else []),

@@ -21,6 +21,15 @@ EXEC_MODES = {
     "Single step (one round of tools)": "single_step",
 }
 PLAN_MODES = {"Off": "off", "Auto (the model decides)": "auto", "Always": "always"}
+TOOL_CALLING = {
+    "Native (the server's tool calls)": "native",
+    "Prompt (tools in the system prompt, calls as JSON in the text)": "prompt",
+    "Auto (native, and JSON calls in the text)": "auto",
+}
+STREAMED_CALLS = {
+    "Streamed": "true",
+    "Not streamed (servers that cannot stream tool calls)": "false",
+}
 
 
 @dataclass
@@ -56,6 +65,8 @@ def widgets(session: Session, custom: dict[str, str] | None = None) -> list[Any]
             )
         )
         temp = spec.temperature if spec else None
+        if role == "function_call":
+            out += tool_calling_widgets(spec)
         out.append(
             TextInput(  # text, not a number box: empty must mean "the model's default"
                 id=f"{role}_temperature",
@@ -98,6 +109,24 @@ def widgets(session: Session, custom: dict[str, str] | None = None) -> list[Any]
     return out
 
 
+def tool_calling_widgets(spec: Any) -> list[Any]:
+    """How the function-call model calls tools, and whether that request is streamed."""
+    return [
+        Select(
+            id="function_call_tool_calling",
+            label="Function-call model: tool calling",
+            items=TOOL_CALLING,
+            initial_value=spec.tool_calling if spec else "native",
+        ),
+        Select(
+            id="function_call_stream_tool_calls",
+            label="Function-call model: stream the tool-call request",
+            items=STREAMED_CALLS,
+            initial_value="true" if spec is None or spec.stream_tool_calls else "false",
+        ),
+    ]
+
+
 async def send_panel(session: Session, custom: dict[str, str] | None = None) -> None:
     await cl.ChatSettings(widgets(session, custom)).send()
 
@@ -110,6 +139,8 @@ def overrides_from(values: dict[str, Any]) -> dict[str, Any]:
         out[f"{role}_model"] = custom or values.get(f"{role}_model")
         temp = str(values.get(f"{role}_temperature") or "").strip()
         out[f"{role}_temperature"] = temp or None
+    for key in ("function_call_tool_calling", "function_call_stream_tool_calls"):
+        out[key] = values.get(key) or None
     for key in ("max_iterations", "max_execution_time", "execution_mode", "plan_mode"):
         out[key] = values.get(key)
     return {k: v for k, v in out.items() if v is not None and v != "(none configured)"}
@@ -123,7 +154,11 @@ def summary(session: Session) -> str:
         spec = s.model_for(role)
         if spec:
             temp = "default" if spec.temperature is None else f"{spec.temperature:g}"
-            parts.append(f"{role.replace('_', '-')}: `{spec.name}` (temperature {temp})")
+            calling = ""
+            if role == "function_call":
+                streamed = "" if spec.stream_tool_calls else ", not streamed"
+                calling = f", tool calling {spec.tool_calling}{streamed}"
+            parts.append(f"{role.replace('_', '-')}: `{spec.name}` (temperature {temp}{calling})")
     parts.append(
         f"max iterations {lim.max_iterations}, max time {lim.max_execution_time:g} s, "
         f"execution mode {lim.execution_mode.replace('_', '-')}, plan {lim.plan_mode}"

@@ -1,0 +1,223 @@
+"""Tool calls written as JSON in a reply's text, for models that do not call tools natively.
+
+`tool_calling: "prompt"` describes the tools in the system prompt (`tools_prompt`) and reads the
+calls back from the reply (`read_calls`); `"auto"` sends native tools and, when a reply has no
+native call, runs the well-formed calls its text holds. Accepted call shapes, one or several, in
+fenced ```json blocks or as bare JSON (an object, or a list of objects)::
+
+    {"name": "web_search", "arguments": {"query": "mu rhythm"}}      (the documented form)
+    {"tool": "web_search", "args": {...}}    {"function": "web_search", "parameters": {...}}
+    {"function": {"name": "web_search", "arguments": "{...}"}}    {"tool_calls": [...]}
+
+Arguments may also be a JSON string. A call whose arguments do not match the tool's JSON schema,
+a call to an unknown tool, or JSON that does not parse becomes an *invalid* call: the act node
+records it as a failed step and the model reads a short repair hint as its next turn.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+NAME_KEYS = ("name", "tool", "tool_name", "function")
+ARGS_KEYS = ("arguments", "args", "parameters", "input", "tool_input")
+CALL_FORM = '{"name": "<tool name>", "arguments": {...}}'
+BROKEN = "invalid_tool_call"  # the name a call gets when its JSON does not parse
+
+
+@dataclass
+class TextCalls:
+    """What a reply's text holds: calls (some may be invalid) and the text around them."""
+
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    text: str = ""  # the reply without the call blocks (what the UI shows as the thought)
+
+    @property
+    def valid(self) -> bool:
+        return bool(self.calls) and not any(c.get("invalid") for c in self.calls)
+
+
+def tools_prompt(schemas: list[dict[str, Any]]) -> str:
+    """The tools and their JSON schemas, compactly, and how to call them in text."""
+    lines = ["You can call these tools (name: description; arguments as a JSON schema):"]
+    for schema in schemas:
+        fn = schema.get("function", schema)
+        params = fn.get("parameters") or {"type": "object", "properties": {}}
+        desc = " ".join(str(fn.get("description") or "").split())[:300]
+        lines.append(f"- {fn['name']}: {desc}\n  {json.dumps(params, separators=(',', ':'))}")
+    lines += [
+        "",
+        "To call a tool, reply with only a fenced JSON block, nothing after it:",
+        f"```json\n{CALL_FORM}\n```",
+        "For several independent calls, put one block per call. A tool's result comes back in "
+        "the next message. When no (more) tools are needed, reply in plain text without JSON.",
+    ]
+    return "\n".join(lines)
+
+
+def read_calls(
+    text: str, schemas: dict[str, dict[str, Any]], *, strict: bool, round_: int = 0
+) -> TextCalls:
+    """The calls in `text`, each checked against `schemas` (tool name -> JSON schema).
+
+    `strict` (prompt mode): a fenced block or bare JSON that does not parse is an invalid call
+    (a repair hint goes back); otherwise such text is just text.
+    """
+    found: list[Any] = []
+    broken: list[str] = []
+    rest = text
+    blocks = [m for m in FENCE.finditer(text) if m.group(1).lower() in ("", "json", "tool_call")]
+    for match in blocks:
+        body = match.group(2).strip()
+        if not body.startswith(("{", "[")):
+            continue
+        try:
+            found.append(json.loads(body))
+        except json.JSONDecodeError as exc:
+            broken.append(_broken(body, exc))
+        rest = rest.replace(match.group(0), "")
+    if not blocks:
+        found, broken, rest = _bare(text)
+    calls: list[dict[str, Any]] = []
+    for item in found:
+        for raw in _flatten(item):
+            call = _call(raw, schemas)
+            if call is not None:
+                calls.append(call)
+    if strict:
+        calls += [{"name": BROKEN, "args": {}, "invalid": why} for why in broken]
+    elif not all(c.get("invalid") is None for c in calls):
+        calls = []  # auto mode runs only well-formed calls to known tools
+    for i, call in enumerate(calls):
+        call["id"] = f"text_{round_}_{i}"
+    return TextCalls(calls, rest.strip() if calls else text)
+
+
+def _bare(text: str) -> tuple[list[Any], list[str], str]:
+    """JSON not fenced: the whole reply, or objects starting on their own line."""
+    stripped = text.strip()
+    if stripped.startswith(("{", "[")):
+        try:
+            return [json.loads(stripped)], [], ""
+        except json.JSONDecodeError:
+            pass
+    decoder = json.JSONDecoder()
+    found: list[Any] = []
+    rest: list[str] = []
+    pos = 0
+    for match in re.finditer(r"(?m)^[ \t]*([\[{])", text):
+        start = match.start(1)
+        if start < pos:
+            continue
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            continue
+        found.append(value)
+        rest.append(text[pos:start])
+        pos = end
+    rest.append(text[pos:])
+    broken = []
+    if not found and stripped.startswith("{") and '"' in stripped:
+        try:
+            json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            broken.append(_broken(stripped, exc))
+    return found, broken, "".join(rest)
+
+
+def _flatten(item: Any) -> list[Any]:
+    if isinstance(item, list):
+        return [x for sub in item for x in _flatten(sub)]
+    if isinstance(item, dict) and isinstance(item.get("tool_calls"), list):
+        return _flatten(item["tool_calls"])
+    return [item]
+
+
+def _call(raw: Any, schemas: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """One call in any accepted shape, validated; None when `raw` is not call-shaped."""
+    if not isinstance(raw, dict):
+        return None
+    if isinstance(raw.get("function"), dict):
+        raw = {**raw, **raw["function"]}
+        raw.pop("function", None)
+    name = next((raw[k] for k in NAME_KEYS if isinstance(raw.get(k), str)), None)
+    if not name:
+        return None
+    args: Any = next((raw[k] for k in ARGS_KEYS if k in raw), {})
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except json.JSONDecodeError as exc:
+            return {"name": name, "args": {}, "invalid": _broken(args, exc)}
+    if not isinstance(args, dict):
+        return {
+            "name": name,
+            "args": {},
+            "invalid": f"the arguments must be a JSON object; write {CALL_FORM}",
+        }
+    if name not in schemas:
+        known = ", ".join(sorted(schemas)) or "none"
+        why = f"there is no tool named {name!r}; available tools: {known}. Call one of them as {CALL_FORM}"
+        return {"name": name, "args": args, "invalid": why}
+    problem = schema_problem(args, schemas[name])
+    if problem:
+        why = f"the arguments do not match {name}'s schema: {problem}. Fix them and call it again"
+        return {"name": name, "args": args, "invalid": why}
+    return {"name": name, "args": args}
+
+
+def schema_problem(args: dict[str, Any], schema: dict[str, Any]) -> str | None:
+    """The first way `args` breaks the tool's JSON schema, or None."""
+    import jsonschema
+
+    try:
+        validator = jsonschema.Draft202012Validator(schema)
+        error = next(iter(sorted(validator.iter_errors(args), key=lambda e: e.path)), None)
+    except jsonschema.SchemaError:
+        return None  # a schema we cannot read: the tool validates its own arguments
+    if error is None:
+        return None
+    where = ".".join(str(p) for p in error.absolute_path)
+    return f"{where + ': ' if where else ''}{error.message}"[:300]
+
+
+def _broken(body: str, exc: json.JSONDecodeError) -> str:
+    near = body[max(exc.pos - 20, 0) : exc.pos + 20].replace("\n", " ")
+    return (
+        f"your tool call was not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}, "
+        f"near {near!r}). Reply with one ```json block holding {CALL_FORM}"
+    )
+
+
+def as_plain(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """A request for a model without native tools: calls stay as the text the model wrote and
+    tool results come back as a user message (no `tools`, no tool role on the wire)."""
+    out: list[BaseMessage] = []
+    results: list[str] = []
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            text = message.content if isinstance(message.content, str) else str(message.content)
+            results.append(f"Result of {message.name or 'the tool'}:\n{text}")
+            continue
+        if results:
+            out.append(HumanMessage("\n\n".join(results)))
+            results = []
+        if isinstance(message, AIMessage) and message.tool_calls:
+            text = message.content if isinstance(message.content, str) else ""
+            if not text.strip():
+                text = "\n".join(
+                    "```json\n" + json.dumps({"name": c["name"], "arguments": c["args"]}) + "\n```"
+                    for c in message.tool_calls
+                )
+            out.append(AIMessage(content=text))
+        else:
+            out.append(message)
+    if results:
+        out.append(HumanMessage("\n\n".join(results)))
+    return out

@@ -1,0 +1,67 @@
+"""Models that do not call tools natively, in a real browser: the settings panel's choice and the
+notice of a retried stream."""
+
+from __future__ import annotations
+
+import pytest
+
+from brainchat.testing.replies import call_text
+from brainchat.testing.scripted_server import Call, Empty, Text, ToolCalls
+from conftest import (
+    expand_all_steps,
+    open_chat,
+    open_settings,
+    save_settings,
+    send,
+    spec,
+    step_titles,
+    wait_idle,
+)
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def app(model_server, app_factory):
+    return app_factory({
+        "AGENT_FUNCTION_CALL_MODEL": spec(model_server, "fc-m"),
+        "AGENT_ANSWER_MODEL": spec(model_server, "ans-m"),
+        "DEFAULT_MODE": "agent",
+    })  # fmt: skip
+
+
+def test_prompt_tool_calling_picked_in_the_panel_runs_a_json_call(model_server, app, browser):
+    page = open_chat(browser, app)
+    open_settings(page)
+    page.click("#function_call_tool_calling")
+    page.get_by_role("option", name="Prompt (tools in the system prompt").click()
+    save_settings(page)
+    page.wait_for_selector("text=tool calling prompt")  # the saved-settings summary
+    model_server.queue(
+        "fc-m",
+        Text(call_text([Call("web_search", {"query": "EEGNet"})], prose="Searching.")),
+        Text("Enough."),
+    )
+    model_server.queue("ans-m", Text("EEGNet is a compact CNN [1]."))
+    send(page, "What is EEGNet?")
+    page.wait_for_selector("text=EEGNet is a compact CNN")
+    wait_idle(page)
+    expand_all_steps(page)
+    assert any(t.startswith("web_search") for t in step_titles(page)), step_titles(page)
+    first = model_server.requests_for("fc-m")[0]
+    assert first.tools is None and "web_search" in first.messages[0]["content"]
+    assert "```json" not in page.inner_text("body")  # the call is a step, not shown as text
+
+
+def test_an_empty_stream_is_retried_with_a_notice_in_the_chat(model_server, app, browser):
+    page = open_chat(browser, app)  # DEFAULT_MODE=agent: no switch needed
+    model_server.queue(
+        "fc-m", Empty(), ToolCalls([Call("web_search", {"query": "mu rhythm"})]), Text("Enough.")
+    )
+    model_server.queue("ans-m", Text("Mu is 8-13 Hz [2]."))
+    send(page, "mu rhythm?")
+    page.wait_for_selector("text=Mu is 8-13 Hz")
+    wait_idle(page)
+    body = page.inner_text("body")
+    assert "asked again without streaming" in body and "stream_tool_calls" in body
+    assert [r.stream for r in model_server.requests_for("fc-m")][:2] == [True, False]
