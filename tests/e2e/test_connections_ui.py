@@ -6,12 +6,18 @@ chat and after a restart."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import inspect, text
 
+from brainchat.store.config import async_url, sqlite_url
+from brainchat.store.database import make_engine
 from brainchat.testing.scripted_server import Text
 from conftest import open_settings, pick_mode, save_settings, send, wait_idle
 
@@ -19,6 +25,33 @@ pytestmark = pytest.mark.browser
 KEY = "sk-browser-conn-5e4d3c2b1a09"
 WRONG = "sk-browser-wrong-77aa66bb55cc"
 MODELS = ["fc-c", "ans-c", "chat-c"]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The environment of a store: the SQLite default, or a fresh embedded-Postgres database."""
+    if request.param == "sqlite":
+        return {}
+    pg = request.getfixturevalue("embedded_pg")
+    return {"DATABASE_URL": pg.new_database("conn_" + uuid.uuid4().hex[:10])}
+
+
+def database_dump(env: dict[str, str], home: Path) -> str:
+    """Every row of every table of the app's database, as text."""
+    url = async_url(env["DATABASE_URL"]) if env else sqlite_url(home / "state" / "brainchat.db")
+
+    async def dump() -> str:
+        engine = make_engine(url)
+        try:
+            async with engine.connect() as conn:
+                names = await conn.run_sync(lambda c: inspect(c).get_table_names())
+                rows = [await conn.execute(text(f'SELECT * FROM "{n}"')) for n in names]
+                return repr([[tuple(r) for r in result] for result in rows])
+        finally:
+            await engine.dispose()
+
+    with ThreadPoolExecutor(1) as pool:  # playwright's sync API holds this thread's loop
+        return pool.submit(asyncio.run, dump()).result()
 
 
 def open_page(browser: Any, url: str, frames: list[str]) -> Any:
@@ -44,21 +77,24 @@ def pick(page: Any, widget: str, label: str) -> None:
     page.get_by_role("option", name=label, exact=True).click()
 
 
-def assert_no_key(page: Any, frames: list[str], home: Path) -> None:
+def assert_no_key(page: Any, frames: list[str], home: Path, env: dict[str, str]) -> None:
     assert KEY not in page.content() and WRONG not in page.content()
     assert not [f for f in frames if KEY in f or WRONG in f], "a key came back over the socket"
     log = (home / "app.log").read_text(errors="replace")
     assert KEY not in log and WRONG not in log
-    for path in (home / "state").rglob("*"):  # the database, its WAL, stored files
+    for path in (home / "state").rglob("*"):  # the SQLite file, its WAL, stored files
         if path.is_file():
             assert KEY.encode() not in path.read_bytes(), f"the key is in clear in {path}"
+    rows = database_dump(env, home)
+    assert "chat-c @ lab" in rows  # the dump did read the stored picks and thread metadata
+    assert KEY not in rows and WRONG not in rows
 
 
 def test_a_newcomer_connects_a_server_picks_its_models_and_chats(app_factory, model_server,
-                                                                  browser):  # fmt: skip
+                                                                  browser, backend):  # fmt: skip
     s = model_server
     s.models, s.api_key = MODELS, KEY
-    url = app_factory({})  # no model configured at all
+    url = app_factory(backend)  # no model configured at all
     home = app_factory.home[url]
     frames: list[str] = []
     page = open_page(browser, url, frames)
@@ -125,7 +161,7 @@ def test_a_newcomer_connects_a_server_picks_its_models_and_chats(app_factory, mo
     page.wait_for_selector("text=Still the same models.")
     wait_idle(page)
     assert {r.model for r in s.requests[before:]} <= {"fc-c", "ans-c"}
-    assert_no_key(page, frames, home)
+    assert_no_key(page, frames, home, backend)
     page.close()
 
     # the user's next chat gets the connection and the picks back (decrypted server-side only)
@@ -137,12 +173,12 @@ def test_a_newcomer_connects_a_server_picks_its_models_and_chats(app_factory, mo
     send(page, "hi again")
     page.wait_for_selector("text=Back in a new chat.")
     wait_idle(page)
-    assert_no_key(page, frames2, home)
+    assert_no_key(page, frames2, home, backend)
     page.close()
 
     # and after a restart of the app, on the same state folder
     app_factory.stop(url)
-    url2 = app_factory({}, home=home)
+    url2 = app_factory(backend, home=home)
     frames3: list[str] = []
     page = open_page(browser, url2, frames3)
     assert "chat-c @ lab" in page.inner_text("body")
@@ -151,6 +187,6 @@ def test_a_newcomer_connects_a_server_picks_its_models_and_chats(app_factory, mo
     page.wait_for_selector("text=Still connected after a restart.")
     wait_idle(page)
     assert s.requests[-1].model == "chat-c"
-    assert_no_key(page, frames3, home)
+    assert_no_key(page, frames3, home, backend)
     assert re.search(r"connection 'lab' added", (home / "app.log").read_text())
     page.close()
