@@ -19,7 +19,7 @@ from sqlalchemy import inspect, text
 from brainchat.store.config import async_url, sqlite_url
 from brainchat.store.database import make_engine
 from brainchat.testing.scripted_server import Text
-from conftest import open_settings, pick_mode, save_settings, send, wait_idle
+from conftest import open_settings, pick_mode, save_settings, screenshot, send, wait_idle
 
 pytestmark = pytest.mark.browser
 KEY = "sk-browser-conn-5e4d3c2b1a09"
@@ -101,8 +101,11 @@ def test_a_newcomer_connects_a_server_picks_its_models_and_chats(app_factory, mo
     assert "brainchat is not ready yet" in page.inner_text("body")
 
     # the first screen's button opens the panel at the connection fields; the key box is masked
+    screenshot(page, "connection-first-screen.png")
     page.get_by_role("button", name="Add a model connection").click()
     page.wait_for_selector("#connection_base_url")
+    page.fill("#connection_api_key", "typed")
+    screenshot(page, "connection-form.png")
     assert page.get_attribute("#connection_api_key", "type") == "password"
 
     add_connection(page, "lab", s.base_url, WRONG)
@@ -119,6 +122,9 @@ def test_a_newcomer_connects_a_server_picks_its_models_and_chats(app_factory, mo
 
     open_settings(page)
     assert page.input_value("#connection_api_key") == ""
+    page.click("#chat_model")
+    screenshot(page, "connection-models.png")  # the picker lists the server's models
+    page.keyboard.press("Escape")
     pick(page, "function_call_model", "fc-c @ lab")
     pick(page, "answer_model", "ans-c @ lab")
     pick(page, "chat_model", "chat-c @ lab")
