@@ -213,3 +213,43 @@ document.addEventListener(
   },
   true,
 );
+
+// brainchat: the settings panel's API-key field is a password box (Chainlit's TextInput has no
+// type), and the first screen's "Add a model connection" button opens the panel at the
+// connection fields (the server posts {brainchat: "open-settings", focus: <field id>}).
+(() => {
+  "use strict";
+  const KEY_FIELD = "connection_api_key";
+
+  function maskKeyField() {
+    const box = document.getElementById(KEY_FIELD);
+    if (box instanceof HTMLInputElement && box.type !== "password") {
+      box.type = "password";
+      box.autocomplete = "off";
+    }
+  }
+
+  new MutationObserver(maskKeyField).observe(document.documentElement, {
+    childList: true,
+    subtree: true,
+  });
+
+  window.addEventListener("message", (event) => {
+    const data = event.data;
+    if (!data || data.brainchat !== "open-settings") return;
+    const opener = document.getElementById("chat-settings-open-modal");
+    if (!opener) return;
+    opener.click();
+    let tries = 0;
+    const focus = () => {
+      const field = document.getElementById(data.focus || "");
+      if (field) {
+        field.scrollIntoView({ block: "center" });
+        field.focus();
+      } else if (tries++ < 40) {
+        setTimeout(focus, 50);
+      }
+    };
+    focus();
+  });
+})();

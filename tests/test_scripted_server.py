@@ -394,3 +394,31 @@ def test_tool_calls_written_as_text() -> None:
     bare = call_text(calls, fenced=False).splitlines()
     assert [json.loads(line)["name"] for line in bare] == ["web_search", "load_data"]
     assert reply_from_dict({"type": "empty", "ttft": 0.1}) == Empty(ttft=0.1)
+
+
+def test_models_list_is_configurable_and_a_key_can_be_required(
+    scripted_server: ScriptedServer,
+) -> None:
+    """`/v1/models` reports the configured list; with `api_key` set, both endpoints need it."""
+    scripted_server.models = ["llama-3.2-1b", "qwen2.5-1.5b"]
+    scripted_server.api_key = "sk-right-key-123456"
+    right = openai.OpenAI(
+        base_url=scripted_server.base_url, api_key="sk-right-key-123456", max_retries=0
+    )
+    wrong = openai.OpenAI(base_url=scripted_server.base_url, api_key="sk-wrong", max_retries=0)
+    with right, wrong:
+        assert [m.id for m in right.models.list()] == ["llama-3.2-1b", "qwen2.5-1.5b"]
+        with pytest.raises(openai.AuthenticationError):
+            wrong.models.list()
+        with pytest.raises(openai.AuthenticationError):
+            wrong.chat.completions.create(model="qwen2.5-1.5b", messages=USER)
+        assert scripted_server.requests == []  # a refused request is not served
+        reply = right.chat.completions.create(model="qwen2.5-1.5b", messages=USER)
+        assert reply.choices[0].message.content == "(scripted) hello"
+        assert httpx.get(f"{scripted_server.base_url}/models").status_code == 401  # no key
+    with httpx.Client(base_url=scripted_server.admin_url) as admin:
+        answer = admin.post("/config", json={"models": ["a"], "api_key": None}).json()
+        assert answer == {"send_usage": True, "reject_stream_options": False, "models": ["a"]}
+        assert httpx.get(f"{scripted_server.base_url}/models").json()["data"][0]["id"] == "a"
+    scripted_server.reset()
+    assert scripted_server.models is None and scripted_server.api_key is None

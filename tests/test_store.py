@@ -80,7 +80,7 @@ async def test_version_1_data_survives_the_migration_to_version_2(db_url):
     await store.upsert_thread(
         "t1", name="old", user_id=user["id"], user_identifier="ana", created_at=NOW
     )
-    assert await migrate(engine) == (1, 2)
+    assert await migrate(engine, target=2) == (1, 2)
     assert "brainchat_accounts" in await tables(engine)
     thread = await store.get_thread("t1")
     assert thread is not None and thread["name"] == "old" and thread["userIdentifier"] == "ana"
@@ -126,7 +126,7 @@ async def test_tables_from_chainlits_docs_are_adopted_and_completed(db_url):
                 'CREATE TABLE feedbacks ("id" TEXT PRIMARY KEY, "forId" TEXT NOT NULL, "threadId" TEXT NOT NULL, "value" INT NOT NULL, "comment" TEXT)'
             )
         )
-    assert await migrate(engine) == (1, 2)
+    assert await migrate(engine) == (1, schema.SCHEMA_VERSION)
     store = Store(engine)
     await store.upsert_thread("t1", created_at=NOW)
     await store.upsert_step({"id": "s1", "threadId": "t1", "name": "Thinking", "type": "llm",

@@ -69,6 +69,12 @@ async def show_tools(action: cl.Action) -> None:
         await conv.show_tools(c)
 
 
+@cl.action_callback("add_connection")
+async def add_connection(action: cl.Action) -> None:
+    if c := conv.current():
+        await conv.add_connection(c)
+
+
 @cl.action_callback("write_demo_data")
 async def write_demo_data(action: cl.Action) -> None:
     if c := conv.current():

@@ -3,7 +3,7 @@
 `mask(text)` replaces with *** whatever looks like a credential: key-shaped tokens (sk-..., ghp_...,
 xoxb-..., AKIA..., JWTs), bearer / basic credentials, the values of `token=`, `api_key: ...`,
 `"password": "..."` and `--secret VALUE`, URL userinfo and URL query values, and long random-looking
-strings. `show(value)` is how an error message quotes a value; `get_logger` gives a logger whose
+strings, and every secret a user gave at run time (`remember`). `show(value)` is how an error message quotes a value; `get_logger` gives a logger whose
 records are masked before any handler sees them (the last line of defence).
 """
 
@@ -73,9 +73,23 @@ def _random_looking(word: str) -> bool:
     return entropy >= 3.5
 
 
+_KNOWN: set[str] = set()  # secrets a user gave at run time (connection keys), masked wherever
+
+
+def remember(secret: str | None) -> None:
+    """Mask `secret` from now on wherever it appears, even when it does not look like a key."""
+    if secret and len(secret) >= 4:
+        _KNOWN.add(secret)
+
+
 def _spans(text: str) -> list[tuple[int, int]]:
     """Where the secrets of `text` are, as sorted, merged (start, end) pairs."""
     found = [m.span() for m in _KEY_SHAPES.finditer(text)]
+    for secret in tuple(_KNOWN):
+        at = text.find(secret)
+        while at >= 0:
+            found.append((at, at + len(secret)))
+            at = text.find(secret, at + 1)
     found += [m.span() for m in _RUN.finditer(text) if _random_looking(m.group())]
     for rule in _VALUE_RULES:
         found += [m.span("v") for m in rule.finditer(text) if m["v"].lower() not in _SAFE_VALUES]

@@ -16,8 +16,9 @@ from langchain_core.tools import BaseTool
 from brainchat.agent.approval import Confirm, remembering
 from brainchat.agents import AgentCache, eeg_rule
 from brainchat.chat import record_turn, stream_chat
+from brainchat.connections import Connection
 from brainchat.events import Event, Notice, RoleStats, RunFinished, StudyChanged
-from brainchat.settings import Settings, with_overrides
+from brainchat.settings import ConfigError, ModelSpec, Settings, with_overrides
 from brainchat.tools.registry import ToolFailure, ToolSet, flags_of
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ class Session:
         self.mode: Literal["chat", "agent"] = settings.default_mode
         self.history: list[BaseMessage] = []
         self.overrides: dict[str, Any] = {}
+        self.connections: dict[str, Connection] = {}  # the user's own servers, by name
         self.extra_tools = extra_tools or ToolSet()  # configured MCP servers, shared
         self.user_tools: dict[str, list[BaseTool]] = {}  # user-connected MCP servers, by name
         self.approved: set[tuple[str, str]] = set()  # (server, tool) approved for this conversation
@@ -85,9 +87,30 @@ class Session:
     def apply_settings(self, overrides: Mapping[str, Any]) -> Settings:
         """Apply settings-panel values from the next message on; a bad value changes nothing."""
         merged = {**self.overrides, **{k: v for k, v in overrides.items() if v is not None}}
-        settings = with_overrides(self.base_settings, merged)  # raises ConfigError
-        self.overrides, self.settings = merged, settings
+        settings = with_overrides(self.base_settings, merged, self.connection_models())
+        self.overrides, self.settings = merged, settings  # with_overrides raised if it was bad
         return settings
+
+    def connection_models(self) -> dict[str, ModelSpec]:
+        """Every model of the user's connections, by the name the settings panel shows."""
+        return {label: spec for c in self.connections.values() for label, spec in c.specs().items()}
+
+    def add_connection(self, conn: Connection) -> None:
+        """Add (or replace, by name) a connection; a role using one of its models gets the new
+        URL and key from the next turn, and a role whose model it no longer lists keeps the
+        model it had before that choice."""
+        self.connections[conn.name] = conn
+        pool = {**self.base_settings.models, **self.connection_models()}
+        for role in ("function_call", "answer", "chat"):
+            name = self.overrides.get(f"{role}_model")
+            if str(name) not in pool and str(name).endswith(conn.label("")):
+                self.overrides.pop(f"{role}_model")
+        try:
+            self.settings = with_overrides(
+                self.base_settings, self.overrides, self.connection_models()
+            )
+        except ConfigError:  # an override that no longer fits: start from the base settings
+            self.overrides, self.settings = {}, self.base_settings
 
     def toolset(self) -> ToolSet:
         """Every tool an agent turn gets now: web search, EEG, configured and user MCP tools."""
@@ -152,7 +175,10 @@ class Session:
         problem = self.config_problem()
         if problem:
             yield Notice(
-                kind="error", message=problem, hint="Fix the configuration and restart the app."
+                kind="error",
+                message=problem,
+                hint="Fix the configuration and restart the app, or add a model connection "
+                "in the settings panel.",
             )
             yield RunFinished(reason="error", error=problem)
             return

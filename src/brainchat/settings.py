@@ -405,8 +405,17 @@ def load_settings(env: Mapping[str, str] | None = None, *, dotenv: bool = True) 
     )
 
 
-def with_overrides(settings: Settings, overrides: Mapping[str, Any]) -> Settings:
-    """Apply settings-panel values; raises ConfigError (settings unchanged) on a bad one."""
+def with_overrides(
+    settings: Settings,
+    overrides: Mapping[str, Any],
+    extra_models: Mapping[str, ModelSpec] | None = None,
+) -> Settings:
+    """Apply settings-panel values; raises ConfigError (settings unchanged) on a bad one.
+
+    `extra_models` are more models a role may pick by name (the user's connections); they can
+    fill a role even when no model is configured.
+    """
+    pool = {**settings.models, **(extra_models or {})}
     limits = settings.limits
     updates: dict[str, Any] = {}
     lim: dict[str, Any] = {}
@@ -429,10 +438,13 @@ def with_overrides(settings: Settings, overrides: Mapping[str, Any]) -> Settings
         temp = overrides.get(f"{role}_temperature")
         calling = overrides.get(f"{role}_tool_calling")
         streamed = overrides.get(f"{role}_stream_tool_calls")
-        if base is None or (name is None and temp is None and calling is None and streamed is None):
+        if name is None and temp is None and calling is None and streamed is None:
             continue
-        spec = settings.models.get(str(name)) if name else base
+        spec = pool.get(str(name)) if name else base
+        if spec is None and base is None:
+            continue  # nothing configured to put a typed id on
         if spec is None:
+            assert base is not None
             if not str(name).strip() or any(c.isspace() for c in str(name).strip()):
                 raise ConfigError(f"{role} model", name, "a model id without spaces")
             if redact.looks_secret(str(name)):

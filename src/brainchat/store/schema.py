@@ -3,7 +3,8 @@
 Version 1 is Chainlit's documented schema (users, threads, steps, elements, feedbacks) plus the
 step columns the docs forget (`autoCollapse`, `defaultOpen`, `command`, `modes`, `icon`): without
 them Chainlit's step writes fail silently. Version 2 adds brainchat's password table and the
-indexes the thread list and the resume need. The same metadata serves SQLite and Postgres:
+indexes the thread list and the resume need. Version 3 adds the model connections users add in
+the browser (their API keys encrypted). The same metadata serves SQLite and Postgres:
 identifiers are text, JSON is stored as text, timestamps as ISO-8601 text (Chainlit's format).
 
 To change the schema: edit the tables below, bump SCHEMA_VERSION, and add a function to
@@ -26,7 +27,7 @@ from sqlalchemy import (
     text,
 )
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 metadata = MetaData()
 
 
@@ -130,6 +131,26 @@ V2_INDEXES = {  # DDL, not Index objects: those would be created with the versio
     "ix_feedbacks_for": 'feedbacks ("forId")',
 }
 
+# -- version 3 -------------------------------------------------------------------------------
+connections = Table(
+    "brainchat_connections",
+    metadata,
+    _c("identifier", primary_key=True),  # the user's identifier (users.identifier)
+    _c("name", primary_key=True),  # the connection's name, unique per user
+    _c("base_url", nullable=False),
+    _c("key_token"),  # the API key, Fernet-encrypted with a key per user (store/connections.py)
+    _c("models", nullable=False, server_default="[]"),  # JSON list of model ids
+    _c("createdAt", nullable=False),
+    _c("updatedAt", nullable=False),
+)
+model_picks = Table(  # which connection model plays each role, so a new chat starts with them
+    "brainchat_model_picks",
+    metadata,
+    _c("identifier", primary_key=True),
+    _c("picks", nullable=False, server_default="{}"),  # JSON {"chat_model": label, ...}
+    _c("updatedAt", nullable=False),
+)
+
 version_table = Table("brainchat_schema", metadata, _c("version", Integer, nullable=False))
 
 
@@ -145,5 +166,10 @@ def v1_to_v2(conn: Connection) -> None:
         conn.execute(text(f"CREATE INDEX IF NOT EXISTS {name} ON {target}"))
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: create_v1, 2: v1_to_v2}
+def v2_to_v3(conn: Connection) -> None:
+    connections.create(conn, checkfirst=True)
+    model_picks.create(conn, checkfirst=True)
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: create_v1, 2: v1_to_v2, 3: v2_to_v3}
 assert sorted(MIGRATIONS) == list(range(1, SCHEMA_VERSION + 1))

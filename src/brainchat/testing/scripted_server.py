@@ -1,7 +1,10 @@
 """A scripted OpenAI-compatible model server: real HTTP and SSE on 127.0.0.1, for tests and demos.
 
 Point any OpenAI client at `server.base_url` ("http://127.0.0.1:<port>/v1"); it serves
-`POST /v1/chat/completions` (streamed and not) and `GET /v1/models`. Each model has a queue of
+`POST /v1/chat/completions` (streamed and not) and `GET /v1/models`. `server.models` fixes the
+list `/v1/models` reports (None: every model scripted or asked for so far); `server.api_key` makes
+both endpoints answer 401 unless the request carries `Authorization: Bearer <that key>`, as a
+real server with a key does. Each model has a queue of
 scripted replies; when it is empty the model's default reply is used, then the server-wide
 default, then a Text echoing "(scripted) " + the last user message::
 
@@ -25,7 +28,8 @@ sync tests, async tests and app subprocesses can all use it.
 
 Admin API (for a server in another process, e.g. one started by hand), at the server root:
 `POST /_admin/queue {"model", "replies": [reply dicts]}`, `POST /_admin/default {"model" | null,
-"reply"}`, `POST /_admin/config {"send_usage": bool, "reject_stream_options": bool}`, `GET /_admin/requests`, `POST /_admin/reset`.
+"reply"}`, `POST /_admin/config {"send_usage": bool, "reject_stream_options": bool, "models": [ids] | null,
+"api_key": str | null}`, `GET /_admin/requests`, `POST /_admin/reset`.
 
 By hand: `python -m brainchat.testing.scripted_server [--port 8765] [examples/scripted_demo.json]`
 prints the base_url and serves until Ctrl-C. A script file is
@@ -104,6 +108,8 @@ class ScriptedServer:
         # Like some llama.cpp builds: HTTP 400 to any request with `stream_options`.
         self.reject_stream_options = False
         self._initial_send_usage = send_usage
+        self.models: list[str] | None = None  # what /v1/models reports (None: the known models)
+        self.api_key: str | None = None  # when set, requests without this bearer key get 401
         self._lock = threading.Lock()
         self._queues: dict[str, list[Reply]] = {}
         self._defaults: dict[str | None, Reply] = {}
@@ -187,6 +193,15 @@ class ScriptedServer:
             self._defaults.clear()
         self.send_usage = self._initial_send_usage
         self.reject_stream_options = False
+        self.models = self.api_key = None
+
+    def _refused(self, request: Request) -> Response | None:
+        """A 401 like OpenAI's when a key is required and the request lacks it, else None."""
+        if self.api_key is None:
+            return None
+        if request.headers.get("authorization", "") == f"Bearer {self.api_key}":
+            return None
+        return error_response(401, "Incorrect API key provided.")
 
     def _next_reply(self, model: str, messages: list[dict[str, Any]]) -> Reply:
         with self._lock:
@@ -214,6 +229,8 @@ class ScriptedServer:
         ]
 
     async def _chat(self, request: Request) -> Response:
+        if refused := self._refused(request):
+            return refused
         try:
             body = await request.json()
             model, messages = str(body["model"]), list(body["messages"])
@@ -241,16 +258,16 @@ class ScriptedServer:
         return Exchange(rec, reply, cid, bool(wanted))
 
     async def _models(self, request: Request) -> Response:
+        if refused := self._refused(request):
+            return refused
         with self._lock:
             names = (
                 set(self._queues)
                 | {m for m in self._defaults if m}
                 | {r.model for r in self._requests}
             )
-        data = [
-            {"id": m, "object": "model", "created": 0, "owned_by": "scripted"}
-            for m in sorted(names)
-        ]
+        listed = list(self.models) if self.models is not None else sorted(names)
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "scripted"} for m in listed]
         return JSONResponse({"object": "list", "data": data})
 
     async def _admin_queue(self, request: Request) -> Response:
@@ -277,9 +294,16 @@ class ScriptedServer:
             self.send_usage = bool(body["send_usage"])
         if "reject_stream_options" in body:
             self.reject_stream_options = bool(body["reject_stream_options"])
-        return JSONResponse(
-            {"send_usage": self.send_usage, "reject_stream_options": self.reject_stream_options}
-        )
+        answer: dict[str, Any] = {
+            "send_usage": self.send_usage,
+            "reject_stream_options": self.reject_stream_options,
+        }
+        if "models" in body:
+            self.models = None if body["models"] is None else [str(m) for m in body["models"]]
+            answer["models"] = self.models
+        if "api_key" in body:  # never echoed back
+            self.api_key = None if body["api_key"] is None else str(body["api_key"])
+        return JSONResponse(answer)
 
     async def _admin_requests(self, request: Request) -> Response:
         return JSONResponse([dataclasses.asdict(r) for r in self.requests])

@@ -22,8 +22,8 @@ from brainchat.session import Session
 from brainchat.settings import ConfigError, Settings, load_settings
 from brainchat.store.history import ThreadUsage
 from brainchat.tools.registry import ToolSet
+from brainchat.ui import connect, modes, panel, resume, runtime, titles
 from brainchat.ui import format as fmt
-from brainchat.ui import modes, panel, resume, runtime, titles
 from brainchat.ui.confirm import make_confirm
 from brainchat.ui.message_limit import too_long_notice
 from brainchat.ui.render import AUTHOR, RunRenderer
@@ -34,6 +34,11 @@ CHAINLIT_STOPPED = "Task manually stopped."  # chainlit/socket.py sends it on ev
 TRY_OFFLINE = (
     "To try brainchat without a model first, restart it as `bash scripts/dev.sh run --demo` "
     "(or `brainchat --demo`): scripted models, offline, no key."
+)
+ADD_CONNECTION = (
+    "Or connect a model server now, without a restart: **Add a model connection** below (or the "
+    "⚙️ settings by the message box) takes a base URL and an API key, lists the server's models, "
+    "and lets you pick the chat, function-call and answer models."
 )
 EEG_SUFFIXES = {".edf", ".fif", ".bdf", ".gdf", ".set", ".vhdr", ".gz"}
 COMMANDS = [
@@ -101,6 +106,7 @@ async def start(
     settings = load_settings()
     conv = Conversation(Session(settings, extra_tools=shared_tools))
     resume.attach(conv)
+    await connect.restore(conv.session)  # the user's connections before the saved picks
     restore_snapshot(conv, snapshot)
     cl.user_session.set(KEY, conv)
     save_snapshot(conv)
@@ -131,7 +137,13 @@ async def welcome(conv: Conversation) -> None:
     problem = s.config_problem()
     if problem:
         await cl.Message(
-            content=f"⚠️ **brainchat is not ready yet.**\n\n{problem}\n\n{TRY_OFFLINE}",
+            content=f"⚠️ **brainchat is not ready yet.**\n\n{problem}\n\n{ADD_CONNECTION}"
+            f"\n\n{TRY_OFFLINE}",
+            actions=[
+                cl.Action(
+                    name="add_connection", payload={}, label="Add a model connection", icon="plug"
+                )
+            ],
             author=AUTHOR,
         ).send()
         return
@@ -248,8 +260,26 @@ def _chainlit_stop_message() -> cl.Message | None:
 
 
 async def settings_update(conv: Conversation, values: dict[str, Any]) -> None:
+    """A panel save: a new connection first (a failed one changes nothing), then the values."""
+    values = dict(values)
+    key = connect.scrub(values)  # out of Chainlit's stored copy before anything else runs
+    connecting = connect.requested(values)
+    if connecting and not await connect.add(conv, values, key):
+        await panel.send_panel(conv.session, conv.custom_ids)  # empties the key field
+        return
+    if key and not connecting:
+        await cl.Message(
+            content="⚠️ An API key without a base URL was ignored: give the server's base URL "
+            "with it to add a connection.",
+            author=AUTHOR,
+        ).send()
+    for field_id in panel.CONNECTION_FIELDS:
+        values.pop(field_id, None)
     if await panel.apply(conv.session, values, conv.custom_ids):
+        await connect.keep_picks(conv.session)
         await save(conv)
+    if connecting or key:
+        await panel.send_panel(conv.session, conv.custom_ids)  # its models in the pickers
 
 
 # -- MCP and demo data ----------------------------------------------------------------------
@@ -299,3 +329,7 @@ async def write_demo_data(conv: Conversation) -> None:
             "Try in Agent mode: *Load all the demo files and tell me what is in them.*"
         )
     await note.update()
+
+
+async def add_connection(conv: Conversation) -> None:
+    await connect.offer(conv)

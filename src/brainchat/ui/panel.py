@@ -30,6 +30,8 @@ STREAMED_CALLS = {
     "Streamed": "true",
     "Not streamed (servers that cannot stream tool calls)": "false",
 }
+CONNECTION_FIELDS = ("connection_name", "connection_base_url", "connection_api_key")
+NONE = "(none configured)"
 
 
 @dataclass
@@ -49,7 +51,8 @@ def widgets(session: Session, custom: dict[str, str] | None = None) -> list[Any]
     """The panel's inputs, showing the settings in force now (`custom`: typed model ids)."""
     custom = custom or {}
     s = session.settings
-    names = list(s.models) or ["(none configured)"]
+    choices = {**session.base_settings.models, **s.models, **session.connection_models()}
+    names = list(choices) or [NONE]
     out: list[Any] = []
     for role, label in ROLES:
         spec = s.model_for(role)
@@ -75,6 +78,7 @@ def widgets(session: Session, custom: dict[str, str] | None = None) -> list[Any]
                 placeholder="model default",
             )
         )
+    out += connection_widgets(session)
     lim = s.limits
     out += [
         RangeInput(
@@ -127,6 +131,36 @@ def tool_calling_widgets(spec: Any) -> list[Any]:
     ]
 
 
+def connection_widgets(session: Session) -> list[Any]:
+    """Add a model connection: name, base URL and key. The key field is always sent empty (a
+    saved key never goes back to the page) and brainchat.js masks what is typed into it."""
+    name, url, key = CONNECTION_FIELDS
+    have = "; ".join(
+        f"{c.name} ({c.shown_url}, {len(c.models)} models)" for c in session.connections.values()
+    )
+    return [
+        TextInput(
+            id=name,
+            label="Add a model connection: provider name",
+            initial="",
+            placeholder="e.g. openai, deepseek, my llama.cpp",
+            description=f"Your connections: {have}." if have else None,
+        ),
+        TextInput(
+            id=url,
+            label="…its OpenAI-compatible base URL (its models are listed above once connected)",
+            initial="",
+            placeholder="e.g. http://localhost:8080/v1",
+        ),
+        TextInput(
+            id=key,
+            label="…its API key (kept for you only, never shown again; empty if none)",
+            initial="",
+            placeholder="sk-…",
+        ),
+    ]
+
+
 async def send_panel(session: Session, custom: dict[str, str] | None = None) -> None:
     await cl.ChatSettings(widgets(session, custom)).send()
 
@@ -143,7 +177,7 @@ def overrides_from(values: dict[str, Any]) -> dict[str, Any]:
         out[key] = values.get(key) or None
     for key in ("max_iterations", "max_execution_time", "execution_mode", "plan_mode"):
         out[key] = values.get(key)
-    return {k: v for k, v in out.items() if v is not None and v != "(none configured)"}
+    return {k: v for k, v in out.items() if v is not None and v != NONE}
 
 
 def summary(session: Session) -> str:
@@ -171,7 +205,7 @@ def problems(session: Session, overrides: dict[str, Any]) -> list[ConfigError]:
     found = []
     for key, value in overrides.items():
         try:
-            with_overrides(session.base_settings, {key: value})
+            with_overrides(session.base_settings, {key: value}, session.connection_models())
         except ConfigError as exc:
             found.append(exc)
     return found

@@ -23,6 +23,7 @@ import chainlit as cl
 from brainchat.redact import get_logger, mask
 from brainchat.store.accounts import Accounts, LoginThrottle
 from brainchat.store.config import LOCAL_USER, StoreConfig, exposure_problem, load_store_config
+from brainchat.store.connections import ConnectionStore
 from brainchat.store.state import auth_secret, ensure_state_dir, models_dir, user_data_dir
 
 log = get_logger("brainchat.store")
@@ -36,6 +37,7 @@ class Persistence:
     accounts: Accounts
     key: bytes  # signs saved models that can only be pickled
     throttle: LoginThrottle
+    connections: ConnectionStore  # each user's model connections, keys encrypted
 
     def data_dir(self, identifier: str) -> Path:
         return user_data_dir(self.config.data_dir, identifier, self.config.auth)
@@ -78,7 +80,12 @@ def install(host: str) -> Persistence:
     _prepare(cfg)
     store = Store(make_engine(cfg.database_url))
     storage = LocalStorageClient(cfg.files_dir)
-    _active = p = Persistence(cfg, store, Accounts(store), key, LoginThrottle())
+    secret = hashlib.sha256(
+        b"brainchat connection keys\0" + os.environ["CHAINLIT_AUTH_SECRET"].encode()
+    ).digest()
+    _active = p = Persistence(
+        cfg, store, Accounts(store), key, LoginThrottle(), ConnectionStore(store, secret)
+    )
     cl.data_layer(lambda: BrainchatDataLayer(store, storage, on_delete=_delete_models))
     _install_login(p)
     routes.install(store, storage)

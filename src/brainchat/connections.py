@@ -1,0 +1,125 @@
+"""Model connections a user adds in the browser: an OpenAI-compatible server, its key, its models.
+
+`probe` asks the server for its model list (`GET {base_url}/models` with the key); a server that
+refuses, cannot be reached or answers something else raises `ConnectionFailed`, whose message names
+the connection and its masked URL and says what to check, never the key. `Connection.spec(model)`
+is the `ModelSpec` a role uses once the user picks one of those models. No Chainlit here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from brainchat import redact
+from brainchat.settings import ModelSpec
+
+PROBE_TIMEOUT = 10.0  # seconds for the whole /models request
+MAX_MODELS = 500  # a server listing more is cut (the panel's lists stay usable)
+NAME = re.compile(r"^[\w .:@()+-]{1,40}$")
+
+
+class ConnectionFailed(ValueError):
+    """Why a connection cannot be used, naming it and its masked URL; never holds the key."""
+
+
+@dataclass(frozen=True)
+class Connection:
+    """One server a user connected. The key never appears in repr, logs or the page."""
+
+    name: str
+    base_url: str
+    api_key: str | None = field(default=None, repr=False)
+    models: tuple[str, ...] = ()
+
+    @property
+    def shown_url(self) -> str:
+        return redact.mask_url(self.base_url, drop_query=True)
+
+    def label(self, model: str) -> str:
+        """How the settings panel lists one of its models (unique across connections)."""
+        return f"{model} @ {self.name}"
+
+    def spec(self, model: str) -> ModelSpec:
+        return ModelSpec(
+            model=model,
+            provider="openai-compatible",
+            base_url=self.base_url,
+            api_key=self.api_key or "not-needed",
+            label=self.label(model),
+        )
+
+    def specs(self) -> dict[str, ModelSpec]:
+        return {self.label(m): self.spec(m) for m in self.models}
+
+
+def checked(name: str, base_url: str, api_key: str | None) -> Connection:
+    """The form's values as a Connection (no models yet), or ConnectionFailed saying what is wrong."""
+    name, url = (name or "").strip(), (base_url or "").strip().rstrip("/")
+    key = (api_key or "").strip() or None
+    if not url.startswith(("http://", "https://")) or any(c.isspace() for c in url):
+        shown = redact.show(url, 60) if url else "empty"
+        raise ConnectionFailed(
+            f"the base URL {shown} is not valid: give the server's OpenAI-compatible address "
+            "starting with http:// or https://, e.g. http://localhost:8080/v1"
+        )
+    if not name:
+        name = re.sub(r"^https?://", "", url).split("/")[0][:40] or "connection"
+    if not NAME.match(name) or redact.looks_secret(name):
+        raise ConnectionFailed(
+            "the provider name may have 1-40 letters, digits, spaces and . : @ ( ) + - _ "
+            "(it labels the connection's models in the panel; it is not the key)"
+        )
+    if key is not None and (any(c.isspace() for c in key) or len(key) > 4096):
+        raise ConnectionFailed(
+            f"connection {name!r}: the API key has spaces or is too long; paste the key alone"
+        )
+    return Connection(name, url, key)
+
+
+async def probe(conn: Connection, wait: float = PROBE_TIMEOUT) -> Connection:
+    """`conn` with the model ids its server lists, or ConnectionFailed saying why not."""
+    import httpx
+
+    where = f"connection {conn.name!r} ({conn.shown_url})"
+    headers = {"Authorization": f"Bearer {conn.api_key}"} if conn.api_key else {}
+    try:
+        async with httpx.AsyncClient(timeout=wait, follow_redirects=False) as client:
+            response = await client.get(f"{conn.base_url}/models", headers=headers)
+    except httpx.TimeoutException:
+        raise ConnectionFailed(
+            f"{where}: no answer within {wait:g} s; check the URL and that the server runs"
+        ) from None
+    except httpx.HTTPError as exc:
+        raise ConnectionFailed(
+            f"{where}: could not reach the server ({type(exc).__name__}); check the URL, the "
+            "port and that the server runs"
+        ) from None
+    status = response.status_code
+    if status in (401, 403):
+        raise ConnectionFailed(
+            f"{where}: the server refused the API key (HTTP {status}); check the key"
+        )
+    if status == 404:
+        raise ConnectionFailed(
+            f"{where}: the server has no model list at {conn.shown_url}/models (HTTP 404); "
+            "the base URL of an OpenAI-compatible server usually ends in /v1"
+        )
+    if status >= 400:
+        raise ConnectionFailed(f"{where}: the server answered HTTP {status} to /models")
+    try:
+        data = response.json()
+        listed = data["data"] if isinstance(data, dict) else data
+        ids = [str(item["id"]) for item in listed]
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
+        raise ConnectionFailed(
+            f"{where}: /models did not answer with an OpenAI model list "
+            f"(JSON with data: [{{id: ...}}]) ({type(exc).__name__}); is this an "
+            "OpenAI-compatible server?"
+        ) from None
+    ids = list(dict.fromkeys(i.strip() for i in ids if i.strip() and not i.isspace()))
+    usable = [i for i in ids if not any(c.isspace() for c in i)][:MAX_MODELS]
+    if not usable:
+        raise ConnectionFailed(f"{where}: the server lists no models; load one on it first")
+    return Connection(conn.name, conn.base_url, conn.api_key, tuple(usable))

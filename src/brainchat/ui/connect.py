@@ -1,0 +1,167 @@
+"""Model connections from the settings panel: add one, list its models, keep its key for the user.
+
+The panel's connection fields (provider name, base URL, API key) arrive with a settings save. The
+key is taken out of Chainlit's copy of the panel values at once (Chainlit would store that copy
+with the thread), the server's `/models` is asked, and on success the connection joins the
+session (its models become choices in the panel's model pickers) and the user's stored
+connections (key encrypted). The key never goes back to the page: the panel's key field is always
+sent empty, and messages name the connection and its masked URL only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import chainlit as cl
+from chainlit.utils import utc_now
+
+from brainchat import redact
+from brainchat.connections import Connection, ConnectionFailed, checked, probe
+from brainchat.redact import get_logger, mask
+from brainchat.ui import panel, persistence
+from brainchat.ui.render import AUTHOR
+
+if TYPE_CHECKING:
+    from brainchat.session import Session
+    from brainchat.ui.conversation import Conversation
+
+log = get_logger("brainchat.ui")
+NAME, URL, KEY = panel.CONNECTION_FIELDS
+OPEN_SETTINGS = {"brainchat": "open-settings", "focus": URL}  # brainchat.js opens the panel
+
+
+def scrub(values: dict[str, Any]) -> str | None:
+    """Take the typed key out of the panel values and out of Chainlit's session copy (stored with
+    the thread); return it."""
+    key = values.pop(KEY, None)
+    try:
+        settings = cl.context.session.chat_settings
+    except Exception:  # noqa: BLE001 - no Chainlit context (headless callers)
+        settings = {}
+    if KEY in settings:
+        settings[KEY] = ""
+    text = str(key or "").strip()
+    redact.remember(text)  # masked in any log line from now on, even if it fails
+    return text or None
+
+
+def requested(values: dict[str, Any]) -> bool:
+    return bool(str(values.get(URL) or "").strip())
+
+
+def _user() -> str | None:
+    try:
+        user = cl.context.session.user
+    except Exception:  # noqa: BLE001
+        return None
+    return str(user.identifier) if user is not None else None
+
+
+async def restore(session: Session) -> None:
+    """Give a new or resumed chat the connections its user saved (keys decrypted here only)."""
+    p, user = persistence.active(), _user()
+    if p is None or user is None:
+        return
+    try:
+        saved = await p.connections.load(user)
+    except Exception as exc:  # noqa: BLE001 - a chat starts even if the store cannot be read
+        log.warning("saved connections not loaded: %s: %s", type(exc).__name__, mask(str(exc)))
+        return
+    for conn in saved:
+        redact.remember(conn.api_key)
+        session.add_connection(conn)
+    if not saved:
+        return
+    try:
+        picks = await p.connections.load_picks(user)
+        known = session.connection_models()
+        session.apply_settings({k: v for k, v in picks.items() if v in known})
+    except Exception as exc:  # noqa: BLE001 - a bad saved pick leaves the base settings
+        log.warning("saved model picks not applied: %s: %s", type(exc).__name__, mask(str(exc)))
+
+
+async def keep_picks(session: Session) -> None:
+    """Remember which connection models the user picked per role, for their next chats."""
+    p, user = persistence.active(), _user()
+    if p is None or user is None or not session.connections:
+        return
+    known = session.connection_models()
+    picks = {
+        f"{role}_model": str(session.overrides[f"{role}_model"])
+        for role, _ in panel.ROLES
+        if str(session.overrides.get(f"{role}_model")) in known
+    }
+    try:
+        await p.connections.save_picks(user, picks, utc_now())
+    except Exception as exc:  # noqa: BLE001 - the picks still apply to this chat
+        log.warning("model picks not stored: %s: %s", type(exc).__name__, mask(str(exc)))
+
+
+async def _keep(conn: Connection) -> bool:
+    """Store the connection for the user; False when it is kept for this chat only."""
+    p, user = persistence.active(), _user()
+    if p is None or user is None:
+        return False
+    try:
+        await p.connections.save(user, conn, utc_now())
+    except Exception as exc:  # noqa: BLE001 - the connection still works in this chat
+        log.warning(
+            "connection %r not stored: %s: %s", conn.name, type(exc).__name__, mask(str(exc))
+        )
+        return False
+    return True
+
+
+async def add(conv: Conversation, values: dict[str, Any], key: str | None) -> bool:
+    """Connect with the panel's fields; say what the server lists, or why it failed (and then
+    change nothing)."""
+    s = conv.session
+    try:
+        conn = await probe(checked(str(values.get(NAME) or ""), str(values.get(URL) or ""), key))
+    except ConnectionFailed as exc:
+        log.info("connection refused: %s", exc)
+        await cl.Message(
+            content=(
+                f"⚠️ **Connection not added:** {mask(str(exc))}.\n\n"
+                f"Nothing changed; the models in force stay: {panel.summary(s) or 'none'}."
+            ),
+            author=AUTHOR,
+        ).send()
+        return False
+    s.add_connection(conn)
+    stored = await _keep(conn)
+    log.info("connection %r added (%s): %d model(s)", conn.name, conn.shown_url, len(conn.models))
+    listed = ", ".join(f"`{m}`" for m in conn.models[:20])
+    more = f" and {len(conn.models) - 20} more" if len(conn.models) > 20 else ""
+    where = (
+        "kept for you only, encrypted in the store, and restored in your next chats"
+        if stored
+        else "kept for this chat only"
+    )
+    await cl.Message(
+        content=(
+            f"🔌 **Connected `{conn.name}`** ({conn.shown_url}). The server lists "
+            f"{len(conn.models)} model{'s' if len(conn.models) != 1 else ''}: {listed}{more}.\n\n"
+            f"Pick them as function-call, answer and chat model in the ⚙️ settings (listed as "
+            f"`{conn.label(conn.models[0])}`), then **Confirm**. The API key is {where}; it is "
+            "never shown again."
+        ),
+        author=AUTHOR,
+    ).send()
+    return True
+
+
+async def offer(conv: Conversation) -> None:
+    """The first screen's button: open the settings panel at the connection fields."""
+    await cl.send_window_message(OPEN_SETTINGS)
+    await cl.Message(
+        content=(
+            "In the ⚙️ settings (opened for you; the gear by the message box), fill in **Add a "
+            "model connection**: a provider name, the server's OpenAI-compatible base URL (e.g. "
+            "`http://localhost:8080/v1` for llama.cpp, `https://api.openai.com/v1`) and its API "
+            "key (empty for a local server without one), then **Confirm**. brainchat lists the "
+            "server's models; pick the chat, function-call and answer models there and Confirm "
+            "again."
+        ),
+        author=AUTHOR,
+    ).send()
