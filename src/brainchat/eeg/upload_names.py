@@ -12,6 +12,7 @@ EEG_EXTENSIONS = RECORDING_EXTENSIONS + COMPANION_EXTENSIONS
 ACCEPTED = (*EEG_EXTENSIONS, ".zip")
 MAX_NAME = 120  # characters of a stored file name
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_OTHER_EXT = re.compile(r"\.[a-z0-9]{1,10}$")
 
 
 def extension(name: str) -> str:
@@ -20,8 +21,8 @@ def extension(name: str) -> str:
     for ext in (*ACCEPTED,):
         if low.endswith(ext):
             return ext
-    dot = low.rfind(".")
-    return low[dot:] if dot > 0 else ""
+    other = _OTHER_EXT.search(low)
+    return other.group(0) if other and other.start() > 0 else ""
 
 
 def stem(name: str) -> str:
@@ -32,12 +33,12 @@ def stem(name: str) -> str:
 
 def safe_name(name: str) -> str:
     """A file name that is safe in the data folder: no folder parts, ASCII letters, digits, '.',
-    '_' and '-' only, no leading dot, at most MAX_NAME characters, its extension kept.
+    '_' and '-' only, no leading dot, at most MAX_NAME characters, its extension kept (lower case).
 
-    'C:\\Users\\me\\my rec (1).EDF' -> 'my_rec_1_.EDF'; '../../etc/x.edf' -> 'x.edf'.
+    'C:\\Users\\me\\my rec (1).EDF' -> 'my_rec_1.edf'; '../../etc/x.edf' -> 'x.edf'.
     """
     base = re.split(r"[/\\]", name)[-1]
-    base = unicodedata.normalize("NFKD", base).encode("ascii", "ignore").decode("ascii")
+    base = _plain(base)
     ext = extension(base)
     body = base[: len(base) - len(ext)] if ext else base
     body = _UNSAFE.sub("_", body).strip("._-") or "upload"
@@ -47,7 +48,12 @@ def safe_name(name: str) -> str:
 
 def safe_folder(name: str) -> str:
     """One folder name made safe the same way (a zip's name, or a folder inside it)."""
-    return _UNSAFE.sub("_", unicodedata.normalize("NFKD", name)).strip("._-")[:MAX_NAME] or "upload"
+    return _UNSAFE.sub("_", _plain(name)).strip("._-")[:MAX_NAME] or "upload"
+
+
+def _plain(text: str) -> str:
+    """Accents dropped (Müller -> Muller); other non-ASCII characters are left for _UNSAFE."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
 def numbered(stem_: str, n: int) -> str:
