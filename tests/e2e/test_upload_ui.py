@@ -173,3 +173,37 @@ def test_a_file_over_the_limit_gets_the_limit_and_how_to_raise_it(
     assert "big.edf" not in uploads(data_dir)
     shutil.rmtree(data_dir / "uploads", ignore_errors=True)
     page.close()
+
+
+def test_with_accounts_an_upload_lands_in_the_users_own_folder_once(
+    model_server, app_factory, browser, files, tmp_path
+) -> None:
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    env = {"AGENT_FUNCTION_CALL_MODEL": spec(model_server, "fc-m"), "BRAINCHAT_AUTH": "password"}
+    subprocess.run([sys.executable, "-m", "brainchat.cli", "users", "add", "ana"],
+                   input="correct horse battery\n", text=True, cwd=ROOT, check=True, timeout=60,
+                   env={**os.environ, "BRAINCHAT_DATA_DIR": str(tmp_path / "data"), **env})  # fmt: skip
+    url = app_factory(env, home=tmp_path)
+    page = browser.new_page()
+    page.set_default_timeout(20_000)
+    page.goto(url)
+    page.fill("#email", "ana")
+    page.fill("#password", "correct horse battery")
+    page.get_by_role("button", name=re.compile("continue|sign in|log in", re.I)).click()
+    page.wait_for_selector("text=/brainchat is ready/")
+    attach(page, files / "sub-01.edf")
+    page.click("#chat-submit")
+    page.wait_for_selector("text=/Uploaded uploads.sub-01.edf/")
+    wait_idle(page)
+    page.wait_for_timeout(1000)  # the thread's elements are written in the background
+    assert (tmp_path / "data" / "users" / "ana" / "uploads" / "sub-01.edf").is_file()
+    assert not (tmp_path / "data" / "uploads").exists()
+    stored = [p for p in (tmp_path / "state").rglob("*") if p.is_file()]
+    assert stored and not [p for p in stored if p.name.endswith(".edf")]  # no second copy
+    page.close()
