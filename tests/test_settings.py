@@ -88,6 +88,8 @@ def test_presets_and_key_env() -> None:
         ({"AGENT_MAX_EXECUTION_TIME": "5"}, "AGENT_MAX_EXECUTION_TIME", "10 to 300"),
         ({"DEFAULT_MODE": "turbo"}, "DEFAULT_MODE", "chat, agent"),
         ({"AGENT_VERBOSE": "maybe"}, "AGENT_VERBOSE", "true or false"),
+        ({"BRAINCHAT_UPLOAD_MAX_MB": "0"}, "BRAINCHAT_UPLOAD_MAX_MB", "1 to 100000"),
+        ({"BRAINCHAT_UPLOAD_MAX_MB": "big"}, "BRAINCHAT_UPLOAD_MAX_MB", "expected a int"),
     ],
 )
 def test_bad_values_name_variable_value_and_allowed(

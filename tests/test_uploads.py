@@ -240,3 +240,34 @@ async def test_chat_mode_gets_the_note_in_the_user_turn(
     user = s.requests_for("chat")[0].messages[-1]["content"]
     assert user.startswith("what is in it?\n\n(Uploaded this conversation: uploads/sub-01.edf")
     assert "Chat mode cannot open files" in user
+
+
+def test_chainlit_upload_bound_is_never_below_brainchats_limit() -> None:
+    from chainlit.config import config
+
+    from brainchat.ui.uploads import install
+
+    feature = config.features.spontaneous_file_upload
+    assert feature is not None and feature.enabled  # .chainlit/config.toml turns upload on
+    accept = feature.accept
+    assert isinstance(accept, dict) and ".vhdr" in accept["application/octet-stream"]
+    kept = feature.max_size_mb
+    try:
+        feature.max_size_mb = 10
+        install(Settings(upload_max_mb=64))
+        assert feature.max_size_mb == 65  # a 64 MB file reaches brainchat's own check
+        install(Settings(upload_max_mb=5))
+        assert feature.max_size_mb == 65  # never lowered
+    finally:
+        feature.max_size_mb = kept
+
+
+def test_a_recording_being_checked_is_not_listed(src: Path, tmp_path: Path) -> None:
+    from brainchat.eeg.listing import list_files
+
+    staging = tmp_path / "uploads" / ".upload-abc"
+    staging.mkdir(parents=True)
+    shutil.copy(src / "sub-01.edf", staging / "half.edf")
+    shutil.copy(src / "sub-01.edf", tmp_path / "uploads" / "sub-01.edf")
+    listed = list_files(tmp_path, "*.edf")
+    assert "uploads/sub-01.edf" in listed and "half.edf" not in listed
