@@ -92,15 +92,18 @@ def test_a_brainvision_set_renamed_to_a_safe_name_still_finds_its_files(
 
     staged = tmp_path / "in"
     staged.mkdir()
-    for ext in ("vhdr", "vmrk", "eeg"):  # names with spaces, as a lab PC might write them
-        shutil.copy(src / f"rec.{ext}", staged / f"my rec.{ext}")
-    for ext in ("vhdr", "vmrk"):
-        path = staged / f"my rec.{ext}"
-        path.write_text(path.read_text().replace("=rec.", "=my rec."))
+    names = {"vhdr": "my rec.vhdr", "vmrk": "my rec markers.VMRK", "eeg": "my rec.eeg"}
+    for ext, name in names.items():  # spaces and other stems, as a lab PC might write them
+        shutil.copy(src / f"rec.{ext}", staged / name)
+    for name in (names["vhdr"], names["vmrk"]):
+        path = staged / name
+        text = path.read_text().replace("=rec.eeg", "=my rec.eeg")
+        path.write_text(text.replace("=rec.vmrk", "=my rec markers.VMRK"))
     data = tmp_path / "data"
     report = up(data, *[(p.name, p) for p in staged.iterdir()])
     (a,) = report.accepted
     assert a.name == "uploads/my_rec.vhdr" and "safe name" in a.note
+    assert a.files == ("uploads/my_rec.vhdr", "uploads/my_rec.eeg", "uploads/my_rec.vmrk")
     raw = mne.io.read_raw_brainvision(data / a.name, preload=True, verbose="error")
     assert raw.n_times == 30 * 250  # the header points at the renamed .eeg and .vmrk
 

@@ -247,36 +247,37 @@ def _lone_companion(name: str) -> str:
 
 def _accept(rec: _Recording, box: Path, target: Path, root: Path, report: UploadReport) -> None:
     """Check one recording in its own staging box, then link it in under a free name."""
-    box.mkdir()
-    staged = [Path(shutil.move(p, box / p.name)) for p in (rec.main, *rec.companions)]
-    base = stem(rec.main.name)
     try:
-        _rename_set(staged, base)
+        box.mkdir()
+        staged = [Path(shutil.move(p, box / p.name)) for p in (rec.main, *rec.companions)]
+        staged = _rename_set(staged, stem(rec.main.name))  # companions take the header's name
         info = check_recording(staged[0])
+        placed = _place(rec, staged, target / rec.dest, root, info)
     except Refusal as exc:
         report.refused.append(Refused(rec.shown, str(exc)))
-        return
     except OSError as exc:
         report.refused.append(Refused(rec.shown, f"could not be stored ({exc.strerror or exc})"))
-        return
-    folder = target / rec.dest
+    else:
+        report.accepted.append(placed)
+
+
+def _place(
+    rec: _Recording, staged: list[Path], folder: Path, root: Path, info: RecordingInfo
+) -> Accepted:
+    """Link a checked recording in: its own name, or the first numbered one that is free."""
     folder.mkdir(parents=True, exist_ok=True)
     if not folder.resolve().is_relative_to(root):
-        report.refused.append(Refused(rec.shown, "its folder leads outside the data folder"))
-        return
+        raise Refusal("its folder leads outside the data folder")
+    base = stem(rec.main.name)
     for n in range(1, 1000):
         staged = _rename_set(staged, numbered(base, n))
         dests = [folder / p.name for p in staged]
-        if all(
-            d.is_file() and filecmp.cmp(p, d, shallow=False)
-            for p, d in zip(staged, dests, strict=True)
-        ):
-            report.accepted.append(_accepted(rec, dests, root, info, reused=True))
-            return
+        pairs = zip(staged, dests, strict=True)
+        if all(d.is_file() and filecmp.cmp(p, d, shallow=False) for p, d in pairs):
+            return _accepted(rec, dests, root, info, reused=True)
         if not any(os.path.lexists(d) for d in dests) and _link_all(staged, dests):
-            report.accepted.append(_accepted(rec, dests, root, info, reused=False))
-            return
-    report.refused.append(Refused(rec.shown, "no free name left for it in the uploads folder"))
+            return _accepted(rec, dests, root, info, reused=False)
+    raise Refusal("no free name is left for it in the uploads folder")
 
 
 def _rename_set(staged: list[Path], new_stem: str) -> list[Path]:
