@@ -99,7 +99,7 @@ def check_recording(path: Path) -> RecordingInfo:
         fmt=fmt,
         channels=tuple(raw.ch_names),
         sfreq=sfreq,
-        seconds=held,
+        seconds=float(held),
         events={k.removeprefix("Comment/"): v for k, v in class_counts(raw).items()},
         measured=date.strftime("%Y-%m-%d %H:%M") if date else "",
     )
