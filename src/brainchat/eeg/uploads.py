@@ -21,23 +21,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from brainchat.eeg.upload_check import (
-    RecordingInfo,
-    Refusal,
-    brainvision_refs,
-    check_recording,
-    rewrite_brainvision,
-)
+from brainchat.eeg.upload_check import RecordingInfo, Refusal, check_recording, rewrite_brainvision
 from brainchat.eeg.upload_names import (
     ACCEPTED,
-    COMPANION_EXTENSIONS,
-    RECORDING_EXTENSIONS,
     extension,
     numbered,
     safe_folder,
     safe_name,
     stem,
 )
+from brainchat.eeg.upload_sets import StagedSet, group_sets
 from brainchat.eeg.upload_zip import UnsafeArchive, unpack
 
 UPLOADS = "uploads"  # under the user's data folder
@@ -94,14 +87,6 @@ class UploadReport:
     ignored: list[str] = field(default_factory=list)  # zip entries that are not EEG files
 
 
-@dataclass
-class _Recording:
-    shown: str  # the uploaded name, for messages
-    main: Path
-    companions: list[Path]
-    dest: str  # folder under uploads/ ('' or '<zip>/<folders>')
-
-
 def receive(files: Sequence[Incoming], data_dir: Path, limits: UploadLimits) -> UploadReport:
     """Check and place uploaded files under `<data_dir>/uploads/`; never raises for bad input."""
     report = UploadReport()
@@ -117,9 +102,11 @@ def receive(files: Sequence[Incoming], data_dir: Path, limits: UploadLimits) -> 
     try:
         originals: dict[str, str] = {}  # staged name -> the name the browser gave
         folders = _stage(files, staging, limits, report, originals)
-        recordings = [
-            r for folder, dest in folders for r in _group(folder, dest, report, originals)
-        ]
+        recordings: list[StagedSet] = []
+        for folder, dest in folders:
+            sets, refused = group_sets(folder, dest, originals)
+            recordings += sets
+            report.refused += [Refused(name, reason) for name, reason in refused]
         for i, rec in enumerate(recordings):
             _accept(rec, staging / f"rec-{i}", target, root, report)
     finally:
@@ -181,71 +168,7 @@ def _stage(
     return folders
 
 
-def _group(
-    folder: Path, dest: str, report: UploadReport, originals: dict[str, str]
-) -> list[_Recording]:
-    """The recordings in one staged folder: each reader's file with the companions it needs."""
-    names = {p.name: p for p in sorted(folder.iterdir()) if p.is_file()}
-
-    def _shown(dest: str, name: str) -> str:
-        return (originals.get(name) or name) if not dest else f"{dest}/{name}"
-
-    claimed: set[str] = set()
-    recordings: list[_Recording] = []
-    for name, path in names.items():
-        ext = extension(name)
-        if ext not in RECORDING_EXTENSIONS:
-            continue
-        companions: list[Path] = []
-        if ext == ".vhdr":
-            refs = brainvision_refs(path)
-            missing = []
-            for key, ref in sorted(refs.items()):
-                found = names.get(ref) or names.get(safe_name(ref))
-                if found is None:
-                    missing.append(f"'{ref}' (its {key})")
-                else:
-                    companions.append(found)
-            if missing:
-                claimed.update(p.name for p in companions)
-                report.refused.append(
-                    Refused(
-                        _shown(dest, name),
-                        f"the BrainVision header needs {' and '.join(missing)}, which was not "
-                        "uploaded with it: upload the .vhdr, .vmrk and .eeg together (or a .zip "
-                        "of them)",
-                    )
-                )
-                continue
-        elif ext == ".set" and (fdt := names.get(stem(name) + ".fdt")) is not None:
-            companions.append(fdt)
-        claimed.update(p.name for p in companions)
-        recordings.append(_Recording(_shown(dest, name), path, companions, dest))
-    _pair_lone_fdt(recordings, names, claimed)
-    for name in names:
-        if extension(name) in COMPANION_EXTENSIONS and name not in claimed:
-            report.refused.append(Refused(_shown(dest, name), _lone_companion(name)))
-    return recordings
-
-
-def _pair_lone_fdt(recordings: list[_Recording], names: dict[str, Path], claimed: set[str]) -> None:
-    """One .set without a same-named .fdt, one unclaimed .fdt: they belong together."""
-    lone_sets = [r for r in recordings if extension(r.main.name) == ".set" and not r.companions]
-    lone_fdts = [p for n, p in names.items() if extension(n) == ".fdt" and n not in claimed]
-    if len(lone_sets) == 1 and len(lone_fdts) == 1:
-        lone_sets[0].companions.append(lone_fdts[0])
-        claimed.add(lone_fdts[0].name)
-
-
-def _lone_companion(name: str) -> str:
-    header = ".set" if extension(name) == ".fdt" else ".vhdr"
-    return (
-        f"a companion data file without its {header} header: upload it together with its "
-        f"{header} (BrainVision: .vhdr, .vmrk and .eeg; EEGLAB: .set and .fdt)"
-    )
-
-
-def _accept(rec: _Recording, box: Path, target: Path, root: Path, report: UploadReport) -> None:
+def _accept(rec: StagedSet, box: Path, target: Path, root: Path, report: UploadReport) -> None:
     """Check one recording in its own staging box, then link it in under a free name."""
     try:
         box.mkdir()
@@ -262,7 +185,7 @@ def _accept(rec: _Recording, box: Path, target: Path, root: Path, report: Upload
 
 
 def _place(
-    rec: _Recording, staged: list[Path], folder: Path, root: Path, info: RecordingInfo
+    rec: StagedSet, staged: list[Path], folder: Path, root: Path, info: RecordingInfo
 ) -> Accepted:
     """Link a checked recording in: its own name, or the first numbered one that is free."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -307,7 +230,7 @@ def _link_all(staged: list[Path], dests: list[Path]) -> bool:
 
 
 def _accepted(
-    rec: _Recording, dests: list[Path], root: Path, info: RecordingInfo, *, reused: bool
+    rec: StagedSet, dests: list[Path], root: Path, info: RecordingInfo, *, reused: bool
 ) -> Accepted:
     files = tuple(d.relative_to(root).as_posix() for d in dests)
     wanted = "/".join(p for p in (UPLOADS, rec.dest, rec.main.name) if p)
