@@ -98,6 +98,8 @@ def test_presets_and_key_env() -> None:
             "AGENT_FUNCTION_CALL_MODEL.stream_tool_calls",
             "true or false",
         ),
+        ({"BRAINCHAT_UPLOAD_MAX_MB": "0"}, "BRAINCHAT_UPLOAD_MAX_MB", "1 to 100000"),
+        ({"BRAINCHAT_UPLOAD_MAX_MB": "big"}, "BRAINCHAT_UPLOAD_MAX_MB", "expected a int"),
     ],
 )
 def test_bad_values_name_variable_value_and_allowed(

@@ -202,7 +202,7 @@ class Session:
         """The agent for the current settings and tools (built again only when they change)."""
         toolset = self.toolset()
         eeg = "load_data" in toolset.names()
-        context = self.study.summary if eeg else None
+        context = self.study.context if eeg else None
         facts = self.study_facts if eeg else None
         local = self.agents.local_tools(self.settings, self.study, self.search_cache).names()
         hidden = eeg_rule(self.study, local)

@@ -46,6 +46,7 @@ SPEC_KEYS = {
     "stream_tool_calls",
 }
 MODEL_VARS = ("CHAT_MODEL", "AGENT_FUNCTION_CALL_MODEL", "AGENT_ANSWER_MODEL")
+UPLOAD_MAX_ENV = "BRAINCHAT_UPLOAD_MAX_MB"
 SPEC_EXAMPLE = 'JSON like {"provider": "openai", "model": "gpt-4o-mini"}'
 KEY_AS_MODEL = (
     "it looks like an API key, not a model name; put the key in api_key (or OPENAI_API_KEY) "
@@ -132,6 +133,7 @@ class Settings:
     limits: AgentLimits = AgentLimits()
     default_mode: Mode = "chat"
     data_dir: Path = Path("data")
+    upload_max_mb: int = 500  # the largest file (or zip) a user may upload, in MB
     mcp_config: Path | None = None
     search_backend: str = "ddgs"
     search_fixture: Path | None = None
@@ -398,6 +400,9 @@ def load_settings(env: Mapping[str, str] | None = None, *, dotenv: bool = True) 
         limits=limits,
         default_mode=_read(env, errors, "DEFAULT_MODE", _mode, "chat"),
         data_dir=Path(env.get("BRAINCHAT_DATA_DIR") or "data"),
+        upload_max_mb=_read(
+            env, errors, UPLOAD_MAX_ENV, lambda v, r: _num(v, r, int, 1, 100_000), 500
+        ),
         mcp_config=Path(env["MCP_CONFIG"]) if env.get("MCP_CONFIG") else None,
         search_backend="fixture" if fixture else (env.get("BRAINCHAT_SEARCH_BACKEND") or "ddgs"),
         search_fixture=Path(fixture) if fixture else None,

@@ -67,7 +67,7 @@ def list_files(
     found: list[str] = []
     visited, cut = 0, ""
     for folder, dirs, files in os.walk(start):  # symlinked folders are not followed
-        dirs.sort()
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))  # an upload being checked
         here = Path(folder)
         for name in sorted(files):
             visited += 1

@@ -16,6 +16,8 @@ from brainchat.eeg.report import changes, summary
 from brainchat.eeg.state import Op, StudyState
 from brainchat.events import StudyChanged, StudyRestored, current_tool_call, emit
 
+UPLOADS_SHOWN = 10  # uploaded files named in the agent's context (the latest)
+
 
 class Study:
     """One per chat session. Operations run one at a time, in a worker thread, and commit at the
@@ -29,6 +31,7 @@ class Study:
         self.pending: list[dict[str, Any]] | None = None  # a saved log, replayed on first use
         self.model_dir: Path | None = None  # where trained models are saved (None: not saved)
         self.key = b""  # signs saved models that can only be pickled
+        self.uploads: list[str] = []  # files uploaded in this conversation, one line each
 
     @property
     def stage(self) -> str:
@@ -40,6 +43,19 @@ class Study:
 
             return pending_summary(self.pending)
         return summary(self.state)
+
+    def context(self) -> str:
+        """What the agent is told each round: the summary, and the files uploaded so far."""
+        text = self.summary()
+        if self.uploads:
+            shown = self.uploads[-UPLOADS_SHOWN:]
+            more = len(self.uploads) - len(shown)
+            text += (
+                "\nUploaded this conversation (paths relative to the data folder): "
+                + "; ".join(shown)
+            )
+            text += f" (+{more} earlier)" if more else ""
+        return text
 
     async def restore(self) -> None:
         """Replay a saved log (once, before any other operation), telling the UI what it did."""

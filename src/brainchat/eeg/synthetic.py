@@ -155,11 +155,15 @@ def write_demo_set(
 
 
 def write_raw(raw: mne.io.BaseRaw, path: Path) -> None:
-    """Write a recording as EDF (via edfio) or FIF, chosen by the file's extension."""
+    """Write a recording as EDF (via edfio), FIF, BrainVision (.vhdr, via pybv) or EEGLAB (.set,
+    via eeglabio), chosen by the file's extension."""
     import mne
 
     if path.suffix == ".fif":
         raw.save(path, overwrite=True, verbose="error")
+    elif path.suffix in (".vhdr", ".set"):
+        fmt = "brainvision" if path.suffix == ".vhdr" else "eeglab"
+        mne.export.export_raw(path, raw, fmt=fmt, overwrite=True, verbose="error")
     else:
         mne.export.export_raw(path, raw, fmt="edf", overwrite=True, verbose="error")
 

@@ -22,7 +22,7 @@ from brainchat.session import Session
 from brainchat.settings import ConfigError, Settings, load_settings
 from brainchat.store.history import ThreadUsage
 from brainchat.tools.registry import ToolSet
-from brainchat.ui import connect, modes, panel, resume, runtime, titles
+from brainchat.ui import connect, modes, panel, resume, runtime, titles, uploads
 from brainchat.ui import format as fmt
 from brainchat.ui.confirm import make_confirm
 from brainchat.ui.message_limit import too_long_notice
@@ -198,13 +198,20 @@ async def handle_message(conv: Conversation, message: cl.Message) -> None:
     mode = (message.modes or {}).get("mode")
     if mode in ("chat", "agent") and mode != conv.session.mode:
         await modes.switched(conv, mode)  # the picker changed without brainchat.js noticing
+    note = await uploads.receive_attached(conv, message) if message.elements else None
+    if message.elements and not text:
+        await save(conv)
+        return  # attachments only: the files are in; the user's next question uses them
     if message.command == "tools" or text.split(maxsplit=1)[:1] == ["/tools"]:
         await show_tools(conv)
         return
-    await run_turn(conv, text, message.id)
+    await run_turn(conv, text, message.id, note or "")
 
 
-async def run_turn(conv: Conversation, question: str, parent_id: str | None) -> None:
+async def run_turn(
+    conv: Conversation, question: str, parent_id: str | None, note: str = ""
+) -> None:
+    """One turn; `note` (what was uploaded, for Chat mode) goes to the model after the question."""
     s = conv.session
     step = cl.context.current_step
     renderer = RunRenderer(s.mode, step.id if step else parent_id)
@@ -216,7 +223,7 @@ async def run_turn(conv: Conversation, question: str, parent_id: str | None) -> 
         s.extra_tools = await servers.refreshed_toolset()
     counted = False
     try:
-        async for event in s.ask(question, confirm=confirm, message_id=parent_id):
+        async for event in s.ask(question + note, confirm=confirm, message_id=parent_id):
             if isinstance(event, RunFinished):
                 resume.mark_answer(renderer, event, parent_id)
                 if event.answer and event.reason != "error":

@@ -72,6 +72,18 @@ class LocalStorageClient(BaseStorageClient):
         return None
 
 
+def _uploaded_recording(element: Any) -> bool:
+    """An EEG file or zip the user attached (Chainlit's copy in its session files folder)."""
+    from chainlit.config import FILES_DIRECTORY
+
+    from brainchat.eeg.upload_names import ACCEPTED, extension
+
+    path = Path(element.path).resolve()
+    return (
+        path.is_relative_to(FILES_DIRECTORY.resolve()) and extension(element.name or "") in ACCEPTED
+    )
+
+
 OnDelete = Callable[[str, str | None], Awaitable[None]]
 
 
@@ -236,7 +248,9 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
 
     async def _create_element(self, element: Any) -> None:
         content = element.content
-        if content is None and element.path:
+        if content is None and element.path and _uploaded_recording(element):
+            pass  # kept once, in the user's data folder (ui/uploads.py); the thread keeps its name
+        elif content is None and element.path:
             content = await asyncio.to_thread(Path(element.path).read_bytes)
         row = element.to_dict()
         if content is not None:  # an element with only a URL keeps the URL (no fetching here)

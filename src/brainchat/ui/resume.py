@@ -73,6 +73,9 @@ def restore(conv: Conversation, thread: dict[str, Any], state: dict[str, Any]) -
     if isinstance(study, list) and study and all(isinstance(e, dict) and "op" in e for e in study):
         s.study.pending = list(study)
     conv.titled = bool(state.get("titled"))
+    uploads = state.get("uploads")
+    if isinstance(uploads, list):
+        s.study.uploads = [str(u) for u in uploads]
     thread.setdefault("steps", []).append(_note_step(conv, thread, len(history) // 2))
 
 
@@ -131,6 +134,7 @@ def snapshot(conv: Conversation) -> dict[str, Any]:
     }
     study = s.study
     out["study"] = list(study.pending) if study.pending else list(study.log)
+    out["uploads"] = list(study.uploads)
     return out
 
 

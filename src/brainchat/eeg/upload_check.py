@@ -1,0 +1,122 @@
+"""Checking an uploaded recording with MNE's reader before it is accepted (no data preloaded).
+
+A file is accepted when its reader opens it, its header's length matches what the file holds
+(the truncation check of `brainchat.eeg.loading`) and its first and last samples can be read.
+Companion files are checked here too: a BrainVision header names its data and marker files, an
+EEGLAB .set may keep its data in a .fdt.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from brainchat.eeg.loading import _header_seconds, class_counts
+from brainchat.eeg.paths import file_format
+
+_VHDR_REF = re.compile(rb"^(DataFile|MarkerFile)=(.*?)\s*$", re.MULTILINE)
+
+
+class Refusal(Exception):
+    """The recording is refused; the message says why, for the user."""
+
+
+@dataclass(frozen=True)
+class RecordingInfo:
+    """What the check read from a recording's header."""
+
+    fmt: str
+    channels: tuple[str, ...]
+    sfreq: float
+    seconds: float
+    events: dict[str, int]
+    measured: str  # the measurement date, or ''
+
+    def brief(self) -> str:
+        return f"{len(self.channels)} ch, {self.sfreq:g} Hz, {self.seconds:.0f} s"
+
+
+def brainvision_refs(vhdr: Path) -> dict[str, str]:
+    """The files a BrainVision header names: {'DataFile': 'x.eeg', 'MarkerFile': 'x.vmrk'}."""
+    text = vhdr.read_bytes()[:65536]
+    return {k.decode(): v.decode("latin-1").strip() for k, v in _VHDR_REF.findall(text)}
+
+
+def rewrite_brainvision(vhdr: Path, vmrk: Path | None, eeg_name: str, vmrk_name: str) -> None:
+    """Point a BrainVision header (and its marker file) at the set's stored names."""
+    names = {b"DataFile": eeg_name.encode(), b"MarkerFile": vmrk_name.encode()}
+    for path in (vhdr, vmrk):
+        if path is None:
+            continue
+        data = path.read_bytes()
+        new = _VHDR_REF.sub(lambda m: m.group(1) + b"=" + names[m.group(1)], data)
+        if new != data:
+            path.write_bytes(new)
+
+
+def check_recording(path: Path) -> RecordingInfo:
+    """Open `path` with MNE (preload=False) and read its ends; raise Refusal with the reason."""
+    import mne
+
+    fmt = file_format(path) or "?"
+    readers = {
+        "edf": mne.io.read_raw_edf,
+        "bdf": mne.io.read_raw_bdf,
+        "gdf": mne.io.read_raw_gdf,
+        "fif": mne.io.read_raw_fif,
+        "set": mne.io.read_raw_eeglab,
+        "vhdr": mne.io.read_raw_brainvision,
+    }
+    if fmt not in readers:
+        raise Refusal(f"'{path.name}' is not a supported EEG format")
+    try:
+        raw = readers[fmt](path, preload=False, verbose="error")
+    except FileNotFoundError as exc:
+        raise Refusal(_missing(path, fmt, exc)) from None
+    except Exception as exc:  # noqa: BLE001 - any reader error: damaged or not what it claims
+        raise Refusal(f"MNE cannot read it as {fmt.upper()}: {_first_line(exc)}") from None
+    if raw.n_times < 1 or not raw.ch_names:
+        raise Refusal(f"it holds no samples or no channels ({fmt.upper()} header only)")
+    sfreq = float(raw.info["sfreq"])
+    held = raw.n_times / sfreq
+    if fmt in ("edf", "bdf", "gdf") and (stated := _header_seconds(path)) is not None:
+        if held < stated[0] - stated[1] / 2:
+            raise Refusal(
+                f"its header says {stated[0]:.0f} s but the file holds {held:.0f} s: it looks "
+                "truncated (cut short in a copy or a transfer); upload the whole file"
+            )
+    try:
+        raw.get_data(start=0, stop=1)
+        raw.get_data(start=raw.n_times - 1, stop=raw.n_times)
+    except Exception as exc:  # noqa: BLE001
+        raise Refusal(
+            f"its data cannot be read to the end ({_first_line(exc)}): it looks truncated or "
+            "damaged; upload the whole file"
+        ) from None
+    date = raw.info.get("meas_date")
+    return RecordingInfo(
+        fmt=fmt,
+        channels=tuple(raw.ch_names),
+        sfreq=sfreq,
+        seconds=float(held),
+        events={k.removeprefix("Comment/"): v for k, v in class_counts(raw).items()},
+        measured=date.strftime("%Y-%m-%d %H:%M") if date else "",
+    )
+
+
+def _missing(path: Path, fmt: str, exc: FileNotFoundError) -> str:
+    if fmt == "set":
+        tried = re.search(r"tried (\S+?) and", str(exc))
+        name = Path(tried.group(1)).name if tried else path.with_suffix(".fdt").name
+        return (
+            f"'{path.name}' keeps its data in '{name}', which was not uploaded with it: "
+            "upload the .set and its .fdt together (or a .zip of both)"
+        )
+    name = Path(exc.filename).name if exc.filename else "a companion file"
+    return f"'{path.name}' needs '{name}', which was not uploaded with it"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0][:200] if text else "") or type(exc).__name__

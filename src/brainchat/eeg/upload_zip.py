@@ -1,0 +1,105 @@
+"""Unpacking an uploaded .zip safely: bounded, EEG files only, nothing outside its folder.
+
+A zip with an entry that names an absolute path, climbs out with '..', is a symbolic link or is
+encrypted is refused whole (such an archive is broken or hostile), and nothing of it is kept.
+The entry count and the unpacked size are bounded, counting the bytes actually written (the
+sizes an archive declares can lie), so a zip bomb stops at the bound.
+"""
+
+from __future__ import annotations
+
+import stat
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from brainchat.eeg.upload_names import EEG_EXTENSIONS, extension, safe_folder, safe_name
+
+CHUNK = 1 << 20
+
+
+class UnsafeArchive(Exception):
+    """The archive is refused whole; the message says why."""
+
+
+@dataclass
+class Unpacked:
+    files: list[tuple[str, Path]] = field(default_factory=list)  # (relative name, staged file)
+    ignored: list[str] = field(default_factory=list)  # entries that are not EEG files
+
+
+def entry_parts(name: str) -> tuple[str, ...]:
+    """The folder parts and file name of an entry, or UnsafeArchive if it leaves its folder."""
+    text = name.replace("\\", "/")
+    if text.startswith("/") or (len(text) > 1 and text[1] == ":"):
+        raise UnsafeArchive(f"entry '{name}' is an absolute path")
+    parts = tuple(p for p in PurePosixPath(text).parts if p not in ("", "."))
+    if ".." in parts:
+        raise UnsafeArchive(f"entry '{name}' climbs out of the archive's folder with '..'")
+    return parts
+
+
+def unpack(archive: Path, into: Path, max_entries: int, max_bytes: int) -> Unpacked:
+    """Extract the EEG files of `archive` under `into` (a fresh folder); raise UnsafeArchive."""
+    try:
+        zf = zipfile.ZipFile(archive)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise UnsafeArchive(f"not a readable zip archive ({exc})") from None
+    out = Unpacked()
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > max_entries:
+            raise UnsafeArchive(
+                f"it holds {len(infos)} entries, more than the {max_entries} allowed in one zip"
+            )
+        chosen = []
+        for info in infos:
+            parts = entry_parts(info.filename)
+            if stat.S_ISLNK(info.external_attr >> 16):
+                raise UnsafeArchive(f"entry '{info.filename}' is a symbolic link")
+            if info.flag_bits & 0x1:
+                raise UnsafeArchive(f"entry '{info.filename}' is encrypted")
+            if info.is_dir() or not parts:
+                continue
+            if any(p.startswith(".") or p == "__MACOSX" for p in parts):
+                out.ignored.append(info.filename)  # macOS resource forks, hidden files
+            elif extension(parts[-1]) not in EEG_EXTENSIONS:
+                out.ignored.append(info.filename)
+            else:
+                chosen.append((info, parts))
+        budget = max_bytes
+        for info, parts in chosen:
+            rel = "/".join([*(safe_folder(p) for p in parts[:-1]), safe_name(parts[-1])])
+            target = into / rel
+            if target.exists():
+                raise UnsafeArchive(f"two entries have the same name once made safe: '{rel}'")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            budget -= _copy_entry(zf, info, target, budget, max_bytes)
+            out.files.append((rel, target))
+    return out
+
+
+def _copy_entry(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, left: int, cap: int
+) -> int:
+    """Write one entry, counting the bytes; raise UnsafeArchive past the unpacked-size bound."""
+    if info.file_size > left:
+        raise _too_big(cap)
+    written = 0
+    try:
+        with zf.open(info) as src, target.open("xb") as dst:
+            while chunk := src.read(CHUNK):
+                written += len(chunk)
+                if written > left:
+                    raise _too_big(cap)
+                dst.write(chunk)
+    except (zipfile.BadZipFile, EOFError, NotImplementedError, OSError) as exc:
+        raise UnsafeArchive(f"entry '{info.filename}' could not be read ({exc})") from None
+    return written
+
+
+def _too_big(cap: int) -> UnsafeArchive:
+    return UnsafeArchive(
+        f"it unpacks to more than {cap / 2**20:,.0f} MB (the bound for one zip: 4 x the upload "
+        "limit BRAINCHAT_UPLOAD_MAX_MB)"
+    )

@@ -1,0 +1,146 @@
+"""Files attached to a message -> the user's data folder: one step per upload, a note for the models.
+
+Chainlit's attach button and drag-and-drop deliver the files as `message.elements` (each a
+`cl.File` with `.name` and `.path`, a copy under Chainlit's session folder). They are checked and
+placed by `brainchat.eeg.uploads.receive` in a worker thread; the step shows each recording's
+header, channels, duration and sampling rate, or why it was refused. The agent learns of the
+accepted files from its per-round study context (`Study.uploads`); a Chat-mode question gets a
+short note instead, since the chat model cannot open files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import chainlit as cl
+
+from brainchat.eeg.uploads import (
+    Accepted,
+    Incoming,
+    UploadLimits,
+    UploadReport,
+    agent_note,
+    receive,
+)
+from brainchat.redact import get_logger
+from brainchat.settings import Settings
+from brainchat.ui.format import seconds
+from brainchat.ui.render import AUTHOR
+
+log = get_logger("brainchat.ui")
+CHANNELS_SHOWN = 12
+
+
+def install(settings: Settings) -> None:
+    """Chainlit's own size bound (config.toml max_size_mb) never below BRAINCHAT_UPLOAD_MAX_MB,
+    so a file over brainchat's limit reaches brainchat, which says which limit and how to raise it."""
+    from chainlit.config import config
+
+    feature = config.features.spontaneous_file_upload
+    if feature is None or not feature.enabled:
+        return
+    if (feature.max_size_mb or 0) < settings.upload_max_mb:
+        feature.max_size_mb = settings.upload_max_mb + 1
+
+
+async def receive_attached(conv: Any, message: cl.Message) -> str | None:
+    """Check and place the files attached to `message`; return the note for a Chat-mode turn."""
+    attached = [e for e in message.elements or [] if getattr(e, "path", None)]
+    if not attached:
+        return None
+    s = conv.session
+    incoming = [Incoming(str(e.name or "upload"), Path(str(e.path))) for e in attached]
+    limits = UploadLimits(max_mb=s.settings.upload_max_mb)
+    step = cl.Step(name=f"Upload · checking {len(incoming)} file(s)…", type="tool")
+    started = time.perf_counter()
+    async with step:
+        try:
+            report = await asyncio.to_thread(receive, incoming, s.settings.data_dir, limits)
+        except Exception as exc:  # noqa: BLE001 - an upload never breaks the conversation
+            log.exception("upload failed")
+            report = UploadReport()
+            step.output = f"The upload failed: {type(exc).__name__}: {exc}. Nothing was kept."
+        else:
+            step.output = details(report)
+        step.name = title(report, time.perf_counter() - started)
+    s.study.uploads.extend(a.line() for a in report.accepted)
+    text = (message.content or "").strip()
+    await cl.Message(content=summary(report, s.mode, asked=bool(text)), author=AUTHOR).send()
+    if report.accepted and s.mode == "chat":
+        return chat_note(report.accepted)
+    return None
+
+
+def title(report: UploadReport, took: float) -> str:
+    parts = []
+    if report.accepted:
+        parts.append(f"{len(report.accepted)} accepted")
+    if report.refused:
+        parts.append(f"{len(report.refused)} refused")
+    return f"Upload · {', '.join(parts) or 'nothing received'} · {seconds(took)}"
+
+
+def details(report: UploadReport) -> str:
+    """The step's body: each recording's header, or the reason it was refused."""
+    blocks = [_accepted_block(a) for a in report.accepted]
+    blocks += [
+        f"❌ **{r.name}** refused: {r.reason}. Nothing of it was kept." for r in report.refused
+    ]
+    if report.ignored:
+        blocks.append("Ignored (not EEG files): " + ", ".join(f"`{n}`" for n in report.ignored))
+    return "\n\n".join(blocks) or "No file arrived."
+
+
+def _accepted_block(a: Accepted) -> str:
+    info = a.info
+    shown = ", ".join(info.channels[:CHANNELS_SHOWN])
+    more = (
+        f", … (+{len(info.channels) - CHANNELS_SHOWN})"
+        if len(info.channels) > CHANNELS_SHOWN
+        else ""
+    )
+    lines = [
+        f"✅ **{a.name}**: {info.fmt.upper()}, {len(info.channels)} channels, "
+        f"{info.seconds:.1f} s at {info.sfreq:g} Hz",
+        f"- Channels: {shown}{more}",
+    ]
+    if info.events:
+        lines.append("- Events: " + ", ".join(f"{k} {v}" for k, v in info.events.items()))
+    if info.measured:
+        lines.append(f"- Recorded: {info.measured}")
+    if len(a.files) > 1:
+        lines.append("- Files: " + ", ".join(f"`{f}`" for f in a.files))
+    if a.note:
+        lines.append(f"- Note: {a.note}")
+    return "\n".join(lines)
+
+
+def summary(report: UploadReport, mode: str, *, asked: bool) -> str:
+    """The message under the step: what arrived, what was refused and why, what to do next."""
+    lines = []
+    for a in report.accepted:
+        lines.append(
+            f"📥 Uploaded `{a.name}` ({a.info.brief()})" + (f": {a.note}" if a.note else "")
+        )
+    for r in report.refused:
+        lines.append(f"⚠️ Refused `{r.name}`: {r.reason}.")
+    if report.ignored:
+        lines.append(f"Ignored {len(report.ignored)} file(s) that are not EEG recordings.")
+    if report.accepted and not asked:
+        lines.append(
+            "Switch to Agent mode to analyse it."
+            if mode == "chat"
+            else "Ask about it, e.g. *analyse the file I just uploaded*."
+        )
+    return "\n\n".join(lines) or "No file arrived."
+
+
+def chat_note(accepted: list[Accepted]) -> str:
+    """Told to the chat model with the user's question: it cannot open the files itself."""
+    return (
+        f"\n\n({agent_note(accepted)}; checked and saved in the data folder. Chat mode cannot "
+        "open files: to analyse them, the user can switch to Agent mode.)"
+    )

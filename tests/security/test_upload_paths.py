@@ -1,0 +1,134 @@
+"""Uploads never write outside the user's uploads folder: hostile zips and names are refused or
+made safe, a zip bomb stops at its bound, and a refused upload leaves nothing behind."""
+
+from __future__ import annotations
+
+import os
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from brainchat.eeg.synthetic import make_recording, write_raw
+from brainchat.eeg.uploads import Incoming, UploadLimits, receive
+
+
+@pytest.fixture(scope="module")
+def edf(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    path = tmp_path_factory.mktemp("edf") / "sub-01.edf"
+    write_raw(make_recording(1, 1, trials=4).crop(tmax=20, include_tmax=False), path)
+    return path.read_bytes()
+
+
+def tree(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+
+
+def hostile_zip(path: Path, edf: bytes, *entries: zipfile.ZipInfo | str) -> Path:
+    """A zip with a good recording first, then the hostile entries."""
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("good/sub-01.edf", edf)
+        for entry in entries:
+            zf.writestr(
+                entry, edf if str(getattr(entry, "filename", entry)).endswith(".edf") else "x"
+            )
+    return path
+
+
+def upload(tmp_path: Path, name: str, path: Path, **limits: int):
+    data = tmp_path / "data"
+    data.mkdir(exist_ok=True)
+    report = receive([Incoming(name, path)], data, UploadLimits(**limits))
+    return report, data
+
+
+@pytest.mark.parametrize(
+    ("entry", "why"),
+    [
+        ("../../evil.edf", "climbs out of the archive's folder with '..'"),
+        ("good/../../../evil.edf", "climbs out of the archive's folder with '..'"),
+        ("..\\..\\evil.edf", "climbs out of the archive's folder with '..'"),
+        ("/tmp/evil.edf", "is an absolute path"),
+        ("C:\\evil.edf", "is an absolute path"),
+    ],
+)
+def test_zip_slip_and_absolute_entries_refuse_the_whole_zip(
+    tmp_path: Path, edf: bytes, entry: str, why: str
+) -> None:
+    before = tree(tmp_path)
+    archive = hostile_zip(tmp_path / "evil.zip", edf, entry)
+    report, data = upload(tmp_path, "evil.zip", archive)
+    (refused,) = report.refused
+    assert refused.reason.startswith("zip refused, nothing kept from it: entry")
+    assert why in refused.reason and not report.accepted
+    assert tree(data) == ["uploads"]  # not even the good recording: the archive is hostile
+    assert tree(tmp_path) == sorted([*before, "evil.zip", "data", "data/uploads"])
+    assert not Path("/tmp/evil.edf").exists()
+
+
+def test_a_symlink_entry_refuses_the_whole_zip(tmp_path: Path, edf: bytes) -> None:
+    link = zipfile.ZipInfo("good/link.edf")
+    link.external_attr = (stat.S_IFLNK | 0o777) << 16
+    with zipfile.ZipFile(tmp_path / "links.zip", "w") as zf:
+        zf.writestr("good/sub-01.edf", edf)
+        zf.writestr(link, "/etc/passwd")
+    report, data = upload(tmp_path, "links.zip", tmp_path / "links.zip")
+    assert "entry 'good/link.edf' is a symbolic link" in report.refused[0].reason
+    assert tree(data) == ["uploads"]
+
+
+def test_a_zip_bomb_stops_at_the_unpacked_size_bound(tmp_path: Path, edf: bytes) -> None:
+    with zipfile.ZipFile(tmp_path / "bomb.zip", "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("a.edf", edf)
+        zf.writestr("b.edf", b"\0" * (12 * 2**20))  # 12 MB of zeros: ~12 KB compressed
+    assert (tmp_path / "bomb.zip").stat().st_size < 2**20  # under the 1 MB upload limit itself
+    report, data = upload(tmp_path, "bomb.zip", tmp_path / "bomb.zip", max_mb=1)
+    assert "it unpacks to more than 4 MB" in report.refused[0].reason
+    assert tree(data) == ["uploads"]
+
+
+def test_too_many_entries_refuse_the_zip(tmp_path: Path, edf: bytes) -> None:
+    with zipfile.ZipFile(tmp_path / "many.zip", "w") as zf:
+        for i in range(30):
+            zf.writestr(f"n{i}.txt", "")
+    report, data = upload(tmp_path, "many.zip", tmp_path / "many.zip", zip_entries=20)
+    assert "it holds 30 entries, more than the 20 allowed in one zip" in report.refused[0].reason
+    assert tree(data) == ["uploads"]
+
+
+@pytest.mark.parametrize("name", ["../../outside.edf", "/etc/outside.edf", "..\\..\\outside.edf",
+                                  "sub/../../outside.edf"])  # fmt: skip
+def test_path_parts_in_an_uploaded_name_are_dropped(tmp_path: Path, edf: bytes, name: str) -> None:
+    src = tmp_path / "src.edf"
+    src.write_bytes(edf)
+    report, data = upload(tmp_path, name, src)
+    assert [a.name for a in report.accepted] == ["uploads/outside.edf"]
+    assert tree(data) == ["uploads", "uploads/outside.edf"]
+    assert not (tmp_path / "outside.edf").exists() and not Path("/etc/outside.edf").exists()
+
+
+def test_an_uploads_folder_linked_outside_the_data_folder_is_refused(
+    tmp_path: Path, edf: bytes
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "data").mkdir()
+    os.symlink(elsewhere, tmp_path / "data" / "uploads")
+    src = tmp_path / "src.edf"
+    src.write_bytes(edf)
+    report, _ = upload(tmp_path, "sub-01.edf", src)
+    assert report.refused[0].reason == "the uploads folder leads outside the data folder"
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_file_placed_meanwhile_is_never_replaced(tmp_path: Path, edf: bytes) -> None:
+    """Placing links the file in (which fails on an existing name) instead of renaming over it."""
+    src = tmp_path / "src.edf"
+    src.write_bytes(edf)
+    uploads = tmp_path / "data" / "uploads"
+    uploads.mkdir(parents=True)
+    (uploads / "sub-01.edf").write_bytes(b"placed by hand")
+    report, _ = upload(tmp_path, "sub-01.edf", src)
+    assert report.accepted[0].name == "uploads/sub-01-2.edf"
+    assert (uploads / "sub-01.edf").read_bytes() == b"placed by hand"
