@@ -35,7 +35,8 @@ class ChainlitSocket:
         headers = {"Origin": origin} if origin else {}
         if cookie:
             headers["Cookie"] = cookie
-        auth = {"clientType": "webapp", "sessionId": str(uuid.uuid4()), "threadId": thread_id,
+        self.session_id = str(uuid.uuid4())
+        auth = {"clientType": "webapp", "sessionId": self.session_id, "threadId": thread_id,
                 "userEnv": "{}", "chatProfile": None}  # fmt: skip
         await self.sio.connect(url, headers=headers, auth=auth, transports=[transport],
                                socketio_path=SOCKET_PATH, wait_timeout=10)  # fmt: skip

@@ -4,6 +4,7 @@ by the chat model when BRAINCHAT_THREAD_TITLES=model. Over the app's HTTP API an
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
 import httpx
@@ -31,6 +32,31 @@ async def one_turn(url: str, answer: str) -> str:
     await sock.wait_for(answer, timeout=60)
     await sock.close()
     return cookie
+
+
+async def test_a_button_pressed_first_does_not_title_the_thread(model_server, app_factory):
+    """Chainlit names a thread after its first interaction: a button's name ("show_tools") or
+    files sent without text would become the title; the first question does instead."""
+    url = app_factory({"CHAT_MODEL": spec(model_server, "chat-m")})
+    model_server.queue("chat-m", Text("Mu is 8-13 Hz over the motor cortex."))
+    cookie = await local_login(url)
+    sock = ChainlitSocket()
+    await sock.connect(url, origin=None, cookie=cookie)
+    await sock.start_chat()
+    action = {"name": "show_tools", "payload": {}, "id": str(uuid.uuid4())}
+    async with httpx.AsyncClient(base_url=url, headers={"Cookie": cookie}) as http:
+        r = await http.post(
+            "/project/action", json={"sessionId": sock.session_id, "action": action}
+        )
+    assert r.status_code == 200, r.text
+    await sock.wait_for("web_search")  # the tool list it shows
+    await sock.send(QUESTION)
+    await sock.wait_for("Mu is 8-13 Hz over the motor cortex.", timeout=60)
+    await sock.close()
+    async with asyncio.timeout(30):
+        while (names := await titles(url, cookie)) != [short_title(QUESTION)]:
+            assert names in ([], [None], [short_title(QUESTION)]), names  # never "show_tools"
+            await asyncio.sleep(0.1)
 
 
 def title_requests(server: Any) -> list[Any]:

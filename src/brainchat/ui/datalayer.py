@@ -32,6 +32,14 @@ FILES_ROUTE = "/brainchat/files/"
 TITLE_CHARS, RENAME_CHARS = 60, 200
 
 
+def _not_a_title(name: str) -> bool:
+    """Chainlit names a thread after its first interaction, which may be a button (the action's
+    name: "show_tools", "agent"...), a voice input ("audio") or files sent with no text ("")."""
+    from chainlit.config import config
+
+    return not name.strip() or name == "audio" or name in config.code.action_callbacks
+
+
 def short_title(text: str, limit: int = TITLE_CHARS) -> str:
     """A thread title from a question: one line, cut at a word boundary."""
     line = re.sub(r"\s+", " ", text or "").strip()
@@ -100,6 +108,8 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
         self.store = store
         self.storage = storage
         self.on_delete = on_delete  # (thread id, owner identifier): drops the thread's models
+        # threads whose first interaction was no question: titled by their first user message
+        self._untitled: set[str] = set()
 
     # -- users -------------------------------------------------------------------------
     async def get_user(self, identifier: str) -> PersistedUser | None:
@@ -140,6 +150,11 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
         tags: list[str] | None = None,
     ) -> None:
         identifier = await self._identifier_of(user_id) if user_id else None
+        if name is not None and user_id and _not_a_title(name):
+            self._untitled.add(thread_id)
+            name = None
+        elif name is not None and not user_id:
+            self._untitled.discard(thread_id)  # the user renamed it
         if name is not None:  # with a user: the first question; without: a rename
             name = short_title(name) if user_id else short_title(name, RENAME_CHARS)
         try:
@@ -198,8 +213,14 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
         await self._save_step(step_dict)
 
     async def _save_step(self, step_dict: Any) -> None:
+        thread_id = step_dict["threadId"]
+        name = None
+        question = str(step_dict.get("output") or "")
+        if thread_id in self._untitled and step_dict.get("type") == "user_message" and question:
+            self._untitled.discard(thread_id)
+            name = short_title(question)
         try:
-            await self.store.upsert_thread(step_dict["threadId"], created_at=utc_now())
+            await self.store.upsert_thread(thread_id, name=name, created_at=utc_now())
             await self.store.upsert_step(dict(step_dict))
         except Exception as exc:  # noqa: BLE001 - Chainlit calls this from fire-and-forget tasks
             log.warning("step not saved: %s", mask(str(exc)))
