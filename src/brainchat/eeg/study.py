@@ -29,6 +29,8 @@ class Study:
         self.pending: list[dict[str, Any]] | None = None  # a saved log, replayed on first use
         self.model_dir: Path | None = None  # where trained models are saved (None: not saved)
         self.key = b""  # signs saved models that can only be pickled
+        # the model and agent settings an export reports (names only, never keys); set by the session
+        self.settings_info: Callable[[], dict[str, Any]] | None = None
 
     @property
     def stage(self) -> str:
