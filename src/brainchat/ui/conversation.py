@@ -270,7 +270,7 @@ async def export_analysis(conv: Conversation) -> None:
         note.content = f"⚠️ The export failed: {type(exc).__name__}: {mask(str(exc))}"
     else:
         note.content = (
-            f"📦 **Analysis exported** ({done.steps} step(s)"
+            f"✅ **Analysis exported** ({done.steps} step(s)"
             + (f", models: {', '.join(done.models)}" if done.models else "")
             + f"), saved in `{study.data_dir / 'exports'}`:\n\n"
             f"- `{done.script.name}`: a Python script that redoes every step with MNE-Python, "
