@@ -311,3 +311,18 @@ async def test_the_same_seed_trains_the_same_network(data_dir: Path) -> None:
         first.predictor.module.parameters(), second.predictor.module.parameters(), strict=True
     )
     assert all(a.detach().equal(b.detach()) for a, b in params)
+
+
+async def test_an_exports_link_out_of_the_data_folder_is_refused(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    folder, outside = tmp_path / "data", tmp_path / "outside"
+    folder.mkdir()
+    outside.mkdir()
+    shutil.copy(data_dir / FILES[0], folder / FILES[0])
+    (folder / "exports").symlink_to(outside)
+    h = Harness(None, folder)
+    await h.call("load_data", {"files": FILES[:1]})
+    with pytest.raises(ToolException, match="'exports' is a link that points outside the data"):
+        await h.call("export_analysis")
+    assert h.files() == [] and not any(outside.iterdir())

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import ToolException
 
-from brainchat.eeg.paths import relative_name
+from brainchat.eeg.paths import relative_name, resolve_in_data_dir
 from brainchat.eeg.state import Op, StudyState
 from brainchat.events import ToolFile, current_tool_call, emit
 
@@ -46,7 +46,7 @@ class Exported:
             f"exported the analysis ({self.steps} step(s){models}) to the data folder: "
             f"script {script} (rerun: python {self.script.name} DATA_DIR; it needs only "
             f"MNE-Python, scikit-learn and PyTorch) and report {report} (self-contained HTML). "
-            "Both are offered for download in the chat"
+            "Both are offered to the user for download"
         )
 
 
@@ -102,12 +102,12 @@ def write_export(
         raise ToolException(NOTHING)
     now = datetime.now(UTC)
     when = f"{now:%Y-%m-%d %H:%M:%S} UTC"
-    folder = data_dir / EXPORTS
+    folder = resolve_in_data_dir(data_dir, EXPORTS)  # a link pointing out is refused
     folder.mkdir(parents=True, exist_ok=True)
     stem = _free_stem(folder, now)
     recordings = [
         {"file": Path(r.name).as_posix(), "subject": r.subject, "session": r.session,
-         "format": r.fmt} for r in state.recordings
+         "format": r.fmt, **({"damage": r.damage} if r.damage else {})} for r in state.recordings
     ]  # fmt: skip
     script = build_script(
         log, recordings, data_dir, version=versions()["brainchat"], when=when, name=f"{stem}.py"

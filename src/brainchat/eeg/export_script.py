@@ -57,8 +57,14 @@ def _py(value: Any) -> str:
 
 def _load(entry: Entry, ctx: Context) -> str:
     rows = ",\n".join(f"    {_py(r)}" for r in ctx.recordings)
+    damaged = "".join(
+        f"# note: brainchat found {r['file']} damaged ({r['damage']}); it loaded what was "
+        "intact, and a plain MNE reader may refuse the file or read it otherwise\n"
+        for r in ctx.recordings
+        if r.get("damage")
+    )
     return (
-        f"RECORDINGS = [\n{rows},\n]\n"
+        f"{damaged}RECORDINGS = [\n{rows},\n]\n"
         "raws = [read_raw(DATA_DIR / r['file'], r['format']) for r in RECORDINGS]\n"
         "describe_recordings(raws)"
     )
