@@ -326,3 +326,29 @@ async def test_an_exports_link_out_of_the_data_folder_is_refused(
     with pytest.raises(ToolException, match="'exports' is a link that points outside the data"):
         await h.call("export_analysis")
     assert h.files() == [] and not any(outside.iterdir())
+
+
+async def test_shallowconvnet_and_sccnet_rerun_too(data_dir: Path, tmp_path: Path) -> None:
+    h = Harness(None, data_dir)
+    keep = ["FC3", "FC4", "C5", "C3", "C1", "cz", "C2", "C4", "C6", "CP3", "CP4"]
+    await h.call("load_data", {"files": FILES[:1]})
+    await h.call("select_channels", {"keep": keep})
+    await h.call("set_reference", {"ref": ["Cz"]})
+    await h.call("resample_data", {"sfreq": 100})
+    await h.call("epoch_data", {"tmin": 0.5, "tmax": 2.5})
+    await h.call("split_dataset", {"by": "trial", "test_ratio": 0.3, "val_ratio": 0.2, "seed": 1})
+    for model in ("shallowconvnet", "sccnet"):
+        await h.call("train_model", {"model": model, "epochs": 2, "seed": 3, "optimizer": "adamw"})
+        await h.call("evaluate_model", {"model": model})
+    await h.call("export_analysis")
+    script = h.files()[0]
+    assert "class ShallowConvNet" in script.read_text() and "class EEGNet" not in script.read_text()
+    out = await asyncio.to_thread(run_script, script, tmp_path)
+    for model in ("shallowconvnet", "sccnet"):
+        study = h.study.state.results[model]
+        rerun = out["models"][model]
+        print(model, "study", study["accuracy"], study["roc_auc"], "script", rerun["accuracy"],
+              rerun["roc_auc"])  # fmt: skip
+        assert rerun["n_test"] == study["n_test"]
+        assert abs(rerun["accuracy"] - study["accuracy"]) <= 1 / study["n_test"]
+        assert rerun["roc_auc"] == pytest.approx(study["roc_auc"], abs=0.05)  # the probabilities
