@@ -83,6 +83,12 @@ async def write_demo_data(action: cl.Action) -> None:
         await conv.write_demo_data(c)
 
 
+@cl.action_callback("export_analysis")
+async def export_analysis(action: cl.Action) -> None:
+    if c := conv.current():
+        await conv.export_analysis(c)
+
+
 @cl.on_mcp_connect
 async def mcp_connect(connection: Any, session: Any) -> None:
     if c := conv.current():

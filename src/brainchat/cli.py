@@ -182,6 +182,8 @@ def _print_event(event: Event) -> None:
         out.write(f"  … {e.name}: {e.message}\n")
     elif e.type == "tool_image":
         out.write(f"  [image] {e.title}\n")
+    elif e.type == "tool_file":
+        out.write(f"  [file] {e.path}\n")
     elif e.type == "tool_finished":
         mark = "✓" if e.status == "success" else "✗"
         out.write(

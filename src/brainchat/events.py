@@ -104,6 +104,18 @@ class ToolImage(Event):
 
 
 @dataclass(kw_only=True)
+class ToolFile(Event):
+    """A file a tool wrote for the user (an exported analysis), offered for download."""
+
+    type: ClassVar[str] = "tool_file"
+    call_id: str
+    name: str
+    path: str  # absolute path on the server, inside the data folder
+    title: str  # the file's name as shown
+    mime: str = "application/octet-stream"
+
+
+@dataclass(kw_only=True)
 class ToolFinished(Event):
     type: ClassVar[str] = "tool_finished"
     call_id: str

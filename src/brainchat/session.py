@@ -77,7 +77,28 @@ class Session:
             from brainchat.eeg.study import Study
 
             self._study = Study(self.settings.data_dir)
+            self._study.settings_info = self.export_settings
         return self._study
+
+    def export_settings(self) -> dict[str, Any]:
+        """The model and agent settings an exported report shows: names, never keys or
+        credentials (a server's address without its user, password and query)."""
+        from dataclasses import asdict
+
+        from brainchat.redact import mask_url
+
+        models = {}
+        for role in ("chat", "function_call", "answer"):
+            spec = self.settings.model_for(role)
+            if spec is not None:
+                models[role] = {
+                    "model": spec.name,
+                    "provider": spec.provider,
+                    "server": mask_url(spec.base_url, drop_query=True) if spec.base_url else None,
+                    "temperature": spec.temperature,
+                    "max_tokens": spec.max_tokens,
+                }
+        return {"mode": self.mode, "models": models, "limits": asdict(self.settings.limits)}
 
     def set_mode(self, mode: str) -> None:
         if mode not in ("chat", "agent"):

@@ -64,7 +64,7 @@ def train_op(cfg) -> Op:
             if cfg.model == "csp_lda":
                 fit = training.train_csp_lda(data, stop, _progress)
             else:
-                fit = training.train_torch(_build(state, cfg.model), data, cfg, stop, _progress)
+                fit = training.train_torch(_build(state, cfg), data, cfg, stop, _progress)
         except training.TrainingCancelled:
             raise ToolException("training cancelled; the study is unchanged") from None
         name = (
@@ -88,12 +88,17 @@ def train_op(cfg) -> Op:
     return op
 
 
-def _build(state: StudyState, kind: str):
+def _build(state: StudyState, cfg):
+    """The untrained network, its initial weights drawn from the training seed (so the same seed
+    trains the same model, and an exported script can redo it)."""
+    import torch
+
     from brainchat.eeg.models import build_model
 
     X = state.eps.X
+    torch.manual_seed(cfg.seed)
     return build_model(
-        kind, X.shape[1], X.shape[2], len(state.eps.classes), state.eps.info["sfreq"]
+        cfg.model, X.shape[1], X.shape[2], len(state.eps.classes), state.eps.info["sfreq"]
     )
 
 

@@ -32,6 +32,8 @@ class Study:
         self.model_dir: Path | None = None  # where trained models are saved (None: not saved)
         self.key = b""  # signs saved models that can only be pickled
         self.uploads: list[str] = []  # files uploaded in this conversation, one line each
+        # the model and agent settings an export reports (names only, never keys); set by the session
+        self.settings_info: Callable[[], dict[str, Any]] | None = None
 
     @property
     def stage(self) -> str:

@@ -198,6 +198,12 @@ def _analysis_tools(study: Study) -> list[BaseTool]:
         text = await run_op(study, train_op(cfg), record={"op": "train", "config": vars(cfg)})
         return text + await study.save_new_models(before)
 
+    async def export_analysis() -> str:
+        from brainchat.eeg.export import export_study
+
+        done = await export_study(study)
+        return done.text(study.data_dir)
+
     async def evaluate_model(model: str | None = None) -> str:
         from brainchat.eeg.decoding import evaluate_op
 
@@ -232,6 +238,16 @@ def _analysis_tools(study: Study) -> list[BaseTool]:
             "balanced accuracy, kappa, ROC AUC, per-class P/R/F1) with confusion matrix and "
             "training-curve images.",
             s.EvaluateArgs,
+        ),
+        make_tool(
+            export_analysis,
+            "export_analysis",
+            "Write the study as a standalone Python script (MNE-Python, scikit-learn, PyTorch; "
+            "no brainchat) that redoes every step with its parameters and seeds, and a "
+            "self-contained HTML report (recordings, steps, figures, metrics, settings); both "
+            "saved in the data folder's exports/ and offered for download. Writes new files only.",
+            s.NoArgs,
+            timeout=600,
         ),
     ]
 

@@ -289,6 +289,39 @@ async def settings_update(conv: Conversation, values: dict[str, Any]) -> None:
         await panel.send_panel(conv.session, conv.custom_ids)  # its models in the pickers
 
 
+# -- export ---------------------------------------------------------------------------------
+async def export_analysis(conv: Conversation) -> None:
+    """The export button: the study as it is now, as a script and a report, offered for download."""
+    from langchain_core.tools import ToolException
+
+    from brainchat.eeg.export import export_study
+
+    study = conv.session.study
+    note = await cl.Message(content="Exporting the analysis…", author=AUTHOR).send()
+    try:
+        done = await export_study(study)
+    except ToolException as exc:
+        note.content = f"⚠️ {str(exc)[0].upper()}{str(exc)[1:]}."
+    except Exception as exc:  # noqa: BLE001 - no traceback reaches a user
+        log.exception("export failed")
+        note.content = f"⚠️ The export failed: {type(exc).__name__}: {mask(str(exc))}"
+    else:
+        note.content = (
+            f"✅ **Analysis exported** ({done.steps} step(s)"
+            + (f", models: {', '.join(done.models)}" if done.models else "")
+            + f"), saved in `{study.data_dir / 'exports'}`:\n\n"
+            f"- `{done.script.name}`: a Python script that redoes every step with MNE-Python, "
+            f"scikit-learn and PyTorch (no brainchat): `python {done.script.name} DATA_DIR`\n"
+            f"- `{done.report.name}`: the report (recordings, steps, figures, metrics, settings), "
+            "one self-contained HTML file"
+        )
+        note.elements = [
+            cl.File(path=str(done.script), name=done.script.name, display="inline"),
+            cl.File(path=str(done.report), name=done.report.name, display="inline"),
+        ]
+    await note.update()
+
+
 # -- MCP and demo data ----------------------------------------------------------------------
 async def mcp_connect(conv: Conversation, name: str, client: Any) -> None:
     try:

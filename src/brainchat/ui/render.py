@@ -23,6 +23,19 @@ from brainchat.ui.batching import TokenBatcher
 from brainchat.ui.plan_view import PlanView, steps_text
 
 AUTHOR = "brainchat"
+EXPORT_ACTION = "export_analysis"  # the button under an answer that changed the study
+
+
+def export_button() -> cl.Action:
+    return cl.Action(
+        name=EXPORT_ACTION,
+        payload={},
+        label="Export analysis",
+        icon="download",
+        tooltip="A Python script that redoes the study and an HTML report, as the study is now",
+    )
+
+
 STOPPED = "⏹️ **Stopped.** What was done so far stays above; send a new message to go on."
 
 
@@ -46,6 +59,8 @@ class RunRenderer:
         self.changes: dict[str, str] = {}  # call_id -> what it changed in the study
         self.figure_names: dict[str, list[str]] = {}
         self.figures: list[Any] = []  # cl.Image  # shown under the answer
+        self.files: list[Any] = []  # cl.File  # written by a tool, offered under the answer
+        self.study_touched = False  # a tool changed the study: the answer gets the export button
         self.decision: ev.Evaluation | None = None  # the verdict that routes to the answer
         self.open: dict[str, cl.Step] = {}  # every step not yet closed, by id
         self.answer: cl.Message | None = None
@@ -199,7 +214,11 @@ class RunRenderer:
         self.figures.append(cl.Image(content=e.png, name=name, display="inline", mime="image/png"))
         self.figure_names.setdefault(e.call_id, []).append(name)
 
+    async def on_tool_file(self, e: ev.ToolFile) -> None:
+        self.files.append(cl.File(path=e.path, name=e.title, display="inline", mime=e.mime))
+
     async def on_study_changed(self, e: ev.StudyChanged) -> None:
+        self.study_touched = True
         change = e.change or e.summary
         if e.call_id in self.tools and self.tools[e.call_id].id in self.open:
             self.changes[e.call_id] = change  # shown in that tool's step when it ends
@@ -332,17 +351,19 @@ class RunRenderer:
         )
         if self.answer is not None:
             self.answer.content = self.answer_text + ("\n" + extra if extra else "")
-            self.answer.elements = list(self.figures)
+            self.answer.elements = [*self.figures, *self.files]
+            if self.study_touched and self.mode == "agent":
+                self.answer.actions = [export_button()]
             await self.answer.send()
         elif self.errors:  # the stats of a failed run belong under its error, not in a bubble
             last = self.errors[-1]
             last.content = f"{last.content}\n{extra}"
-            last.elements = list(self.figures)
+            last.elements = [*self.figures, *self.files]
             await last.update()
-        elif extra.strip() or self.figures:
+        elif extra.strip() or self.figures or self.files:
             await cl.Message(
                 content="No answer was written for this run.\n" + extra,
-                elements=list(self.figures),
+                elements=[*self.figures, *self.files],
                 author=AUTHOR,
             ).send()
 
@@ -371,7 +392,7 @@ class RunRenderer:
         await self._close_run(elapsed, " · stopped")
         if self.answer is not None:
             self.answer.content = self.answer_text + "\n\n*(stopped — partial answer)*"
-            self.answer.elements = list(self.figures)
+            self.answer.elements = [*self.figures, *self.files]
             await self.answer.send()
         text = f"{STOPPED}\n\n{self._usage_so_far(rows, elapsed)}"
         if message is not None:

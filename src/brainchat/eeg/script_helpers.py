@@ -1,0 +1,372 @@
+"""The helper functions of an exported analysis script (see export_script.py). NOT imported by brainchat.
+
+Its text, from the first section marker on, is copied into every exported script, so it must not
+import brainchat. Each helper mirrors the brainchat code named in its docstring; the honesty test
+(tests/test_export.py) runs an exported script and compares its numbers with the study's, so a
+change on one side without the other fails there. Sections: "common" always, "torch" when a
+network was trained.
+"""
+# ruff: noqa: E402
+
+from __future__ import annotations
+
+import copy
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import mne
+import numpy as np
+
+MODELS: dict[str, Any] = {}
+RESULTS: dict[str, Any] = {}
+NETWORK_CLASSES: dict[str, Any] = {}  # written into the script after the network classes
+
+# === section: common
+
+
+def log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+READERS = {
+    "edf": mne.io.read_raw_edf,
+    "bdf": mne.io.read_raw_bdf,
+    "gdf": mne.io.read_raw_gdf,
+    "fif": mne.io.read_raw_fif,
+    "set": mne.io.read_raw_eeglab,
+    "vhdr": mne.io.read_raw_brainvision,
+}
+IGNORED_ANNOTATIONS = ("bad", "edge", "boundary")
+
+
+def read_raw(path: Path, fmt: str) -> Any:
+    """One recording in memory (brainchat.eeg.loading.read_raw)."""
+    raw = READERS[fmt](path, preload=True, verbose="error")
+    if fmt == "vhdr":  # BrainVision writes free-text labels as "Comment/<label>"
+        ann = raw.annotations
+        desc = [d.removeprefix("Comment/") for d in ann.description]
+        raw.set_annotations(mne.Annotations(ann.onset, ann.duration, desc, orig_time=ann.orig_time))
+    if len(mne.pick_types(raw.info, eeg=True, exclude=[])) == 0 and raw.ch_names:
+        raw.set_channel_types(dict.fromkeys(raw.ch_names, "eeg"), verbose="error")
+    return raw
+
+
+def describe_recordings(raws: list[Any]) -> None:
+    RESULTS["recordings"] = [
+        {
+            "file": name["file"],
+            "channels": len(raw.ch_names),
+            "sfreq": raw.info["sfreq"],
+            "seconds": round(raw.n_times / raw.info["sfreq"], 3),
+        }
+        for name, raw in zip(RECORDINGS, raws, strict=True)
+    ]
+    log(f"loaded {len(raws)} recording(s)")
+
+
+RECORDINGS: list[dict[str, str]] = []  # written by the script's load step
+
+
+def data_picks(raw: Any) -> Any:
+    """The channels brainchat filters (brainchat.eeg.preprocessing._by_channel_blocks)."""
+    return mne.pick_types(
+        raw.info,
+        meg=True,
+        eeg=True,
+        seeg=True,
+        ecog=True,
+        dbs=True,
+        eog=True,
+        emg=True,
+        ecg=True,
+        misc=True,
+        exclude=[],
+    )
+
+
+def canonical(raw: Any, names: list[str]) -> list[str]:
+    """Channel names as the recording spells them (names match case-insensitively)."""
+    by_lower = {c.lower(): c for c in raw.ch_names}
+    return [by_lower[n.lower()] for n in names]
+
+
+def montage_name(name: str) -> str:
+    """MNE 1.13 renamed standard_10xx to colin27_10xx (brainchat.eeg.preprocessing)."""
+    if name.startswith("standard_") and name not in mne.channels.get_builtin_montages():
+        return name.replace("standard_", "colin27_")
+    return name
+
+
+def fit_ica(raws: list[Any], n_components: int, method: str, seed: int) -> Any:
+    """brainchat.eeg.decoding.ica_fit_op."""
+    data = mne.concatenate_raws([r.copy() for r in raws]) if len(raws) > 1 else raws[0]
+    ica = mne.preprocessing.ICA(n_components=n_components, method=method, rng=seed, max_iter="auto")
+    ica.fit(data, picks="eeg", decim=max(1, int(data.info["sfreq"] // 100)), verbose="error")
+    return ica
+
+
+def class_names(raw: Any) -> list[str]:
+    return sorted(
+        {d for d in raw.annotations.description if not d.lower().startswith(IGNORED_ANNOTATIONS)}
+    )
+
+
+def make_epochs(raws, recordings, tmin, tmax, events, baseline, reject_uv) -> dict[str, Any]:
+    """Every recording cut around its class events, stacked (brainchat.eeg.dataset.make_epochs)."""
+    available = sorted({c for raw in raws for c in class_names(raw)})
+    classes = list(dict.fromkeys(events)) if events else available
+    reject = {"eeg": reject_uv * 1e-6} if reject_uv else None
+    xs, ys, subjects, sessions, dropped, sfreq = [], [], [], [], 0, None
+    for rec, raw in zip(recordings, raws, strict=True):
+        present = {c: i + 1 for i, c in enumerate(classes) if c in class_names(raw)}
+        if not present:
+            continue
+        ev, _ = mne.events_from_annotations(raw, event_id=present, verbose="error")
+        ep = mne.Epochs(
+            raw, ev, present, tmin, tmax, baseline=baseline, reject=reject, preload=True,
+            verbose="error",
+        )  # fmt: skip
+        dropped += len(ev) - len(ep)
+        xs.append(ep.get_data(copy=False))
+        ys.append(ep.events[:, 2] - 1)
+        subjects += [rec["subject"]] * len(ep)
+        sessions += [rec["session"]] * len(ep)
+        sfreq = ep.info["sfreq"]
+    X, y = np.concatenate(xs), np.concatenate(ys)
+    log(f"epoched {tmin:g}..{tmax:g} s: {len(y)} epochs, {X.shape[1]} ch x {X.shape[2]} samples")
+    return {
+        "X": X,
+        "y": y,
+        "classes": classes,
+        "subjects": np.array(subjects),
+        "sessions": np.array(sessions),
+        "dropped": dropped,
+        "sfreq": sfreq,
+    }
+
+
+def epochs_summary(epochs: dict[str, Any]) -> dict[str, Any]:
+    y, classes = epochs["y"], epochs["classes"]
+    return {
+        "n": len(y),
+        "per_class": {c: int((y == i).sum()) for i, c in enumerate(classes)},
+        "dropped": epochs["dropped"],
+        "shape": list(epochs["X"].shape),
+        "fingerprint": float(np.abs(epochs["X"]).sum()),  # sum of |X| in volts
+    }
+
+
+def _trial_split(idx, y, ratio, seed):
+    from sklearn.model_selection import train_test_split
+
+    if ratio <= 0:
+        return idx, idx[:0]
+    return train_test_split(idx, test_size=ratio, random_state=seed, stratify=y[idx])
+
+
+def make_split(epochs, by, test_ratio, val_ratio, seed) -> dict[str, Any]:
+    """Train/validation/test indices (brainchat.eeg.dataset.make_split)."""
+    y = epochs["y"]
+    idx = np.arange(len(y))
+    rng = np.random.default_rng(seed)
+    if by == "trial":
+        train, test = _trial_split(idx, y, test_ratio, seed)
+    else:
+        subjects, sessions = epochs["subjects"], epochs["sessions"]
+        groups = (
+            subjects
+            if by == "subject"
+            else np.char.add(subjects.astype(str), "/" + sessions.astype(str))
+        )
+        unique = np.array(sorted(set(groups)))
+        n_test = min(len(unique) - 1, max(1, round(test_ratio * len(unique))))
+        held_out = np.isin(groups, rng.permutation(unique)[:n_test])
+        train, test = np.flatnonzero(~held_out), np.flatnonzero(held_out)
+    train, val = _trial_split(np.sort(train), y, val_ratio / (1 - test_ratio), seed)
+    return {"train": np.sort(train), "val": np.sort(val), "test": np.sort(test)}
+
+
+def split_summary(epochs, split) -> dict[str, Any]:
+    log(", ".join(f"{k} {len(v)}" for k, v in split.items()))
+    return {k: len(v) for k, v in split.items()}
+
+
+def arrays(epochs, split) -> dict[str, Any]:
+    return {
+        f"{k}_{part}": arr[split[part]]
+        for part in ("train", "val", "test")
+        for k, arr in (("X", epochs["X"]), ("y", epochs["y"]))
+    }
+
+
+def train_csp_lda(data, n_components=4):
+    """CSP log-variance features into LDA (brainchat.eeg.training.train_csp_lda)."""
+    from mne.decoding import CSP
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    from sklearn.pipeline import make_pipeline
+
+    n_comp = min(n_components, data["X_train"].shape[1])
+    pipe = make_pipeline(CSP(n_components=n_comp, log=True), LinearDiscriminantAnalysis())
+    with mne.utils.use_log_level("error"):
+        pipe.fit(data["X_train"], data["y_train"])
+    return pipe
+
+
+def metrics(y_true, proba, classes) -> dict[str, Any]:
+    """Test-set metrics (brainchat.eeg.training.metrics)."""
+    from sklearn import metrics as m
+
+    labels = list(range(len(classes)))
+    pred = proba.argmax(1)
+    try:
+        if len(classes) == 2:
+            auc = float(m.roc_auc_score(y_true, proba[:, 1]))
+        else:
+            auc = float(m.roc_auc_score(y_true, proba, multi_class="ovr", labels=labels))
+    except ValueError:
+        auc = float("nan")
+    return {
+        "accuracy": float(m.accuracy_score(y_true, pred)),
+        "balanced_accuracy": float(m.balanced_accuracy_score(y_true, pred)),
+        "kappa": float(m.cohen_kappa_score(y_true, pred, labels=labels)),
+        "roc_auc": auc,
+        "confusion": m.confusion_matrix(y_true, pred, labels=labels).tolist(),
+        "n_test": len(y_true),
+    }
+
+
+def train(epochs, split, cfg) -> None:
+    """Train one model on the training set, test it, and keep its metrics under its name."""
+    kind = cfg["model"]
+    name = kind if kind not in MODELS else f"{kind}-{len(MODELS) + 1}"  # as brainchat names them
+    data = arrays(epochs, split)
+    start = time.perf_counter()
+    if kind == "csp_lda":
+        model = train_csp_lda(data)
+        proba = model.predict_proba(data["X_test"])
+    else:
+        model = train_network(kind, epochs, data, cfg)
+        proba = model.predict_proba(data["X_test"])
+    MODELS[name] = model
+    res = metrics(data["y_test"], proba, epochs["classes"])
+    res.update(kind=kind, config=cfg, seconds=round(time.perf_counter() - start, 2))
+    RESULTS.setdefault("models", {})[name] = res
+    log(f"{name}: test accuracy {res['accuracy']:.3f} on {res['n_test']} epochs")
+
+
+def versions() -> dict[str, str]:
+    import platform
+
+    import sklearn
+
+    out = {"python": platform.python_version(), "mne": mne.__version__}
+    out.update(numpy=np.__version__, sklearn=sklearn.__version__)
+    if "torch" in sys.modules:
+        out["torch"] = sys.modules["torch"].__version__
+    return out
+
+
+# === section: torch
+import torch
+from torch import nn
+
+
+def select_device(requested: str) -> str:
+    """'auto': CUDA when a GPU is visible (brainchat.eeg.training.select_device)."""
+    if requested == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if requested == "cuda" and not torch.cuda.is_available():
+        sys.exit("this model was trained on CUDA and no CUDA GPU is visible; edit its device")
+    return requested
+
+
+def to_tensor(X, mean, std):
+    return torch.from_numpy(((X - mean) / std).astype(np.float32)).unsqueeze(1)
+
+
+class TorchPredictor:
+    """A trained network with the training set's per-channel scaling."""
+
+    def __init__(self, module, mean, std) -> None:
+        self.module, self.mean, self.std = module, mean, std
+
+    def predict_proba(self, X, batch=256):
+        self.module.eval()
+        out = []
+        with torch.no_grad():
+            for i in range(0, len(X), batch):
+                x = to_tensor(X[i : i + batch], self.mean, self.std)
+                out.append(torch.softmax(self.module(x), dim=1).cpu().numpy())
+        return np.concatenate(out)
+
+
+def make_optimizer(name, params, lr):
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=lr, weight_decay=1e-2)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=lr, momentum=0.9, nesterov=True)
+    return torch.optim.Adam(params, lr=lr)
+
+
+def run_epoch(module, opt, x, y, batch_size, gen):
+    """One pass over the training set (brainchat.eeg.training.run_epoch)."""
+    module.train()
+    perm = torch.randperm(len(y), generator=gen).to(x.device)
+    total = torch.zeros((), device=x.device)
+    correct = torch.zeros((), device=x.device, dtype=torch.long)
+    for i in range(0, len(y), batch_size):
+        idx = perm[i : i + batch_size]
+        opt.zero_grad(set_to_none=True)
+        logits = module(x[idx])
+        loss = nn.functional.cross_entropy(logits, y[idx])
+        loss.backward()
+        opt.step()
+        total += loss.detach() * len(idx)
+        correct += (logits.detach().argmax(1) == y[idx]).sum()
+    return float(total) / len(y), int(correct) / len(y)
+
+
+def val_accuracy(module, x, y, batch_size=256):
+    module.eval()
+    correct = 0
+    with torch.no_grad():
+        for i in range(0, len(y), batch_size):
+            correct += int((module(x[i : i + batch_size]).argmax(1) == y[i : i + batch_size]).sum())
+    return correct / max(1, len(y))
+
+
+def train_network(kind, epochs, data, cfg):
+    """brainchat.eeg.decoding.train_op + training.train_torch: the same seeds, in the same order;
+    the weights of the best validation accuracy are kept."""
+    device = select_device(cfg["device"])
+    X = epochs["X"]
+    torch.manual_seed(cfg["seed"])  # the initial weights
+    module = NETWORK_CLASSES[kind](X.shape[1], X.shape[2], len(epochs["classes"]), epochs["sfreq"])
+    torch.manual_seed(cfg["seed"])  # dropout
+    gen = torch.Generator().manual_seed(cfg["seed"])  # the order of the batches
+    Xtr = data["X_train"]
+    mean = Xtr.mean(axis=(0, 2), keepdims=True)[0]
+    std = Xtr.std(axis=(0, 2), keepdims=True)[0] + 1e-12
+    x = to_tensor(Xtr, mean, std).to(device)
+    y = torch.from_numpy(data["y_train"]).long().to(device)
+    xv = to_tensor(data["X_val"], mean, std).to(device)
+    yv = torch.from_numpy(data["y_val"]).long().to(device)
+    module.to(device)
+    opt = make_optimizer(cfg["optimizer"], module.parameters(), cfg["learning_rate"])
+    best, best_acc = None, -1.0
+    for epoch in range(1, cfg["epochs"] + 1):
+        loss, acc = run_epoch(module, opt, x, y, cfg["batch_size"], gen)
+        if len(yv):
+            vacc = val_accuracy(module, xv, yv)
+            if vacc > best_acc:
+                best_acc, best = vacc, copy.deepcopy(module.state_dict())
+        log(f"{kind} epoch {epoch}/{cfg['epochs']}: loss {loss:.3f}, acc {acc:.2f}")
+    if best is not None:
+        module.load_state_dict(best)
+    module.to("cpu")
+    return TorchPredictor(module, mean, std)
+
+
+# === end
