@@ -66,6 +66,8 @@ def make_chat_model(spec: ModelSpec, role: str, **overrides: Any) -> ChatOpenAI:
     client = getattr(model, "root_async_client", None)
     if client is not None:
         client._process_response_data = _chunks_as_dicts(client._process_response_data)
+        if _PLATFORM and getattr(client, "_platform", False) is None:
+            client._platform = _PLATFORM[0]  # else its first request asks a worker thread
     return model
 
 
@@ -95,7 +97,26 @@ def loop_http_client() -> Any:
             del _LOOP_CLIENTS[old]
         # timeouts and retries are the openai client's, per request; this holds the connections
         client = _LOOP_CLIENTS[loop] = openai.DefaultAsyncHttpxClient()
+        if not _PLATFORM:
+            loop.run_in_executor(None, _look_up_platform)
     return client
+
+
+_PLATFORM: list[Any] = []  # the openai client's platform header, once looked up
+
+
+def _look_up_platform() -> None:
+    """openai's platform lookup (it may read files), once per process in a worker thread.
+
+    Each new openai client otherwise sends its first request only after its own trip to a worker
+    thread for it: one per model, so two on the way to a new session's first answer token.
+    """
+    try:
+        from openai._base_client import get_platform
+
+        _PLATFORM[:] = [get_platform()]
+    except Exception:  # noqa: BLE001 - the client then looks it up itself, as before
+        pass
 
 
 def _chunks_as_dicts(process: Callable[..., Any]) -> Callable[..., Any]:
