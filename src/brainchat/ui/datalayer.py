@@ -187,8 +187,7 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
 
     async def _save_step(self, step_dict: Any) -> None:
         try:
-            await self.store.upsert_thread(step_dict["threadId"], created_at=utc_now())
-            await self.store.upsert_step(dict(step_dict))
+            await self.store.save_step(dict(step_dict), created_at=utc_now())
         except Exception as exc:  # noqa: BLE001 - Chainlit calls this from fire-and-forget tasks
             log.warning("step not saved: %s", mask(str(exc)))
 
