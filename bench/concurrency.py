@@ -10,6 +10,12 @@ own. Run:
 
     .venv/bin/python bench/concurrency.py                # N = 1, 10, 25, 50
     .venv/bin/python bench/concurrency.py --sizes 1 10   # a quicker look
+    .venv/bin/python bench/concurrency.py --processes 2  # two app processes, clients spread
+
+`--processes K` starts K app processes (each its own state folder) and puts conversation i on
+process i mod K, as a sticky balancer spreads distinct users (nginx's ip_hash cannot spread the
+clients of one host, so the bench connects each to its process directly; the proxy's own cost is
+not in the figures). CPU and RSS are summed over the processes.
 
 Prints per N: p50/p95 seconds to the final answer and to the first answer token, p95(N)/p50(1),
 the app process's CPU seconds per turn (utime+stime from /proc before/after the turns), RSS per
@@ -162,7 +168,7 @@ def baseline_tree(ref: str, tmp: Path) -> Path:
 
 
 def start_app(
-    server: ScriptedServer, tmp: Path, root: Path = ROOT
+    server: ScriptedServer, tmp: Path, root: Path = ROOT, state: Path | None = None
 ) -> tuple[subprocess.Popen[bytes], str, float]:
     """Launch the app in `root`; return it, its URL and the seconds until its first page answered."""
     fixture = tmp / "search.json"
@@ -177,6 +183,8 @@ def start_app(
                 "AGENT_ANSWER_MODEL": spec("answer"), "BRAINCHAT_DATA_DIR": str(tmp / "data"),
                 "BRAINCHAT_SEARCH_FIXTURE": str(fixture), "CHAINLIT_AUTH_SECRET": "",
                 "PYTHONPATH": str(root / "src")})  # fmt: skip
+    if state is not None:
+        env["BRAINCHAT_STATE_DIR"] = str(state)
     port = free_port()
     chainlit = Path(sys.executable).with_name("chainlit")
     log = tmp / f"app-{port}.log"
@@ -206,21 +214,25 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def round_of(n: int, url: str, pid: int, limit: float) -> dict[str, float]:
-    """N conversations, one Agent turn each, all sent at once; the figures of that round."""
-    rss0 = rss_mb(pid)
+async def round_of(n: int, urls: list[str], pids: list[int], limit: float) -> dict[str, float]:
+    """N conversations, one Agent turn each, all sent at once; the figures of that round.
+
+    Conversation i goes to app process i mod K; CPU and RSS are summed over the processes.
+    """
+    rss0 = sum(rss_mb(pid) for pid in pids)
     clients = [Client(f"S{n}x{i:02d}") for i in range(n)]
     async with asyncio.timeout(limit):
-        await asyncio.gather(*(c.sock.connect(url, origin=url) for c in clients))
+        await asyncio.gather(*(c.sock.connect(u, origin=u) for i, c in enumerate(clients)
+                               for u in [urls[i % len(urls)]]))  # fmt: skip
         await asyncio.gather(*(c.sock.sio.emit("connection_successful") for c in clients))
         await asyncio.gather(*(c.welcomed.wait() for c in clients))
     await asyncio.sleep(0.5)  # let the welcome work settle before the CPU reading
-    rss1, cpu0 = rss_mb(pid), cpu_seconds(pid)
+    rss1, cpu0 = sum(rss_mb(pid) for pid in pids), sum(cpu_seconds(pid) for pid in pids)
     try:
         async with asyncio.timeout(limit):
             await asyncio.gather(*(c.send() for c in clients))
             await asyncio.gather(*(c.done.wait() for c in clients))
-        cpu1 = cpu_seconds(pid)
+        cpu1 = sum(cpu_seconds(pid) for pid in pids)
     finally:
         await asyncio.gather(*(c.sock.close() for c in clients), return_exceptions=True)
     wrong = [c.tag for c in clients if c.final is None or f"Session {c.tag}:" not in c.final_text]
@@ -265,18 +277,27 @@ async def one_app(
     sizes: list[int],
     limit: float,
     profile: str | None = None,
+    processes: int = 1,
 ) -> tuple[float, list[dict[str, float]]]:
-    """Start the app from `root`, warm it up with one turn, run the rounds; cold start and rows."""
-    proc, url, cold = start_app(server, tmp, root)
+    """Start the app from `root` (K processes), warm each up with one turn, run the rounds;
+    the cold start (of the first process) and the rows."""
+    apps: list[tuple[subprocess.Popen[bytes], str, float]] = []
     spy = None
     try:
-        await round_of(1, url, proc.pid, limit)  # warm-up: imports, first agent build
-        if profile:  # py-spy (pip install py-spy) samples the app during the measured rounds
-            spy = start_profiler(proc.pid, profile)
+        for k in range(processes):
+            state = tmp / f"state-{root.name}-{k}-{uuid.uuid4().hex[:6]}"
+            apps.append(start_app(server, tmp, root, state if processes > 1 else None))
+        procs, urls, cold = [a[0] for a in apps], [a[1] for a in apps], apps[0][2]
+        pids = [p.pid for p in procs]
+        for url, pid in zip(urls, pids, strict=True):  # warm-up: imports, first agent build
+            await round_of(1, [url], [pid], limit)
+        if profile:  # py-spy (pip install py-spy) samples the first app during the rounds
+            spy = start_profiler(pids[0], profile)
             await asyncio.sleep(1)
-        return cold, [await round_of(n, url, proc.pid, limit) for n in sizes]
+        return cold, [await round_of(n, urls, pids, limit) for n in sizes]
     finally:
-        stop(proc, spy)
+        for i, (proc, _, _) in enumerate(apps):
+            stop(proc, spy if i == 0 else None)
 
 
 def median_rows(runs: list[list[dict[str, float]]]) -> list[dict[str, float]]:
@@ -313,11 +334,17 @@ def cores_for(rows: list[dict[str, float]], target: float = 1.3) -> tuple[float,
 
 
 async def main(
-    sizes: list[int], limit: float, repeats: int, baseline: str | None, profile: str | None
+    sizes: list[int],
+    limit: float,
+    repeats: int,
+    baseline: str | None,
+    profile: str | None,
+    processes: int = 1,
 ) -> None:
     floor = floor_seconds()
     print(f"load average before: {os.getloadavg()}   floor to first answer token "
-          f"(fc reply + answer ttft): {floor * 1000:.0f} ms")  # fmt: skip
+          f"(fc reply + answer ttft): {floor * 1000:.0f} ms; app processes: {processes}; "
+          f"cores: {os.cpu_count()}")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp_name, BenchServer() as server:
         tmp = Path(tmp_name)
         trees = {"this tree": ROOT}
@@ -328,7 +355,7 @@ async def main(
         for rep in range(repeats):  # interleaved, so load from other jobs hits both sides alike
             for name, root in trees.items():
                 spy = profile if profile and rep == 0 and root == ROOT else None
-                cold, rows = await one_app(server, tmp, root, sizes, limit, spy)
+                cold, rows = await one_app(server, tmp, root, sizes, limit, spy, processes)
                 colds[name].append(cold)
                 runs[name].append(rows)
                 cpu = ", ".join(f"N={r['n']:.0f} {r['cpu_ms']:.1f} ms" for r in rows)
@@ -337,7 +364,7 @@ async def main(
     for name, rows in medians.items():
         print_rows(f"{name} (median of {repeats})", statistics.median(colds[name]), rows, floor)
     here = medians["this tree"]
-    model = cores_for(here)
+    model = cores_for(here) if processes == 1 else None
     if model:
         ratio2, k = model
         print(f"\nmodel, one process per core (N={here[-1]['n']:.0f}): p95/p50(1) ~ {ratio2:.2f} "
@@ -359,5 +386,10 @@ if __name__ == "__main__":
     parser.add_argument("--baseline", metavar="GIT_REF",
                         help=f"also run the app as of GIT_REF, interleaved (before #15: {BEFORE})")  # fmt: skip
     parser.add_argument("--profile", help="write py-spy's collapsed stacks of the app here")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="app processes; conversation i goes to process i mod K")  # fmt: skip
     args = parser.parse_args()
-    asyncio.run(main(args.sizes, args.timeout, args.repeats, args.baseline, args.profile))
+    if args.processes < 1:
+        parser.error("--processes must be 1 or more")
+    asyncio.run(main(args.sizes, args.timeout, args.repeats, args.baseline, args.profile,
+                     args.processes))  # fmt: skip

@@ -105,3 +105,23 @@ async def test_streamed_chunks_keep_reasoning_tool_calls_and_usage(scripted_serv
     assert "".join(reasoning).replace(" ", "") == "thinkfirst"
     assert [(c["name"], c["args"]) for c in reply.tool_calls] == [("f", {"a": 1}), ("f", {"b": 2})]
     assert reply.usage_metadata and reply.usage_metadata["output_tokens"] > 0
+
+
+def test_models_share_a_client_per_event_loop_and_skip_the_platform_trip(scripted_server) -> None:
+    """Models built on one event loop share one HTTP client (keep-alive across sessions); a later
+    loop gets its own, so it never reuses a closed loop's connections; once one model has asked,
+    a new client knows the platform header without a trip to a worker thread."""
+    scripted_server.set_default(None, Text("ok"))
+
+    async def two_models_answer() -> tuple[object, object, object]:
+        one, two = (make_chat_model(spec(scripted_server, "m"), role) for role in ("a", "b"))
+        replies = await asyncio.gather(one.ainvoke("hi"), two.ainvoke("hi"))
+        assert [r.content for r in replies] == ["ok", "ok"]
+        later = make_chat_model(spec(scripted_server, "m"), "c").root_async_client
+        return one.root_async_client._client, two.root_async_client._client, later
+
+    first, same, _ = asyncio.run(two_models_answer())
+    assert first is same
+    other, _, later = asyncio.run(two_models_answer())
+    assert other is not first
+    assert later._platform is not None  # type: ignore[attr-defined]

@@ -151,6 +151,32 @@ async def test_steps_round_trip_with_json_fields_and_updates(store):
     assert step["metadata"] == {"a": [1, 2]} and step["tags"] == ["x"]
 
 
+async def test_a_saved_step_makes_its_thread_once_and_never_overwrites_it(store):
+    """The data layer's step save: the thread is created with the first step, an existing
+    thread keeps its name and metadata, and a thread deleted meanwhile comes back with its next
+    step (the process forgets it knew the thread)."""
+    await store.save_step({"id": "s1", "threadId": "t1", "name": "User", "type": "user_message",
+                           "output": "hi", "createdAt": later(1)}, created_at=NOW)  # fmt: skip
+    thread = await store.get_thread("t1")
+    assert thread is not None and thread["createdAt"] == NOW and thread["metadata"] == {}
+    await store.upsert_thread("t2", name="Mu rhythm", metadata={"a": 1}, created_at=NOW)
+    for i, output in enumerate(["first", "second"]):
+        await store.save_step({"id": "s2", "threadId": "t2", "name": "Answer", "output": output,
+                               "type": "assistant_message", "createdAt": later(2)},
+                              created_at=later(9 + i))  # fmt: skip
+    thread = await store.get_thread("t2")
+    assert thread is not None and (thread["name"], thread["metadata"]) == ("Mu rhythm", {"a": 1})
+    assert thread["createdAt"] == NOW and [s["output"] for s in thread["steps"]] == ["second"]
+    await store.delete_thread("t1")
+    assert await store.get_thread("t1") is None
+    await store.save_step({"id": "s3", "threadId": "t1", "name": "User", "type": "user_message",
+                           "output": "again", "createdAt": later(3)}, created_at=later(3))  # fmt: skip
+    thread = await store.get_thread("t1")
+    assert thread is not None and [s["output"] for s in thread["steps"]] == ["again"]
+    with pytest.raises(ValueError, match="invalid thread id"):
+        await store.save_step({"id": "s4", "threadId": "../x"}, created_at=NOW)
+
+
 async def test_thread_metadata_merges_and_none_deletes(store):
     await store.upsert_thread("t1", metadata={"a": 1, "b": 2}, created_at=NOW)
     await store.upsert_thread("t1", metadata={"b": None, "c": 3}, created_at=NOW)

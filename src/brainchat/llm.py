@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -61,12 +62,64 @@ def make_chat_model(spec: ModelSpec, role: str, **overrides: Any) -> ChatOpenAI:
         kwargs["temperature"] = spec.temperature
     if spec.max_tokens is not None:
         kwargs["max_tokens"] = spec.max_tokens
+    if "http_async_client" not in overrides:
+        kwargs["http_async_client"] = loop_http_client()
     kwargs.update(overrides)
     model = chat_model_class()(**kwargs)
     client = getattr(model, "root_async_client", None)
     if client is not None:
         client._process_response_data = _chunks_as_dicts(client._process_response_data)
+        if _PLATFORM and getattr(client, "_platform", False) is None:
+            client._platform = _PLATFORM[0]  # else its first request asks a worker thread
     return model
+
+
+_LOOP_CLIENTS: dict[asyncio.AbstractEventLoop, Any] = {}
+
+
+def loop_http_client() -> Any:
+    """The HTTP client the models of the running event loop share (None outside a loop).
+
+    langchain_openai keeps one httpx client per (base_url, timeout) for the whole process, but a
+    client's pooled connections belong to the event loop that opened them: a later loop in the
+    same process (each test, each `asyncio.run`) that reaches the same URL picked up a connection
+    of a closed loop, and its request failed before it was sent ("Event loop is closed"). So each
+    loop gets its own client, shared by every model built on it (keep-alive is kept within the
+    loop); the clients of closed loops are dropped. Outside a running loop langchain's default is
+    used, for a model that is then used on one loop only.
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    client = _LOOP_CLIENTS.get(loop)
+    if client is None:
+        import openai
+
+        for old in [other for other in _LOOP_CLIENTS if other.is_closed()]:
+            del _LOOP_CLIENTS[old]
+        # timeouts and retries are the openai client's, per request; this holds the connections
+        client = _LOOP_CLIENTS[loop] = openai.DefaultAsyncHttpxClient()
+        if not _PLATFORM:
+            loop.run_in_executor(None, _look_up_platform)
+    return client
+
+
+_PLATFORM: list[Any] = []  # the openai client's platform header, once looked up
+
+
+def _look_up_platform() -> None:
+    """openai's platform lookup (it may read files), once per process in a worker thread.
+
+    Each new openai client otherwise sends its first request only after its own trip to a worker
+    thread for it: one per model, so two on the way to a new session's first answer token.
+    """
+    try:
+        from openai._base_client import get_platform
+
+        _PLATFORM[:] = [get_platform()]
+    except Exception:  # noqa: BLE001 - the client then looks it up itself, as before
+        pass
 
 
 def _chunks_as_dicts(process: Callable[..., Any]) -> Callable[..., Any]:

@@ -40,6 +40,12 @@ def _step_dict(row: dict[str, Any]) -> dict[str, Any]:
 class ThreadStore(Db):
     """Threads, steps and the queries the sidebar and the resume need."""
 
+    KNOWN_MAX = 10_000  # thread ids remembered as existing (then forgotten, all at once)
+
+    def __init__(self, engine: Any) -> None:
+        super().__init__(engine)
+        self._known: set[str] = set()  # threads this process created or saw to exist
+
     async def upsert_thread(
         self,
         thread_id: str,
@@ -178,6 +184,7 @@ class ThreadStore(Db):
             for table in (feedbacks, elements, steps):
                 await conn.execute(delete(table).where(table.c.threadId == thread_id))
             await conn.execute(delete(threads).where(threads.c.id == thread_id))
+        self._known.discard(thread_id)
         return keys
 
     async def upsert_step(self, step: dict[str, Any]) -> None:
@@ -186,6 +193,25 @@ class ThreadStore(Db):
         values = {k: v for k, v in step.items() if v is not None and k != "feedback"}
         async with self.write_lock, self.engine.begin() as conn:
             await self.upsert(conn, steps, values)
+
+    async def save_step(self, step: dict[str, Any], *, created_at: str) -> None:
+        """A step, and its thread when that does not exist yet, in one transaction.
+
+        Chainlit saves every step creation and update (about ten per agent turn); the thread is
+        made at most once per process, not looked up (locked, upserted) in a transaction of its
+        own before each of them.
+        """
+        check_id(step.get("id"), "step id")
+        thread_id = check_id(step.get("threadId"))
+        values = {k: v for k, v in step.items() if v is not None and k != "feedback"}
+        async with self.write_lock, self.engine.begin() as conn:
+            if thread_id not in self._known:
+                thread = {"id": thread_id, "createdAt": created_at, "metadata": {}}
+                await self.upsert(conn, threads, thread, update=())  # an existing one stays
+            await self.upsert(conn, steps, values)
+        if len(self._known) >= self.KNOWN_MAX:
+            self._known.clear()
+        self._known.add(thread_id)
 
     async def delete_step(self, step_id: str) -> list[str]:
         """Delete a step and every step nested under it; return their elements' object keys."""

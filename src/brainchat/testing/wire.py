@@ -119,10 +119,14 @@ class Exchange(Response):
             else:
                 items.insert(cut, b"data: {not json\n\n")
         await self._start(send, b"text/event-stream; charset=utf-8")
+        # Chunk i is due at ttft + i x token_delay after the start, like a real server's clock:
+        # a late wake-up (a loaded machine) delays one chunk, not every chunk after it.
+        start = time.monotonic()
         await asyncio.sleep(reply.ttft)
         for i, item in enumerate(items):
             if i and reply.token_delay:
-                await asyncio.sleep(reply.token_delay)
+                due = start + reply.ttft + i * reply.token_delay
+                await asyncio.sleep(max(0.0, due - time.monotonic()))
             await self._body(send, item)
         if isinstance(reply, Drop):
             rec.outcome = "drop"

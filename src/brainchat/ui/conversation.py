@@ -65,6 +65,10 @@ class Conversation:
         """The snapshot in the session and, once the thread exists, in the database."""
         await save(self)
 
+    def keep(self) -> None:
+        """The snapshot in the session only (the turn under way saves it to the database)."""
+        save_snapshot(self)
+
 
 def current() -> Conversation | None:
     return cl.user_session.get(KEY)  # type: ignore[no-any-return]
@@ -196,13 +200,17 @@ async def handle_message(conv: Conversation, message: cl.Message) -> None:
         return
     text = (message.content or "").strip()
     mode = (message.modes or {}).get("mode")
-    if mode in ("chat", "agent") and mode != conv.session.mode:
-        await modes.switched(conv, mode)  # the picker changed without brainchat.js noticing
+    switch = mode in ("chat", "agent") and mode != conv.session.mode
+    if switch:
+        # the picker changed without brainchat.js noticing; the turn's own save persists it
+        await modes.switched(conv, str(mode), before_turn=True)
     note = await uploads.receive_attached(conv, message) if message.elements else None
     if message.elements and not text:
         await save(conv)
         return  # attachments only: the files are in; the user's next question uses them
     if message.command == "tools" or text.split(maxsplit=1)[:1] == ["/tools"]:
+        if switch:
+            await conv.save()  # no turn follows to save it
         await show_tools(conv)
         return
     await run_turn(conv, text, message.id, note or "")

@@ -220,8 +220,9 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
             self._untitled.discard(thread_id)
             name = short_title(question)
         try:
-            await self.store.upsert_thread(thread_id, name=name, created_at=utc_now())
-            await self.store.upsert_step(dict(step_dict))
+            await self.store.save_step(dict(step_dict), created_at=utc_now())
+            if name is not None:  # the first question of a thread that began with a button
+                await self.store.upsert_thread(thread_id, name=name, created_at=utc_now())
         except Exception as exc:  # noqa: BLE001 - Chainlit calls this from fire-and-forget tasks
             log.warning("step not saved: %s", mask(str(exc)))
 

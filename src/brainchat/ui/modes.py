@@ -76,10 +76,17 @@ def _show_tools() -> cl.Action:
     return cl.Action(name="show_tools", payload={}, label="Show tools", icon="wrench")
 
 
-async def switched(conv: Conversation, mode: str) -> None:
-    """Switch now and say so in one line (Agent: with a "Show tools" action)."""
+async def switched(conv: Conversation, mode: str, *, before_turn: bool = False) -> None:
+    """Switch now and say so in one line (Agent: with a "Show tools" action).
+
+    `before_turn`: the switch rides on a message whose turn starts next; the turn's own save at
+    its end writes the mode to the database, so the turn does not wait for a write of its own.
+    """
     conv.session.set_mode(mode)
-    await conv.save()
+    if before_turn:
+        conv.keep()
+    else:
+        await conv.save()
     actions = [_show_tools()] if mode == "agent" else []
     await cl.Message(content=mode_line(conv, mode), actions=actions, author=AUTHOR).send()
 
