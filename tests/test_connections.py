@@ -133,6 +133,36 @@ async def test_picked_connection_models_run_chat_and_agent_turns_with_their_key(
     assert [r.model for r in s.requests] == ["chat-x", "fc-x", "ans-x"]  # all accepted the key
 
 
+async def test_a_broken_model_variable_stops_blocking_once_the_mode_uses_picked_models(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    """CHAT_MODEL is malformed: the first screen says so and offers a connection; once the
+    models this mode uses come from the user's connection, the bad variable no longer blocks,
+    while a problem that is not about models still does."""
+    from brainchat.settings import load_settings
+
+    s = scripted_server
+    s.models = ["chat-x", "fc-x"]
+    env = {"CHAT_MODEL": '{"model": "x", "base_url": ', "BRAINCHAT_DATA_DIR": str(tmp_path)}
+    session = Session(load_settings(env, dotenv=False))
+    assert "CHAT_MODEL" in (session.config_problem() or "")
+    session.add_connection(await probe(checked("lab", s.base_url, None)))
+    assert "CHAT_MODEL" in (session.config_problem() or "")  # nothing picked yet
+    session.apply_settings({"chat_model": "chat-x @ lab"})
+    assert session.config_problem() is None
+    s.queue("chat-x", Text("hello despite CHAT_MODEL"))
+    events = await collect(session.ask("hi"))
+    assert of(events, "run_finished")[0].answer == "hello despite CHAT_MODEL"
+    session.set_mode("agent")  # its roles fall back to the picked chat model
+    assert session.config_problem() is None
+    both = {**env, "AGENT_MAX_ITERATIONS": "0"}
+    other = Session(load_settings(both, dotenv=False))
+    other.add_connection(await probe(checked("lab", s.base_url, None)))
+    other.apply_settings({"chat_model": "chat-x @ lab"})
+    problem = other.config_problem() or ""
+    assert "AGENT_MAX_ITERATIONS" in problem and "CHAT_MODEL" not in problem
+
+
 async def test_a_new_connection_or_key_rebuilds_the_cached_agent(
     scripted_server: ScriptedServer, tmp_path: Path
 ) -> None:

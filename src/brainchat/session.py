@@ -18,7 +18,7 @@ from brainchat.agents import AgentCache, eeg_rule
 from brainchat.chat import record_turn, stream_chat
 from brainchat.connections import Connection
 from brainchat.events import Event, Notice, RoleStats, RunFinished, StudyChanged
-from brainchat.settings import ConfigError, ModelSpec, Settings, with_overrides
+from brainchat.settings import MODEL_VARS, ConfigError, ModelSpec, Settings, with_overrides
 from brainchat.tools.registry import ToolFailure, ToolSet, flags_of
 
 if TYPE_CHECKING:
@@ -254,13 +254,26 @@ class Session:
         return self._chat_usage.snapshot() if self._chat_usage is not None else []
 
     def config_problem(self) -> str | None:
-        """The message a user sees instead of an answer when the configuration is unusable."""
-        if self.settings.errors:
-            lines = "\n".join(f"- {err}" for err in self.settings.errors)
-            return f"The configuration has {len(self.settings.errors)} problem(s):\n{lines}"
+        """The message a user sees instead of an answer when the configuration is unusable.
+
+        A bad model variable (CHAT_MODEL, OPENAI_MODEL...) stops mattering once every model this
+        mode uses is one the user picked from a connection of theirs: the newcomer who fixes a
+        broken set-up in the browser can chat without a restart. Other problems still count.
+        """
+        errors = self.settings.errors
+        if errors and self._models_picked_from_connections():
+            errors = tuple(e for e in errors if not _model_variable(e.variable))
+        if errors:
+            lines = "\n".join(f"- {err}" for err in errors)
+            return f"The configuration has {len(errors)} problem(s):\n{lines}"
         if not self.settings.configured:
             return NOT_CONFIGURED
         return None
+
+    def _models_picked_from_connections(self) -> bool:
+        picked = list(self.connection_models().values())
+        roles = ("chat",) if self.mode == "chat" else ("function_call", "answer")
+        return bool(picked) and all(self.settings.model_for(r) in picked for r in roles)
 
     async def connect_user_server(self, server: str, client: Any) -> list[BaseTool]:
         """A server the user connected (Chainlit's plug button) as tools that ask first."""
@@ -283,3 +296,13 @@ class Session:
         self.extra_tools = replace(
             self.extra_tools, failures=[*self.extra_tools.failures, ToolFailure(source, reason)]
         )
+
+
+def _model_variable(variable: str) -> bool:
+    """A variable (or one of its fields, `CHAT_MODEL.timeout`) that configures a model."""
+    return variable.split(".")[0] in (
+        *MODEL_VARS,
+        "OPENAI_MODEL",
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
+    )
