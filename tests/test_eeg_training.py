@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import numpy as np
 import pytest
 from langchain_core.tools import ToolException
 
@@ -85,6 +86,22 @@ async def test_cancel_mid_training_leaves_the_study_unchanged(data_dir: Path) ->
     assert (study.state, study.summary()) == before and study.stage == "split"
     # the study still works after a cancel
     assert "trained 'csp_lda'" in await tools["train_model"].ainvoke({"model": "csp_lda"})
+
+
+async def test_two_studies_training_at_once_each_get_what_their_seed_promises(
+    data_dir: Path,
+) -> None:
+    """PyTorch's random generator is one per process: two sessions training at the same time
+    must still each get the model their seed gives alone (the export's promise)."""
+    args = {"model": "eegnet", "epochs": 3, "seed": 5, "device": "cpu"}
+    alone, tools, _ = await prepared(data_dir)
+    await tools["train_model"].ainvoke(args)
+    expected = alone.state.models["eegnet"].predictor.predict_proba(alone.state.eps.X[:16])
+    pairs = [await prepared(data_dir) for _ in range(2)]
+    await asyncio.gather(*(t["train_model"].ainvoke(args) for _, t, _ in pairs))
+    for study, _, _ in pairs:
+        got = study.state.models["eegnet"].predictor.predict_proba(study.state.eps.X[:16])
+        assert np.array_equal(got, expected)
 
 
 async def test_device_choice(data_dir: Path) -> None:

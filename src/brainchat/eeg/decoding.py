@@ -64,7 +64,8 @@ def train_op(cfg) -> Op:
             if cfg.model == "csp_lda":
                 fit = training.train_csp_lda(data, stop, _progress)
             else:
-                fit = training.train_torch(_build(state, cfg), data, cfg, stop, _progress)
+                with training.seeded_turn(stop):  # one seeded training at a time per process
+                    fit = training.train_torch(_build(state, cfg), data, cfg, stop, _progress)
         except training.TrainingCancelled:
             raise ToolException("training cancelled; the study is unchanged") from None
         name = (
