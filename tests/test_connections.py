@@ -133,6 +133,25 @@ async def test_picked_connection_models_run_chat_and_agent_turns_with_their_key(
     assert [r.model for r in s.requests] == ["chat-x", "fc-x", "ans-x"]  # all accepted the key
 
 
+async def test_removing_a_connection_takes_its_models_off_the_roles(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    s = scripted_server
+    s.models = ["chat-x", "fc-x"]
+    session = unconfigured_session(tmp_path)
+    session.add_connection(await probe(checked("lab", s.base_url, None)))
+    session.add_connection(await probe(checked("other", s.base_url, None)))
+    session.apply_settings({"chat_model": "chat-x @ lab", "function_call_model": "fc-x @ other"})
+    assert session.remove_connection("nope") is None
+    removed = session.remove_connection("lab")
+    assert removed is not None and removed.name == "lab" and list(session.connections) == ["other"]
+    assert "chat_model" not in session.overrides
+    assert session.settings.chat_model is None  # chat falls back to the other connection's pick
+    assert session.settings.model_for("chat").model == "fc-x"  # type: ignore[union-attr]
+    session.remove_connection("other")
+    assert session.overrides == {} and session.config_problem() is not None
+
+
 async def test_a_broken_model_variable_stops_blocking_once_the_mode_uses_picked_models(
     scripted_server: ScriptedServer, tmp_path: Path
 ) -> None:

@@ -133,6 +133,22 @@ class Session:
         except ConfigError:  # an override that no longer fits: start from the base settings
             self.overrides, self.settings = {}, self.base_settings
 
+    def remove_connection(self, name: str) -> Connection | None:
+        """Forget a connection; a role that used one of its models goes back to the configured
+        model (or to none, which the next turn says)."""
+        conn = self.connections.pop(name, None)
+        if conn is None:
+            return None
+        gone = set(conn.specs())
+        self.overrides = {k: v for k, v in self.overrides.items() if str(v) not in gone}
+        try:
+            self.settings = with_overrides(
+                self.base_settings, self.overrides, self.connection_models()
+            )
+        except ConfigError:  # an override that no longer fits: start from the base settings
+            self.overrides, self.settings = {}, self.base_settings
+        return conn
+
     def toolset(self) -> ToolSet:
         """Every tool an agent turn gets now: web search, EEG, configured and user MCP tools."""
         local = self.agents.local_tools(self.settings, self.study, self.search_cache)

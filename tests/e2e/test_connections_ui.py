@@ -36,8 +36,8 @@ def backend(request: pytest.FixtureRequest) -> dict[str, str]:
     return {"DATABASE_URL": pg.new_database("conn_" + uuid.uuid4().hex[:10])}
 
 
-def database_dump(env: dict[str, str], home: Path) -> str:
-    """Every row of every table of the app's database, as text."""
+def database_dump(env: dict[str, str], home: Path, only: str | None = None) -> str:
+    """Every row of every table of the app's database (or of table `only`), as text."""
     url = async_url(env["DATABASE_URL"]) if env else sqlite_url(home / "state" / "brainchat.db")
 
     async def dump() -> str:
@@ -45,6 +45,7 @@ def database_dump(env: dict[str, str], home: Path) -> str:
         try:
             async with engine.connect() as conn:
                 names = await conn.run_sync(lambda c: inspect(c).get_table_names())
+                names = [n for n in names if only in (None, n)]
                 rows = [await conn.execute(text(f'SELECT * FROM "{n}"')) for n in names]
                 return repr([[tuple(r) for r in result] for result in rows])
         finally:
@@ -195,4 +196,27 @@ def test_a_newcomer_connects_a_server_picks_its_models_and_chats(app_factory, mo
     assert s.requests[-1].model == "chat-c"
     assert_no_key(page, frames3, home, backend)
     assert re.search(r"connection 'lab' added", (home / "app.log").read_text())
+
+    # removing it asks first; "Keep it" keeps it, "Remove" forgets it here and in the store
+    open_settings(page)
+    pick(page, "connection_remove", "lab")
+    save_settings(page)
+    page.get_by_role("button", name="Keep it").click()
+    page.wait_for_selector("text=Kept the connection lab")
+    open_settings(page)
+    pick(page, "connection_remove", "lab")
+    save_settings(page)
+    page.get_by_role("button", name="Remove").click()
+    page.wait_for_selector("text=Removed the connection lab")
+    assert "its key is deleted" in page.inner_text("body")
+    open_settings(page)
+    page.click("#chat_model")
+    options = page.get_by_role("option").all_inner_texts()
+    page.keyboard.press("Escape")
+    page.keyboard.press("Escape")
+    assert not any("@ lab" in o for o in options), options
+    assert database_dump(backend, home, only="brainchat_connections") == "[[]]"  # row and key gone
+    page.close()
+    page = open_page(browser, url2, [])  # the next chat has no connection: not ready again
+    assert "brainchat is not ready yet" in page.inner_text("body")
     page.close()

@@ -151,6 +151,55 @@ async def add(conv: Conversation, values: dict[str, Any], key: str | None) -> bo
     return True
 
 
+def removal(values: dict[str, Any]) -> str | None:
+    """The connection the panel asks to remove (taken out of the values), if any."""
+    name = str(values.pop(panel.REMOVE_FIELD, None) or "")
+    return None if name in ("", panel.KEEP_ALL) else name
+
+
+async def remove(conv: Conversation, name: str) -> bool:
+    """Ask, then forget the connection in this chat and delete it (and its key) from the store."""
+    s = conv.session
+    conn = s.connections.get(name)
+    if conn is None:
+        return False
+    reply = await cl.AskActionMessage(
+        content=(
+            f"🔌 **Remove the connection `{conn.name}`** ({conn.shown_url})? Its saved API key is "
+            "deleted, and roles that use its models go back to the configured models."
+        ),
+        actions=[
+            cl.Action(name="remove", payload={"remove": True}, label="Remove", icon="trash-2"),
+            cl.Action(name="keep", payload={"remove": False}, label="Keep it", icon="x"),
+        ],
+        author=AUTHOR,
+        timeout=300,
+    ).send()
+    await cl.context.emitter.task_end()  # no task was running: keep the message bar idle
+    if not reply or reply.get("name") != "remove":
+        await cl.Message(content=f"Kept the connection `{conn.name}`.", author=AUTHOR).send()
+        return False
+    s.remove_connection(name)
+    p, user = persistence.active(), _user()
+    forgotten = "in this chat"
+    if p is not None and user is not None:
+        try:
+            await p.connections.remove(user, name)
+            forgotten = "in this chat and in the store (its key is deleted)"
+        except Exception as exc:  # noqa: BLE001 - it is gone from this chat either way
+            log.warning("connection %r not removed from the store: %s", name, mask(str(exc)))
+    await keep_picks(s)
+    log.info("connection %r removed", name)
+    await cl.Message(
+        content=(
+            f"🔌 Removed the connection `{conn.name}` {forgotten}. Models in force: "
+            f"{panel.summary(s) or 'none — add a connection or configure a model'}."
+        ),
+        author=AUTHOR,
+    ).send()
+    return True
+
+
 async def offer(conv: Conversation) -> None:
     """The first screen's button: open the settings panel at the connection fields."""
     await cl.send_window_message(OPEN_SETTINGS)

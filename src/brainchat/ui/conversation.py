@@ -278,6 +278,10 @@ async def settings_update(conv: Conversation, values: dict[str, Any]) -> None:
     """A panel save: a new connection first (a failed one changes nothing), then the values."""
     values = dict(values)
     key = connect.scrub(values)  # out of Chainlit's stored copy before anything else runs
+    if (doomed := connect.removal(values)) and await connect.remove(conv, doomed):
+        await save(conv)
+        await panel.send_panel(conv.session, conv.custom_ids)  # its models leave the pickers
+        return
     connecting = connect.requested(values)
     if connecting and not await connect.add(conv, values, key):
         await panel.send_panel(conv.session, conv.custom_ids)  # empties the key field

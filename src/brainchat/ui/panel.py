@@ -31,6 +31,7 @@ STREAMED_CALLS = {
     "Not streamed (servers that cannot stream tool calls)": "false",
 }
 CONNECTION_FIELDS = ("connection_name", "connection_base_url", "connection_api_key")
+REMOVE_FIELD, KEEP_ALL = "connection_remove", "(keep them all)"
 NONE = "(none configured)"
 
 
@@ -157,6 +158,18 @@ def connection_widgets(session: Session) -> list[Any]:
             label="…its API key (kept for you only, never shown again; empty if none)",
             initial="",
             placeholder="sk-…",
+        ),
+        *(
+            [
+                Select(
+                    id=REMOVE_FIELD,
+                    label="Remove a connection (asks first; its saved key is deleted)",
+                    values=[KEEP_ALL, *session.connections],
+                    initial_value=KEEP_ALL,
+                )
+            ]
+            if session.connections
+            else []
         ),
     ]
 
