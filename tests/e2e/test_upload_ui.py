@@ -100,6 +100,11 @@ def test_a_good_edf_is_checked_shown_stored_and_analysed_by_the_agent(
         in system
     )
     assert any(t.startswith("load_data · done") for t in step_titles(page)), step_titles(page)
+    # the thread is titled by the question, not by the mode switch's answer ("agent") that
+    # came first, nor by the text-less upload
+    threads = {"pagination": {"first": 5}, "filter": {}}
+    names = page.request.post(f"{app}/project/threads", data=threads).json()["data"]
+    assert [t["name"] for t in names] == ["analyse the file I just uploaded"], names
     page.close()
 
 

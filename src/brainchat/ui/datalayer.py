@@ -32,12 +32,19 @@ FILES_ROUTE = "/brainchat/files/"
 TITLE_CHARS, RENAME_CHARS = 60, 200
 
 
+# Chainlit names a thread after its first interaction: besides a question, that may be a button
+# of a message (its action callback's name), an answer to a question the app asked (the chosen
+# action's name: the mode switch, a tool approval, a connection removal), a voice input or a
+# custom element. None of these is a title; nor are files sent with no text ("").
+ASKED_ANSWERS = frozenset(
+    {"agent", "chat", "once", "always", "reject", "remove", "keep", "audio", "custom_element"}
+)
+
+
 def _not_a_title(name: str) -> bool:
-    """Chainlit names a thread after its first interaction, which may be a button (the action's
-    name: "show_tools", "agent"...), a voice input ("audio") or files sent with no text ("")."""
     from chainlit.config import config
 
-    return not name.strip() or name == "audio" or name in config.code.action_callbacks
+    return not name.strip() or name in ASKED_ANSWERS or name in config.code.action_callbacks
 
 
 def short_title(text: str, limit: int = TITLE_CHARS) -> str:
