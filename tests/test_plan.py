@@ -72,6 +72,36 @@ async def test_plan_steps_run_verified_against_ledger_and_study(scripted_server,
     assert not [n for n in of(events, "notice") if n.kind == "unverified_claim"]
 
 
+async def test_a_prompt_tool_calling_model_plans_in_text_and_runs_the_steps(
+    scripted_server, tmp_path
+) -> None:
+    """A model that cannot call tools (tool_calling "prompt") is sent no tools by the planner
+    either: it writes the plan as JSON, and the steps run from JSON calls in its text."""
+    import json
+
+    from brainchat.testing.replies import call_text
+
+    s = scripted_server
+    plan = {"needs_plan": True, "steps": [{"title": "Load sub-01", "tool": "load_data"},
+                                          {"title": "Band-pass 8-30 Hz", "tool": "bandpass_filter"}]}  # fmt: skip
+    s.queue(
+        "fc",
+        Text("Here is the plan:\n```json\n" + json.dumps(plan) + "\n```"),
+        Text(call_text([Call("load_data", {"files": [FILE]})])),
+        Text(call_text([Call("bandpass_filter", {"l_freq": 8, "h_freq": 30})])),
+    )
+    s.queue("ans", Text("Loaded sub-01 and band-passed it 8-30 Hz."))
+    sess = session(s, tmp_path)
+    sess.apply_settings({"function_call_tool_calling": "prompt"})
+    events = await collect(sess.ask("load sub-01 then band-pass 8-30 Hz"))
+    [created] = of(events, "plan_created")
+    assert [st["tool"] for st in created.steps] == ["load_data", "bandpass_filter"]
+    assert statuses(events)[-1] == (2, "done") and sess.study.stage == "loaded"
+    assert all(not r.tools for r in s.requests_for("fc"))  # never a `tools` field
+    assert "Reply with only the JSON object" in str(s.requests_for("fc")[0].messages)
+    assert of(events, "run_finished")[0].reason == "answered"
+
+
 async def test_failed_step_replans_then_succeeds(scripted_server, tmp_path) -> None:
     s = scripted_server
     s.queue(

@@ -45,7 +45,11 @@ class PlanRun:
             return ""
 
     async def _ask_planner(self, ctx: RunContext, messages: list[Any]) -> tuple[Any, str]:
-        llm = self.d.function_call_llm.bind_tools([_plan_tool()])
+        llm = self.d.function_call_llm
+        if self.d.tool_calling == "prompt":  # a model that cannot call tools writes the JSON
+            messages = [*messages[:-1], _as_text_request(messages[-1])]
+        else:
+            llm = llm.bind_tools([_plan_tool()])
         try:
             reply = await llm.ainvoke(messages, config={"callbacks": [ctx.callback]})
         except Exception as exc:  # noqa: BLE001 - no plan: the ordinary loop runs
@@ -210,6 +214,16 @@ class PlanRun:
             )
         )
         return text + note
+
+
+def _as_text_request(message: Any) -> Any:
+    """The planner's last message, asking for the plan as a JSON object in the reply's text."""
+    from langchain_core.messages import HumanMessage
+
+    return HumanMessage(
+        f"{message.content}\n\nReply with only the JSON object "
+        '{"needs_plan": ..., "steps": [...]} (no tool call).'
+    )
 
 
 def _plan_tool() -> dict[str, Any]:
