@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import ToolException
 
@@ -50,6 +51,20 @@ def infer_subject_session(path: Path) -> tuple[str, str]:
     return subject_id, session.group(1) if session else "1"
 
 
+def mne_reader(fmt: str | None) -> Callable[..., Any] | None:
+    """MNE's reader for one of our formats (file_format's names), or None."""
+    import mne
+
+    return {
+        "edf": mne.io.read_raw_edf,
+        "bdf": mne.io.read_raw_bdf,
+        "gdf": mne.io.read_raw_gdf,
+        "fif": mne.io.read_raw_fif,
+        "set": mne.io.read_raw_eeglab,
+        "vhdr": mne.io.read_raw_brainvision,
+    }.get(fmt or "")
+
+
 def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
     """Read one file into memory; unreadable files become a ToolException naming the file.
 
@@ -59,18 +74,11 @@ def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
     import mne
 
     fmt = file_format(path)
-    readers = {
-        "edf": mne.io.read_raw_edf,
-        "bdf": mne.io.read_raw_bdf,
-        "gdf": mne.io.read_raw_gdf,
-        "fif": mne.io.read_raw_fif,
-        "set": mne.io.read_raw_eeglab,
-        "vhdr": mne.io.read_raw_brainvision,
-    }
-    if fmt not in readers:
+    read = mne_reader(fmt)
+    if fmt is None or read is None:
         raise ToolException(f"'{path.name}' has an unsupported format")
     try:
-        raw = readers[fmt](path, preload=True, verbose="error")
+        raw = read(path, preload=True, verbose="error")
     except Exception as exc:  # any reader error: the file is corrupt or not what it claims
         raw = _intact_fif_part(path) if fmt == "fif" else None
         if raw is None:

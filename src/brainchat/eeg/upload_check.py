@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from brainchat.eeg.loading import _header_seconds, class_counts
+from brainchat.eeg.loading import _header_seconds, class_counts, mne_reader
 from brainchat.eeg.paths import file_format
 
 _VHDR_REF = re.compile(rb"^(DataFile|MarkerFile)=(.*?)\s*$", re.MULTILINE)
@@ -57,21 +57,12 @@ def rewrite_brainvision(vhdr: Path, vmrk: Path | None, eeg_name: str, vmrk_name:
 
 def check_recording(path: Path) -> RecordingInfo:
     """Open `path` with MNE (preload=False) and read its ends; raise Refusal with the reason."""
-    import mne
-
     fmt = file_format(path) or "?"
-    readers = {
-        "edf": mne.io.read_raw_edf,
-        "bdf": mne.io.read_raw_bdf,
-        "gdf": mne.io.read_raw_gdf,
-        "fif": mne.io.read_raw_fif,
-        "set": mne.io.read_raw_eeglab,
-        "vhdr": mne.io.read_raw_brainvision,
-    }
-    if fmt not in readers:
+    read = mne_reader(fmt)
+    if read is None:
         raise Refusal(f"'{path.name}' is not a supported EEG format")
     try:
-        raw = readers[fmt](path, preload=False, verbose="error")
+        raw = read(path, preload=False, verbose="error")
     except FileNotFoundError as exc:
         raise Refusal(_missing(path, fmt, exc)) from None
     except Exception as exc:  # noqa: BLE001 - any reader error: damaged or not what it claims
