@@ -3,6 +3,7 @@ the agent told of them (a scripted load_data on the uploaded path succeeds over 
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import zipfile
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from brainchat.eeg.synthetic import make_recording, write_raw
 from brainchat.eeg.upload_names import safe_name
-from brainchat.eeg.uploads import Incoming, UploadLimits, receive
+from brainchat.eeg.uploads import Incoming, UploadLimits, receive, receive_listed
 from brainchat.session import Session
 from brainchat.settings import Settings
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
@@ -228,6 +229,27 @@ async def test_the_agent_is_told_of_the_upload_and_loads_it(
     done = [(e.name, e.status) for e in of(events, "tool_finished")]
     assert done == [("load_data", "success")]
     assert session.study.state.recordings[0].name == "uploads/sub-01.edf"
+
+
+async def test_a_stop_while_files_are_checked_still_lists_what_was_placed(
+    src: Path, tmp_path: Path
+) -> None:
+    """The check runs in a thread that a Stop cannot interrupt: what it places is still listed
+    for the agent once it ends, never a file in the folder the study does not know of."""
+    listed: list[str] = []
+    files = [Incoming("sub-01.edf", src / "sub-01.edf")]
+    task = asyncio.create_task(receive_listed(files, tmp_path, LIMITS, listed))
+    await asyncio.sleep(0)  # the thread has started
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    async with asyncio.timeout(30):
+        while not listed:
+            await asyncio.sleep(0.02)
+    assert listed == ["uploads/sub-01.edf (22 ch, 250 Hz, 30 s)"]
+    assert (tmp_path / "uploads" / "sub-01.edf").is_file()
+    report = await receive_listed(files, tmp_path, LIMITS, listed)  # and without a Stop
+    assert len(report.accepted) == 1 and len(listed) == 2
 
 
 async def test_chat_mode_gets_the_note_in_the_user_turn(

@@ -13,6 +13,7 @@ content uploaded again reuses the file already there. A zip's recordings go to
 
 from __future__ import annotations
 
+import asyncio
 import filecmp
 import os
 import shutil
@@ -112,6 +113,23 @@ def receive(files: Sequence[Incoming], data_dir: Path, limits: UploadLimits) -> 
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return report
+
+
+async def receive_listed(
+    files: Sequence[Incoming], data_dir: Path, limits: UploadLimits, listed: list[str]
+) -> UploadReport:
+    """`receive` in a worker thread, each accepted recording's line appended to `listed` (the
+    study's upload list). A Stop while the files are checked cannot stop the thread, which
+    goes on to place what passes: those files are still listed when it ends, so the agent
+    knows of every file in the folder."""
+    work = asyncio.ensure_future(asyncio.to_thread(receive, files, data_dir, limits))
+
+    def list_them(done: asyncio.Future[UploadReport]) -> None:
+        if not done.cancelled() and done.exception() is None:
+            listed.extend(a.line() for a in done.result().accepted)
+
+    work.add_done_callback(list_them)
+    return await asyncio.shield(work)
 
 
 def _stage(

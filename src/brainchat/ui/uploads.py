@@ -10,7 +10,6 @@ short note instead, since the chat model cannot open files.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from brainchat.eeg.uploads import (
     UploadLimits,
     UploadReport,
     agent_note,
-    receive,
+    receive_listed,
 )
 from brainchat.redact import get_logger
 from brainchat.settings import Settings
@@ -58,7 +57,7 @@ async def receive_attached(conv: Any, message: cl.Message) -> str | None:
     started = time.perf_counter()
     async with step:
         try:
-            report = await asyncio.to_thread(receive, incoming, s.settings.data_dir, limits)
+            report = await receive_listed(incoming, s.settings.data_dir, limits, s.study.uploads)
         except Exception as exc:  # noqa: BLE001 - an upload never breaks the conversation
             log.exception("upload failed")
             report = UploadReport()
@@ -66,7 +65,6 @@ async def receive_attached(conv: Any, message: cl.Message) -> str | None:
         else:
             step.output = details(report)
         step.name = title(report, time.perf_counter() - started)
-    s.study.uploads.extend(a.line() for a in report.accepted)
     text = (message.content or "").strip()
     await cl.Message(content=summary(report, s.mode, asked=bool(text)), author=AUTHOR).send()
     if report.accepted and s.mode == "chat":
