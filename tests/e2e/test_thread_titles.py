@@ -4,6 +4,7 @@ by the chat model when BRAINCHAT_THREAD_TITLES=model. Over the app's HTTP API an
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from typing import Any
 
@@ -83,3 +84,34 @@ async def test_the_chat_model_writes_the_title_when_configured(model_server, app
             await asyncio.sleep(0.1)
     (request,) = title_requests(model_server)
     assert QUESTION in str(request.messages[-1])
+
+
+async def test_a_mode_switch_riding_on_a_message_is_saved_with_the_thread(
+    model_server, app_factory
+):
+    """The Mode picker's value comes with the message: the turn starts without a database
+    write of its own, and the turn's save keeps the new mode, so a resumed thread is in Agent."""
+    env = {"CHAT_MODEL": spec(model_server, "chat-m"),
+           "AGENT_FUNCTION_CALL_MODEL": spec(model_server, "fc-m"),
+           "AGENT_ANSWER_MODEL": spec(model_server, "ans-m")}  # fmt: skip
+    url = app_factory(env)
+    model_server.queue("fc-m", Text("No tools needed."))
+    model_server.queue("ans-m", Text("An agent answer."))
+    cookie = await local_login(url)
+    sock = ChainlitSocket()
+    await sock.connect(url, origin=None, cookie=cookie)
+    await sock.start_chat()
+    await sock.send(QUESTION, modes={"mode": "agent"})
+    await sock.wait_for("An agent answer.", timeout=60)
+    tid = sock.thread_id
+    await sock.close()
+    assert tid and not model_server.requests_for("chat-m")  # the turn ran in Agent mode
+    async with httpx.AsyncClient(base_url=url, headers={"Cookie": cookie}) as http:
+        async with asyncio.timeout(30):  # the turn's save runs as the turn ends
+            while True:
+                thread = (await http.get(f"/project/thread/{tid}")).json()
+                meta = thread.get("metadata") or {}
+                meta = json.loads(meta) if isinstance(meta, str) else meta
+                if (meta.get("brainchat_state") or {}).get("mode") == "agent":
+                    break
+                await asyncio.sleep(0.1)
