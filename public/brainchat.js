@@ -235,6 +235,8 @@ document.addEventListener(
   });
 
   window.addEventListener("message", (event) => {
+    // only the app's own page (Chainlit posts the server's window message to itself)
+    if (event.source !== window || event.origin !== window.location.origin) return;
     const data = event.data;
     if (!data || data.brainchat !== "open-settings") return;
     const opener = document.getElementById("chat-settings-open-modal");

@@ -62,6 +62,28 @@ async def test_probe_lists_the_models_the_server_reports(scripted_server: Script
     spec_ = conn.spec("qwen2.5-1.5b")
     assert (spec_.model, spec_.base_url, spec_.api_key) == ("qwen2.5-1.5b", conn.base_url, KEY)
     assert spec_.name == "qwen2.5-1.5b @ my llama"
+    assert spec_.context_window == 16000  # the list states none: ModelSpec's default
+
+
+async def test_a_context_window_the_model_list_states_sizes_the_requests(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    """vLLM's /models states max_model_len: a 4,096-token model's requests are cut to fit it."""
+    s = scripted_server
+    s.models, s.context_windows = ["small"], {"small": 4096}
+    conn = await probe(checked("lab", s.base_url, None))
+    assert conn.spec("small").context_window == 4096
+    session = unconfigured_session(tmp_path)
+    session.add_connection(conn)
+    session.apply_settings({"chat_model": "small @ lab"})
+    events = await collect(session.ask("x " * 5_000))  # ~5k tokens: over 4,096, under 16,000
+    assert not s.requests_for("small")  # never sent
+    [notice] = [n for n in of(events, "notice") if n.kind == "error"]
+    assert "about 5,0" in notice.message and "context window 4,096" in notice.message
+    assert "small @ lab" in notice.message
+    s.queue("small", Text("short"))
+    events = await collect(session.ask("a short question"))  # the conversation goes on
+    assert of(events, "run_finished")[0].answer == "short"
 
 
 async def test_each_failure_says_why_names_the_connection_and_never_the_key(
@@ -88,6 +110,48 @@ async def test_each_failure_says_why_names_the_connection_and_never_the_key(
     scripted_server.api_key = None
     with pytest.raises(ConnectionFailed, match="lists no models"):
         await probe(checked("lab", scripted_server.base_url, None))
+
+
+async def test_a_redirect_names_where_to_and_a_dripping_server_is_cut_at_the_limit(
+    html_server: str, tmp_path: Path
+) -> None:
+    """A 301 says where the server redirects; a server that sends a byte now and then cannot
+    hold the panel longer than the probe's whole time limit."""
+    import asyncio
+    import time
+
+    (tmp_path / "site" / "moved" / "models").mkdir(parents=True)  # a folder: 301 to models/
+    with pytest.raises(
+        ConnectionFailed, match=r"redirects /models to .*/moved/models/ \(HTTP 301\)"
+    ):
+        await probe(checked("lab", f"{html_server}/moved", None), wait=5)
+
+    async def drip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     b"Transfer-Encoding: chunked\r\n\r\n")  # fmt: skip
+        try:
+            for _ in range(100):
+                writer.write(b"1\r\n \r\n")
+                await writer.drain()
+                await asyncio.sleep(0.3)  # each read well within the per-read timeout
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+
+    server = await asyncio.start_server(drip, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    started = time.monotonic()
+    with pytest.raises(ConnectionFailed, match="no answer within 1.5 s"):
+        await probe(checked("drip", f"http://127.0.0.1:{port}/v1", None), wait=1.5)
+    assert time.monotonic() - started < 10  # not 100 x 0.3 s
+    server.close()
+
+
+def test_a_credential_or_query_in_the_base_url_is_refused() -> None:
+    for url in ("http://user:pw-secret-1@host/v1", "https://host/v1?api-key=abc", "http://h/v1#x"):
+        with pytest.raises(ConnectionFailed, match="API key field") as caught:
+            checked("x", url, None)
+        assert "pw-secret-1" not in str(caught.value)
 
 
 def test_bad_form_values_are_refused_before_any_request() -> None:
@@ -150,6 +214,18 @@ async def test_removing_a_connection_takes_its_models_off_the_roles(
     assert session.settings.model_for("chat").model == "fc-x"  # type: ignore[union-attr]
     session.remove_connection("other")
     assert session.overrides == {} and session.config_problem() is not None
+
+
+async def test_a_saved_pick_of_a_removed_connection_drops_only_that_pick(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    settings = Settings(chat_model=spec(scripted_server, "env-chat"), data_dir=tmp_path)
+    session = Session(settings)
+    saved = {"chat_model": "m1 @ lab", "max_iterations": 7, "chat_temperature": "0.3"}
+    assert session.restore_settings(saved) == ["chat_model=m1 @ lab"]
+    assert session.settings.limits.max_iterations == 7
+    assert session.settings.chat_model.model == "env-chat"  # type: ignore[union-attr]
+    assert session.settings.chat_model.temperature == 0.3  # type: ignore[union-attr]
 
 
 async def test_a_broken_model_variable_stops_blocking_once_the_mode_uses_picked_models(
@@ -225,6 +301,11 @@ def test_a_remembered_key_is_masked_even_when_it_does_not_look_like_one() -> Non
     assert mask(f"key was {plain}") == f"key was {plain}"
     redact.remember(plain)
     assert mask(f"key was {plain}.") == "key was ***."
+    # ...in logs and messages only: another user may still name a connection with that text
+    assert checked(plain, "http://localhost:8080/v1", None).name == plain
+    redact.remember("ollama")  # a placeholder key, not a secret: other users' "ollama" stays
+    assert mask("ollama at localhost") == "ollama at localhost"
+    assert checked("ollama", "http://localhost:11434/v1", "ollama").name == "ollama"
 
 
 # -- the store --------------------------------------------------------------------------------

@@ -75,8 +75,18 @@ async def _chat_turn(
     emit(RunStarted(mode="chat", question=question, models={"chat": spec.name}))
     system = SystemMessage(load_prompt("chat", spec.prompt_variant))
     budget = max(512, spec.context_window - (spec.max_tokens or ANSWER_RESERVE))
-    messages = trim_history(system, history, HumanMessage(question), budget)
     ledger = callback.ledger
+    if (size := count_message_tokens([system, HumanMessage(question)])) > budget:
+        too_long = (
+            f"Your message is about {size:,} tokens; {spec.name} can take {budget:,} in one "
+            f"request (context window {spec.context_window:,} tokens, less room for the answer)."
+        )
+        emit(Notice(kind="error", message=too_long, hint="Shorten it, attach it as a file in "
+                    "Agent mode, or pick a model with a larger context window."))  # fmt: skip
+        emit(Stats(rows=ledger.stats(), total_seconds=0.0, ttft=None, total_cost=None))
+        emit(RunFinished(reason="error", answer="", error=too_long))
+        return
+    messages = trim_history(system, history, HumanMessage(question), budget)
     model = make_chat_model(spec, "chat")
     parts: list[str] = []
     error: str | None = None

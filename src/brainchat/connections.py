@@ -8,15 +8,19 @@ is the `ModelSpec` a role uses once the user picks one of those models. No Chain
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from urllib.parse import urlsplit
 
 from brainchat import redact
 from brainchat.settings import ModelSpec
 
-PROBE_TIMEOUT = 10.0  # seconds for the whole /models request
+PROBE_TIMEOUT = 10.0  # seconds for the whole /models request (connect, headers and body)
 MAX_MODELS = 500  # a server listing more is cut (the panel's lists stay usable)
+MAX_ID_CHARS = 200  # longer "model ids" are skipped (they would flood the panel and the chat)
+MAX_LIST_BYTES = 5_000_000  # a /models answer larger than this is refused, not read whole
 NAME = re.compile(r"^[\w .:@()+-]{1,40}$")
 
 
@@ -32,6 +36,9 @@ class Connection:
     base_url: str
     api_key: str | None = field(default=None, repr=False)
     models: tuple[str, ...] = ()
+    # (model id, context window) where the server's list says it (vLLM, LM Studio, OpenRouter);
+    # other models get ModelSpec's default, which the agent and chat size their requests to
+    windows: tuple[tuple[str, int], ...] = ()
 
     @property
     def shown_url(self) -> str:
@@ -42,13 +49,15 @@ class Connection:
         return f"{model} @ {self.name}"
 
     def spec(self, model: str) -> ModelSpec:
-        return ModelSpec(
+        spec = ModelSpec(
             model=model,
             provider="openai-compatible",
             base_url=self.base_url,
             api_key=self.api_key or "not-needed",
             label=self.label(model),
         )
+        window = dict(self.windows).get(model)
+        return replace(spec, context_window=window) if window else spec
 
     def specs(self) -> dict[str, ModelSpec]:
         return {self.label(m): self.spec(m) for m in self.models}
@@ -63,6 +72,13 @@ def checked(name: str, base_url: str, api_key: str | None) -> Connection:
         raise ConnectionFailed(
             f"the base URL {shown} is not valid: give the server's OpenAI-compatible address "
             "starting with http:// or https://, e.g. http://localhost:8080/v1"
+        )
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None or parts.query or parts.fragment:
+        raise ConnectionFailed(
+            f"the base URL {redact.show(url, 60)} holds a user name, password, query or fragment: "
+            "give the bare address (e.g. https://host/v1) and put the credential in the API key "
+            "field, which is the only one kept encrypted"
         )
     if not name:
         name = re.sub(r"^https?://", "", url).split("/")[0][:40] or "connection"
@@ -85,9 +101,17 @@ async def probe(conn: Connection, wait: float = PROBE_TIMEOUT) -> Connection:
     where = f"connection {conn.name!r} ({conn.shown_url})"
     headers = {"Authorization": f"Bearer {conn.api_key}"} if conn.api_key else {}
     try:
-        async with httpx.AsyncClient(timeout=wait, follow_redirects=False) as client:
-            response = await client.get(f"{conn.base_url}/models", headers=headers)
-    except httpx.TimeoutException:
+        async with asyncio.timeout(wait), httpx.AsyncClient(timeout=wait) as client:
+            async with client.stream("GET", f"{conn.base_url}/models", headers=headers) as response:
+                body = bytearray()
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_LIST_BYTES:
+                        raise ConnectionFailed(
+                            f"{where}: the /models answer is over {MAX_LIST_BYTES // 1_000_000} MB;"
+                            " is this an OpenAI-compatible server?"
+                        )
+    except (TimeoutError, httpx.TimeoutException):
         raise ConnectionFailed(
             f"{where}: no answer within {wait:g} s; check the URL and that the server runs"
         ) from None
@@ -106,20 +130,45 @@ async def probe(conn: Connection, wait: float = PROBE_TIMEOUT) -> Connection:
             f"{where}: the server has no model list at {conn.shown_url}/models (HTTP 404); "
             "the base URL of an OpenAI-compatible server usually ends in /v1"
         )
+    if 300 <= status < 400:
+        moved = redact.mask_url(response.headers.get("location", "?"), drop_query=True)
+        raise ConnectionFailed(
+            f"{where}: the server redirects /models to {moved} (HTTP {status}); use that "
+            "address as the base URL (without /models)"
+        )
     if status >= 400:
         raise ConnectionFailed(f"{where}: the server answered HTTP {status} to /models")
     try:
-        data = response.json()
+        data = json.loads(bytes(body))
         listed = data["data"] if isinstance(data, dict) else data
         ids = [str(item["id"]) for item in listed]
+        windows = tuple(
+            (str(item["id"]).strip(), n) for item in listed if (n := _context_window(item))
+        )
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
         raise ConnectionFailed(
             f"{where}: /models did not answer with an OpenAI model list "
             f"(JSON with data: [{{id: ...}}]) ({type(exc).__name__}); is this an "
             "OpenAI-compatible server?"
         ) from None
-    ids = list(dict.fromkeys(i.strip() for i in ids if i.strip() and not i.isspace()))
+    ids = list(dict.fromkeys(i.strip() for i in ids if 0 < len(i.strip()) <= MAX_ID_CHARS))
     usable = [i for i in ids if not any(c.isspace() for c in i)][:MAX_MODELS]
     if not usable:
         raise ConnectionFailed(f"{where}: the server lists no models; load one on it first")
-    return Connection(conn.name, conn.base_url, conn.api_key, tuple(usable))
+    known = [(m, n) for m, n in windows if m in usable]
+    return Connection(conn.name, conn.base_url, conn.api_key, tuple(usable), tuple(known))
+
+
+WINDOW_FIELDS = ("context_length", "max_model_len", "context_window", "max_context_length")
+
+
+def _context_window(item: object) -> int | None:
+    """The context window a /models entry states (vLLM: max_model_len; OpenRouter, LM Studio:
+    context_length / max_context_length), if it is a plausible number of tokens."""
+    if not isinstance(item, dict):
+        return None
+    for key in WINDOW_FIELDS:
+        value = item.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and 512 <= value <= 10_000_000:
+            return value
+    return None

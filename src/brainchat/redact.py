@@ -76,16 +76,24 @@ def _random_looking(word: str) -> bool:
 _KNOWN: set[str] = set()  # secrets a user gave at run time (connection keys), masked wherever
 
 
+MIN_REMEMBERED = 8  # shorter "keys" are placeholders (Ollama's `ollama`, vLLM's `EMPTY`)
+
+
 def remember(secret: str | None) -> None:
-    """Mask `secret` from now on wherever it appears, even when it does not look like a key."""
-    if secret and len(secret) >= 4:
+    """Mask `secret` from now on in logs and messages, even when it does not look like a key.
+
+    Only in what `mask` hides: `looks_secret` (which refuses names and model ids that look like
+    keys) does not consult these, or one user's key would refuse another user's provider name,
+    and trying names would tell whether a string is somebody's key.
+    """
+    if secret and len(secret) >= MIN_REMEMBERED:
         _KNOWN.add(secret)
 
 
-def _spans(text: str) -> list[tuple[int, int]]:
+def _spans(text: str, *, known: bool = True) -> list[tuple[int, int]]:
     """Where the secrets of `text` are, as sorted, merged (start, end) pairs."""
     found = [m.span() for m in _KEY_SHAPES.finditer(text)]
-    for secret in tuple(_KNOWN):
+    for secret in tuple(_KNOWN) if known else ():
         at = text.find(secret)
         while at >= 0:
             found.append((at, at + len(secret)))
@@ -151,8 +159,8 @@ def mask_args(args: Iterable[str]) -> list[str]:
 
 
 def looks_secret(text: str) -> bool:
-    """Whether `text` holds anything `mask` would hide."""
-    return bool(_spans(text))
+    """Whether `text` has the shape of a secret (a key, a token, a credential in a URL)."""
+    return bool(_spans(text, known=False))
 
 
 def show(value: object, limit: int = 80) -> str:

@@ -112,6 +112,20 @@ class Session:
         self.overrides, self.settings = merged, settings  # with_overrides raised if it was bad
         return settings
 
+    def restore_settings(self, saved: Mapping[str, Any]) -> list[str]:
+        """Re-apply a thread's saved panel values; a pick of a connection model that is gone (the
+        connection was removed, or its key no longer decrypts) is dropped, not the whole set.
+        Returns the dropped picks."""
+        known = self.connection_models()
+        gone = [
+            f"{k}={v}"
+            for k, v in saved.items()
+            if k.endswith("_model") and " @ " in str(v) and str(v) not in known
+        ]
+        kept = {k: v for k, v in saved.items() if f"{k}={v}" not in gone}
+        self.apply_settings(kept)
+        return gone
+
     def connection_models(self) -> dict[str, ModelSpec]:
         """Every model of the user's connections, by the name the settings panel shows."""
         return {label: spec for c in self.connections.values() for label, spec in c.specs().items()}

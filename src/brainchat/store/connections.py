@@ -56,7 +56,10 @@ class ConnectionStore:
             "name": conn.name,
             "base_url": conn.base_url,
             "key_token": token,
-            "models": json.dumps(list(conn.models)),
+            # ids, or [id, context window] where the server stated one
+            "models": json.dumps(
+                [[m, dict(conn.windows)[m]] if m in dict(conn.windows) else m for m in conn.models]
+            ),
             "createdAt": now,
             "updatedAt": now,
         }
@@ -86,7 +89,9 @@ class ConnectionStore:
         for row in rows:
             try:
                 key = fernet.decrypt(row["key_token"]).decode() if row["key_token"] else None
-                models = tuple(str(m) for m in json.loads(row["models"] or "[]"))
+                listed = json.loads(row["models"] or "[]")
+                models = tuple(str(m[0] if isinstance(m, list) else m) for m in listed)
+                windows = tuple((str(m[0]), int(m[1])) for m in listed if isinstance(m, list))
             except (InvalidToken, ValueError, TypeError):
                 log.warning(
                     "connection %r of %r not restored: its key does not decrypt with this app's "
@@ -95,7 +100,7 @@ class ConnectionStore:
                     identifier,
                 )
                 continue
-            found.append(Connection(row["name"], row["base_url"], key, models))
+            found.append(Connection(row["name"], row["base_url"], key, models, windows))
         return found
 
     async def remove(self, identifier: str, name: str) -> bool:

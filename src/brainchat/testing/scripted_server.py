@@ -109,6 +109,7 @@ class ScriptedServer:
         self.reject_stream_options = False
         self._initial_send_usage = send_usage
         self.models: list[str] | None = None  # what /v1/models reports (None: the known models)
+        self.context_windows: dict[str, int] = {}  # /v1/models' max_model_len per id (like vLLM)
         self.api_key: str | None = None  # when set, requests without this bearer key get 401
         self._lock = threading.Lock()
         self._queues: dict[str, list[Reply]] = {}
@@ -194,6 +195,7 @@ class ScriptedServer:
         self.send_usage = self._initial_send_usage
         self.reject_stream_options = False
         self.models = self.api_key = None
+        self.context_windows = {}
 
     def _refused(self, request: Request) -> Response | None:
         """A 401 like OpenAI's when a key is required and the request lacks it, else None."""
@@ -267,7 +269,11 @@ class ScriptedServer:
                 | {r.model for r in self._requests}
             )
         listed = list(self.models) if self.models is not None else sorted(names)
-        data = [{"id": m, "object": "model", "created": 0, "owned_by": "scripted"} for m in listed]
+        data = [
+            {"id": m, "object": "model", "created": 0, "owned_by": "scripted"}
+            | ({"max_model_len": self.context_windows[m]} if m in self.context_windows else {})
+            for m in listed
+        ]
         return JSONResponse({"object": "list", "data": data})
 
     async def _admin_queue(self, request: Request) -> Response:

@@ -90,7 +90,8 @@ def restore_snapshot(conv: Conversation, snapshot: dict[str, Any] | None) -> Non
         return
     try:
         conv.session.set_mode(str(snapshot.get("mode") or conv.session.mode))
-        conv.session.apply_settings(snapshot.get("overrides") or {})
+        if gone := conv.session.restore_settings(snapshot.get("overrides") or {}):
+            log.warning("saved model picks of a connection that is gone dropped: %s", gone)
         conv.custom_ids.update(snapshot.get("custom_ids") or {})
     except (ValueError, ConfigError) as exc:
         log.warning("saved settings not restored: %s", exc)
