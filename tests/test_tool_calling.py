@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from brainchat.agent.graph import build_agent
 from brainchat.agent.textcalls import read_calls, tools_prompt
 from brainchat.chat import stream_chat
-from brainchat.llm import make_chat_model
+from brainchat.llm import make_chat_model, stream_usage_refused
 from brainchat.settings import AgentLimits
 from brainchat.testing.replies import call_text
 from brainchat.testing.scripted_server import Call, Drop, Empty, Fault, Text, ToolCalls
@@ -270,7 +270,7 @@ async def test_stream_options_refused_is_retried_without_them_for_the_rest_of_th
     assert rows["function_call"].estimated and rows["answer"].estimated
 
 
-async def test_a_400_that_is_not_stream_options_shows_the_reason_and_suggests_stream_usage(
+async def test_a_400_that_is_not_stream_options_shows_the_reason_and_does_not_mark_the_server(
     scripted_server, search
 ):
     s = scripted_server
@@ -280,6 +280,31 @@ async def test_a_400_that_is_not_stream_options_shows_the_reason_and_suggests_st
     error = notices(events, "error")[0]
     assert "HTTP 400: still no" in error.message and '"stream_usage": false' in error.message
     assert f"fc at {s.base_url}" in error.message
+    assert not stream_usage_refused(spec(s, "fc"))  # the retry failed too: not stream_options
+    assert not any("stream_options" in n.message for n in notices(events, "info"))
+
+
+async def test_a_400_whose_retry_fails_leaves_stream_options_on_for_the_next_request(
+    scripted_server, search
+):
+    s = scripted_server
+    too_long = "the request exceeds the available context size"
+    s.queue("fc", Fault(400, message=too_long), Fault(400, message=too_long), Text("Enough."))
+    s.queue("ans", Text("Answer."))
+    first = await collect(agent(s, [search]).run("q"))
+    assert too_long in notices(first, "error")[0].message
+    second = await collect(agent(s, [search]).run("q"))
+    assert of(second, "run_finished")[0].reason == "answered"
+    assert [r.stream_options for r in s.requests][2:] == [{"include_usage": True}] * 2
+    rows = {r.role: r for r in of(second, "stats")[0].rows}
+    assert not rows["function_call"].estimated and not rows["answer"].estimated
+    # chat mode and the answer model take the same rule
+    s.queue("chat", Fault(400, message=too_long), Fault(400, message=too_long), Text("Hi."))
+    chat = spec(s, "chat")
+    events = await collect(stream_chat(chat, [], "hi"))
+    assert too_long in notices(events, "error")[0].message and not notices(events, "info")
+    assert text(await collect(stream_chat(chat, [], "hi"))) == "Hi."
+    assert s.requests_for("chat")[-1].stream_options == {"include_usage": True}
 
 
 async def test_chat_mode_retries_without_stream_options(scripted_server):
