@@ -81,7 +81,8 @@ async def _chat_turn(
     parts: list[str] = []
     error: str | None = None
     refused: BaseException | None = None  # the HTTP 400 that may have been stream_options'
-    for attempt in range(3):
+    retried_quietly = False
+    for _attempt in range(3):
         try:
             usage = refused is None and not stream_usage_refused(spec)
             kwargs: dict[str, Any] = {} if usage else {"stream_usage": False}
@@ -97,8 +98,9 @@ async def _chat_turn(
             if not parts and refused is None and rejects_stream_options(exc, spec):
                 refused = exc  # HTTP 400: once more without stream_options, marked if taken
                 continue
-            if attempt == 0 and not parts and _retryable_midstream(exc):
-                continue  # the stream broke before any text: one quiet retry
+            if not retried_quietly and not parts and _retryable_midstream(exc):
+                retried_quietly = True  # the stream broke before any text: one quiet retry
+                continue
             error = describe_error(exc, spec, midstream=bool(parts))
             break
     answer = "".join(parts)
