@@ -258,8 +258,6 @@ def describe_error(
         )
     if isinstance(exc, openai.APIStatusError):
         return f"{where_} answered with an error (HTTP {exc.status_code}: {server_reason(exc)}). Try again; if it persists, check the server."
-    if isinstance(exc, openai.APITimeoutError):
-        return f"{where_} did not answer in time. Raise the spec's timeout or try again."
     if isinstance(exc, openai.APIConnectionError) and never_connected(exc):
         return f"Could not connect to {where_}. Is the server running and the base_url right?"
     kind = type(exc).__name__
