@@ -330,6 +330,17 @@ async def test_a_400_whose_retry_fails_leaves_stream_options_on_for_the_next_req
     assert s.requests_for("chat")[-1].stream_options == {"include_usage": True}
 
 
+async def test_an_answer_400_whose_retry_fails_does_not_mark_the_server(scripted_server, search):
+    s = scripted_server
+    too_long = "the request exceeds the available context size"
+    s.queue("fc", Text("No tools needed."))
+    s.queue("ans", Fault(400, message=too_long), Fault(400, message=too_long))
+    events = await collect(agent(s, [search]).run("q"))
+    assert [r.stream_options for r in s.requests_for("ans")] == [{"include_usage": True}, None]
+    assert too_long in notices(events, "error")[0].message and not notices(events, "info")
+    assert not stream_usage_refused(spec(s, "ans"))
+
+
 async def test_chat_mode_retries_without_stream_options(scripted_server):
     s = scripted_server
     s.reject_stream_options = True
