@@ -136,6 +136,18 @@ async def test_stream_cut_before_any_text_is_retried(scripted_server) -> None:
     assert text(events) == "whole answer" and not of(events, "notice")
 
 
+async def test_stream_cut_before_any_text_is_retried_after_a_stream_options_retry(
+    scripted_server,
+) -> None:
+    s = scripted_server
+    s.reject_stream_options = True
+    s.queue("chat-m", Drop(after_chunks=0), Text("whole answer"))
+    events = await collect(stream_chat(spec(s, "chat-m"), [], "hi"))
+    assert text(events) == "whole answer" and of(events, "run_finished")[0].reason == "answered"
+    assert [r.outcome == "fault" for r in s.requests] == [True, False, False]
+    assert [n.kind for n in of(events, "notice")] == ["info"]  # stream_options, nothing else
+
+
 async def test_malformed_chunk_is_an_error_message(scripted_server) -> None:
     scripted_server.queue("chat-m", Malformed(after_chunks=2), Malformed(after_chunks=2))
     events = await collect(stream_chat(spec(scripted_server, "chat-m"), [], "hi"))

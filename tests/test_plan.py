@@ -24,10 +24,10 @@ def plan_reply(*steps: tuple[str, str]) -> ToolCalls:
     return ToolCalls([Call("submit_plan", {"steps": [{"title": t, "tool": n} for t, n in steps]})])
 
 
-def session(server: Any, tmp: Path, **limits: Any) -> Session:
+def session(server: Any, tmp: Path, fc: dict[str, Any] | None = None, **limits: Any) -> Session:
     write_demo_set(tmp, subjects=1, sessions=1, trials=20, seed=1)
     settings = Settings(
-        function_call_model=spec(server, "fc"),
+        function_call_model=spec(server, "fc", **(fc or {})),
         answer_model=spec(server, "ans"),
         limits=AgentLimits(max_execution_time=120, **{"plan_mode": "always", **limits}),
         data_dir=tmp,
@@ -275,3 +275,35 @@ async def test_a_failed_planner_call_falls_back_to_the_ordinary_loop(
     assert any(why in n.message for n in of(events, "notice"))
     assert [e.name for e in of(events, "tool_call_started")] == ["get_study_state"]
     assert of(events, "run_finished")[0].reason == "answered"
+
+
+async def test_the_planner_asks_the_way_decide_does(scripted_server, tmp_path) -> None:
+    """The planner call goes through the same request path as decide: a server that refuses
+    stream_options still gets a plan made, and "stream_tool_calls": false is honoured."""
+    s = scripted_server
+    s.reject_stream_options = True
+    s.queue(
+        "fc",
+        plan_reply(("Load sub-01", "load_data"), ("Check the study", "get_study_state")),
+        ToolCalls([Call("load_data", {"files": [FILE]})]),
+        ToolCalls([Call("get_study_state", {})]),
+    )
+    s.queue("ans", Text("Loaded sub-01."))
+    events = await collect(session(s, tmp_path).ask("load sub-01 then check the study"))
+    [created] = of(events, "plan_created")
+    assert [st["tool"] for st in created.steps] == ["load_data", "get_study_state"]
+    planner = s.requests_for("fc")[:2]
+    assert planner[0].outcome == "fault" and planner[1].stream_options is None
+    assert planner[1].tools[0]["function"]["name"] == "submit_plan"
+    assert of(events, "run_finished")[0].reason == "answered"
+
+
+async def test_the_planner_honours_stream_tool_calls_false(scripted_server, tmp_path) -> None:
+    s = scripted_server
+    s.queue("fc", plan_reply(("Load sub-01", "load_data"), ("Check", "get_study_state")))
+    s.queue("fc", Text("done"))
+    s.queue("ans", Text("ok"))
+    sess = session(s, tmp_path, fc={"stream_tool_calls": False})
+    events = await collect(sess.ask("load sub-01 then check the study"))
+    assert of(events, "plan_created")
+    assert s.requests_for("fc")[0].stream is False  # the planner request was not streamed

@@ -90,23 +90,27 @@ async def _chat_turn(
     model = make_chat_model(spec, "chat")
     parts: list[str] = []
     error: str | None = None
-    retried_options = False
-    for attempt in range(3):
+    refused: BaseException | None = None  # the HTTP 400 that may have been stream_options'
+    retried_quietly = False
+    for _attempt in range(3):
         try:
-            kwargs: dict[str, Any] = {"stream_usage": False} if stream_usage_refused(spec) else {}
+            usage = refused is None and not stream_usage_refused(spec)
+            kwargs: dict[str, Any] = {} if usage else {"stream_usage": False}
             async for chunk in model.astream(messages, config={"callbacks": [callback]}, **kwargs):
                 if isinstance(chunk.content, str):
                     parts.append(chunk.content)
+            if refused is not None:  # taken without stream_options: it was them
+                refuse_stream_usage(spec)
+                told, hint = stream_options_retry_text(spec, refused)
+                emit(Notice(kind="info", message=told, hint=hint))
             break
         except Exception as exc:  # noqa: BLE001 - every model failure becomes a message
-            if not parts and not retried_options and rejects_stream_options(exc, spec):
-                retried_options = True  # HTTP 400 to stream_options: once more without them
-                refuse_stream_usage(spec)
-                told, hint = stream_options_retry_text(spec, exc)
-                emit(Notice(kind="info", message=told, hint=hint))
+            if not parts and refused is None and rejects_stream_options(exc, spec):
+                refused = exc  # HTTP 400: once more without stream_options, marked if taken
                 continue
-            if attempt == 0 and not parts and _retryable_midstream(exc):
-                continue  # the stream broke before any text: one quiet retry
+            if not retried_quietly and not parts and _retryable_midstream(exc):
+                retried_quietly = True  # the stream broke before any text: one quiet retry
+                continue
             error = describe_error(exc, spec, midstream=bool(parts))
             break
     answer = "".join(parts)

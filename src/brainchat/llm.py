@@ -148,8 +148,8 @@ def _chunks_as_dicts(process: Callable[..., Any]) -> Callable[..., Any]:
     return process_response_data
 
 
-# Servers (base URLs) that answered HTTP 400 to `stream_options`: every model there is asked
-# without it for the rest of the process.
+# Servers (base URLs) that answered HTTP 400 to `stream_options` and then took the same request
+# without them: every model there is asked without it for the rest of the process.
 _NO_STREAM_OPTIONS: set[str | None] = set()
 
 
@@ -163,7 +163,11 @@ def refuse_stream_usage(spec: ModelSpec) -> None:
 
 
 def rejects_stream_options(exc: BaseException, spec: ModelSpec | None) -> bool:
-    """An HTTP 400 to a streamed request that asked for usage: maybe `stream_options` itself."""
+    """An HTTP 400 to a streamed request that asked for usage: maybe `stream_options` itself.
+
+    Only maybe (a 400 may be about the context size or the tools): the caller asks once more
+    without them and calls `refuse_stream_usage` only when that retry is taken.
+    """
     import openai
 
     asked = spec is None or (spec.stream_usage and not stream_usage_refused(spec))
@@ -254,8 +258,6 @@ def describe_error(
         )
     if isinstance(exc, openai.APIStatusError):
         return f"{where_} answered with an error (HTTP {exc.status_code}: {server_reason(exc)}). Try again; if it persists, check the server."
-    if isinstance(exc, openai.APITimeoutError):
-        return f"{where_} did not answer in time. Raise the spec's timeout or try again."
     if isinstance(exc, openai.APIConnectionError) and never_connected(exc):
         return f"Could not connect to {where_}. Is the server running and the base_url right?"
     kind = type(exc).__name__

@@ -2,8 +2,9 @@
 
 Streamed unless the spec says `"stream_tool_calls": false`. A streamed reply that ends with
 nothing usable (an empty stream, or one that broke off) is asked again once without streaming;
-a server that answers HTTP 400 to `stream_options` is asked again once without it, and usage is
-then not asked of that model for the rest of the process. Each retry says so in a notice. A model
+a server that answers HTTP 400 to a request with `stream_options` is asked again once without
+them, and only when that retry is taken is usage not asked of that server for the rest of the
+process (a 400 about something else, such as the context size, fails the retry too). Each retry says so in a notice. A model
 that sends nothing within its spec's timeout raises `ModelTimeout`, never a `TimeoutError`, so
 the run's own time limit is not blamed for it.
 """
@@ -50,12 +51,19 @@ async def ask(
 ) -> BaseMessage:
     """The function-call model's reply to `messages` (see the module docstring)."""
     streamed = spec is None or spec.stream_tool_calls
-    tried_options = retried_plain = False
+    retried_plain = False
+    refused: BaseException | None = None  # the HTTP 400 that may have been stream_options'
     while True:
         try:
             if not streamed:
                 return await llm.ainvoke(messages, config={"callbacks": callbacks}, stream=False)  # type: ignore[no-any-return]
-            reply = await _stream(llm, messages, callbacks, usage_kwargs(spec))
+            kwargs = {"stream_usage": False} if refused is not None else usage_kwargs(spec)
+            reply = await _stream(llm, messages, callbacks, kwargs)
+            if refused is not None and spec is not None:
+                # taken without stream_options: it was them (a 400 about anything else is not)
+                refuse_stream_usage(spec)
+                emit(stream_options_notice(spec, refused, name))
+                refused = None
             if not _usable(reply) and not retried_plain:
                 retried_plain, streamed = True, False
                 emit(_plain_notice(spec, name, "the stream ended with no reply in it"))
@@ -66,12 +74,16 @@ async def ask(
         except Exception as exc:
             if is_model_timeout(exc):
                 raise ModelTimeout(exc) from exc
-            if streamed and not tried_options and rejects_stream_options(exc, spec):
-                tried_options = True
-                if spec is not None:
-                    refuse_stream_usage(spec)
-                    emit(stream_options_notice(spec, exc, name))
-                    continue
+            if (
+                streamed
+                and refused is None
+                and spec is not None
+                and rejects_stream_options(exc, spec)
+            ):
+                refused = exc  # once more without them; marked only if that is taken
+                continue
+            if refused is not None and _is_bad_request(exc):
+                raise  # a 400 either way: not stream_options; the server's reason is shown
             if streamed and not retried_plain and _broken_stream(exc):
                 retried_plain, streamed = True, False
                 emit(_plain_notice(spec, name, f"the stream broke off ({type(exc).__name__})"))
@@ -92,6 +104,12 @@ def _usable(reply: AIMessageChunk) -> bool:
     text = reply.content if isinstance(reply.content, str) else str(reply.content)
     reasoning = reply.additional_kwargs.get("reasoning_content")
     return bool(text.strip() or reply.tool_call_chunks or reply.tool_calls or reasoning)
+
+
+def _is_bad_request(exc: BaseException) -> bool:
+    import openai
+
+    return isinstance(exc, openai.BadRequestError)
 
 
 def _broken_stream(exc: BaseException) -> bool:

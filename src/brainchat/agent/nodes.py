@@ -359,9 +359,10 @@ class Nodes:
                 except Exception as exc:
                     if parts or not llm.rejects_stream_options(exc, spec) or spec is None:
                         raise
+                    # once more without them; the server is marked only if it takes that
+                    await self._stream_answer(messages, parts, spec, usage=False)
                     llm.refuse_stream_usage(spec)
                     emit(modelcall.stream_options_notice(spec, exc, name))
-                    await self._stream_answer(messages, parts, spec)
         except TimeoutError as exc:
             if not deadline.expired():  # the model's own timeout, not the run's limit
                 return self._answer_failed(exc, parts, name)
@@ -393,11 +394,16 @@ class Nodes:
         return {"answer": text, "route": "finish"}
 
     async def _stream_answer(
-        self, messages: list[BaseMessage], parts: list[str], spec: ModelSpec | None
+        self,
+        messages: list[BaseMessage],
+        parts: list[str],
+        spec: ModelSpec | None,
+        usage: bool = True,
     ) -> None:
         ctx = self.ctx
+        kwargs = modelcall.usage_kwargs(spec) if usage else {"stream_usage": False}
         async for chunk in self.d.answer_llm.astream(
-            messages, config={"callbacks": [self.cb]}, **modelcall.usage_kwargs(spec)
+            messages, config={"callbacks": [self.cb]}, **kwargs
         ):
             if isinstance(chunk.content, str) and chunk.content:
                 if ctx.first_answer_token is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from brainchat.agent import modelcall
 from brainchat.agent.approval import Ask, request
 from brainchat.agent.plan import (
     Plan,
@@ -50,14 +51,13 @@ class PlanRun:
             messages = [*messages[:-1], _as_text_request(messages[-1])]
         else:
             llm = llm.bind_tools([_plan_tool()])
-        try:
-            reply = await llm.ainvoke(messages, config={"callbacks": [ctx.callback]})
+        spec = self.d.specs.get("function_call")
+        name = self.d.names["function_call"]
+        try:  # the way decide asks: stream_options refusal, "stream_tool_calls": false
+            reply = await modelcall.ask(llm, messages, [ctx.callback], spec, name)
         except Exception as exc:  # noqa: BLE001 - no plan: the ordinary loop runs
-            spec = self.d.specs.get("function_call")
-            return (
-                None,
-                f"the planner call failed: {describe_error(exc, spec, name=self.d.names['function_call'])}",
-            )
+            error = exc.error if isinstance(exc, modelcall.ModelTimeout) else exc
+            return None, f"the planner call failed: {describe_error(error, spec, name=name)}"
         return parse_plan(reply, set(self.d.runner.tools))
 
     async def create(self, ctx: RunContext) -> Plan | None:
