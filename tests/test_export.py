@@ -409,3 +409,23 @@ async def test_channel_and_file_names_cannot_add_code_to_the_script(tmp_path: Pa
         if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "RECORDINGS"
     ]
     assert rows[0]["file"] == recording["file"]
+
+
+async def test_a_stopped_export_writes_nothing(data_dir: Path, tmp_path: Path) -> None:
+    """The Stop (or the tool's timeout) sets the op's stop event while the report is built; the
+    export then leaves no file behind, and offers none."""
+    import threading
+
+    from brainchat.eeg.export import export_op
+
+    shutil.copy(data_dir / FILES[0], tmp_path / FILES[0])
+    h = Harness(None, tmp_path)
+    await h.call("load_data", {"files": FILES[:1]})
+    stop = threading.Event()
+    stop.set()
+    op = export_op(h.study, [])
+    with pytest.raises(ToolException, match="export cancelled; nothing was written"):
+        await asyncio.to_thread(op, h.study.state, stop)
+    assert not exports(tmp_path) and h.files() == []
+    await h.call("export_analysis")  # not stopped: written as ever
+    assert len(exports(tmp_path)) == 2
