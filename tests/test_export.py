@@ -429,3 +429,29 @@ async def test_a_stopped_export_writes_nothing(data_dir: Path, tmp_path: Path) -
     assert not exports(tmp_path) and h.files() == []
     await h.call("export_analysis")  # not stopped: written as ever
     assert len(exports(tmp_path)) == 2
+
+
+async def test_when_the_report_cannot_be_written_the_script_is_not_left_either(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The script is written first; a report that then fails (a full disk) takes it away again:
+    an export is both files or none."""
+    import errno
+
+    shutil.copy(data_dir / FILES[0], tmp_path / FILES[0])
+    h = Harness(None, tmp_path)
+    await h.call("load_data", {"files": FILES[:1]})
+    real_open = Path.open
+
+    def open_(self: Path, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if self.suffix == ".html" and "x" in mode:
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        return real_open(self, mode, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", open_)
+    with pytest.raises(ToolException, match="No space left on device"):
+        await h.call("export_analysis")
+    assert (tmp_path / "exports").is_dir() and not exports(tmp_path) and h.files() == []
+    monkeypatch.undo()
+    await h.call("export_analysis")  # room again: both are written
+    assert [p.suffix for p in exports(tmp_path)] == [".html", ".py"]
