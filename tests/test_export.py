@@ -352,3 +352,106 @@ async def test_shallowconvnet_and_sccnet_rerun_too(data_dir: Path, tmp_path: Pat
         assert rerun["n_test"] == study["n_test"]
         assert abs(rerun["accuracy"] - study["accuracy"]) <= 1 / study["n_test"]
         assert rerun["roc_auc"] == pytest.approx(study["roc_auc"], abs=0.05)  # the probabilities
+
+
+# Channel names a recording may hold, which end up in the step labels: a line break that would
+# start a statement, a docstring's closing quotes, and a backslash that is no valid escape.
+HOSTILE = ['C3\nprint("PWNED")\n#', 'C4"""\nimport os\n#', "Cz\\x"]
+
+
+def statements(script: str) -> list[str]:
+    """The script's top-level statements, as source (comments are not statements)."""
+    return [ast.unparse(node) for node in ast.parse(script).body[1:]]  # after the docstring
+
+
+async def test_channel_and_file_names_cannot_add_code_to_the_script(tmp_path: Path) -> None:
+    from brainchat.eeg.synthetic import make_recording, write_raw
+
+    raw = make_recording(trials=24, seed=1)
+    raw.rename_channels(dict(zip(("C3", "C4", "Cz"), HOSTILE, strict=True)))
+    write_raw(raw, tmp_path / "sub-01_ses-01_task-mi_eeg.fif")
+    h = Harness(None, tmp_path)
+    await h.call("load_data", {"files": ["sub-01_ses-01_task-mi_eeg.fif"]})
+    await h.call("set_reference", {"ref": [HOSTILE[0]]})  # label "reference C3\nprint(...)"
+    await h.call("select_channels", {"drop": HOSTILE[1:]})  # label "drop C4\"\"\"..., Cz\x"
+    await h.call("export_analysis")
+    script = h.files()[0].read_text(encoding="utf-8")
+    tree = ast.parse(script)  # a stray \x or closed docstring would be a SyntaxError
+    # the names reach the code only as literals, and round-trip exactly
+    names = [
+        ast.literal_eval(n)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.List) and all(isinstance(e, ast.Constant) for e in n.elts)
+    ]
+    assert [HOSTILE[0]] in names and HOSTILE[1:] in names
+    assert not [
+        n
+        for n in ast.walk(tree)
+        if (isinstance(n, ast.Call) and any(ast.unparse(a) == "'PWNED'" for a in n.args))
+        or (isinstance(n, ast.Import) and [a.name for a in n.names] == ["os"])
+    ]
+    one = [{"file": "a.fif", "subject": "01", "session": "01", "format": "fif"}]
+    clean = build_script(h.study.log, one, tmp_path, version="x", when="now", name="a.py")
+    assert len(statements(script)) == len(statements(clean))
+    assert ast.get_docstring(tree) is not None and "PWNED" in ast.get_docstring(tree)  # as text
+
+    # a damaged file's note (file name and damage from the data) is a comment, whatever it holds
+    recording = {"file": 'a\nprint("PWNED")\n"""\\x.fif', "subject": "01", "session": "01",
+                 "format": "fif", "damage": 'cut\rimport os\u2028"""'}  # fmt: skip
+    log = [{"op": "load", "files": [recording["file"]]}]
+    noted = build_script(log, [recording], tmp_path, version="x", when="now", name="a.py")
+    plain = build_script(log, one, tmp_path, version="x", when="now", name="a.py")
+    assert len(statements(noted)) == len(statements(plain))
+    assert "# note: brainchat found" in noted
+    (rows,) = [
+        ast.literal_eval(n.value)
+        for n in ast.parse(noted).body
+        if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "RECORDINGS"
+    ]
+    assert rows[0]["file"] == recording["file"]
+
+
+async def test_a_stopped_export_writes_nothing(data_dir: Path, tmp_path: Path) -> None:
+    """The Stop (or the tool's timeout) sets the op's stop event while the report is built; the
+    export then leaves no file behind, and offers none."""
+    import threading
+
+    from brainchat.eeg.export import export_op
+
+    shutil.copy(data_dir / FILES[0], tmp_path / FILES[0])
+    h = Harness(None, tmp_path)
+    await h.call("load_data", {"files": FILES[:1]})
+    stop = threading.Event()
+    stop.set()
+    op = export_op(h.study, [])
+    with pytest.raises(ToolException, match="export cancelled; nothing was written"):
+        await asyncio.to_thread(op, h.study.state, stop)
+    assert not exports(tmp_path) and h.files() == []
+    await h.call("export_analysis")  # not stopped: written as ever
+    assert len(exports(tmp_path)) == 2
+
+
+async def test_when_the_report_cannot_be_written_the_script_is_not_left_either(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The script is written first; a report that then fails (a full disk) takes it away again:
+    an export is both files or none."""
+    import errno
+
+    shutil.copy(data_dir / FILES[0], tmp_path / FILES[0])
+    h = Harness(None, tmp_path)
+    await h.call("load_data", {"files": FILES[:1]})
+    real_open = Path.open
+
+    def open_(self: Path, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if self.suffix == ".html" and "x" in mode:
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        return real_open(self, mode, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", open_)
+    with pytest.raises(ToolException, match="No space left on device"):
+        await h.call("export_analysis")
+    assert (tmp_path / "exports").is_dir() and not exports(tmp_path) and h.files() == []
+    monkeypatch.undo()
+    await h.call("export_analysis")  # room again: both are written
+    assert [p.suffix for p in exports(tmp_path)] == [".html", ".py"]

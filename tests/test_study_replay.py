@@ -135,3 +135,25 @@ def test_the_log_forgets_what_later_operations_undo() -> None:
     assert compact(log, {"op": "reset"}) == [load]
     assert compact(log, {"op": "clear"}) == []
     assert summary([]) == "EEG study: empty."
+
+
+async def test_restoring_a_network_draws_nothing_from_torchs_random_generator(
+    data_dir: Path,
+) -> None:
+    """Another session may be training meanwhile under the seeded lock: a restore that drew from
+    the global generator (a network's random initial weights) would shift that training."""
+    import torch
+
+    from brainchat.eeg.saved import load_model
+
+    first = Harness(data_dir)
+    await build(first)
+    (path,) = (data_dir / "models" / "t1").glob("*.pt")
+    torch.manual_seed(123)
+    before = torch.random.get_rng_state()
+    restored = load_model(path, first.study.state, KEY)
+    assert torch.equal(torch.random.get_rng_state(), before)
+    X = first.study.state.eps.X
+    trained = first.study.state.models["eegnet"].predictor.predict_proba(X)
+    assert np.array_equal(restored.predictor.predict_proba(X), trained)
+    assert not any(p.is_meta for p in restored.predictor.module.parameters())

@@ -120,6 +120,8 @@ def test_export_tool_and_button_offer_the_script_and_report_for_download(
     exported = page.locator(".step").filter(has_text="Analysis exported").last
     exported.locator("a[download$='.html']").wait_for(timeout=30_000)
     button_script, report = check_files(page, exported, data_dir)
+    text = exported.inner_text()  # the folder as the tool names it, never the server's own path
+    assert "saved in the data folder's exports/" in text and str(data_dir) not in text, text
     assert button_script != tool_script  # a second export never overwrites the first
     assert re.search(r"analysis-\d{8}-\d{6}(-\d+)?\.py", button_script), button_script
     saved = sorted(p.name for p in (data_dir / "exports").iterdir())

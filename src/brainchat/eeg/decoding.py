@@ -37,6 +37,15 @@ def _progress(epoch: int, epochs: int, fig: dict[str, float]) -> None:
     )
 
 
+WAITING = "waiting for another session's training to finish"
+
+
+def _waiting() -> None:
+    """Progress while another session holds the seeded-training turn (training.seeded_turn)."""
+    call_id, name = current_tool_call()
+    emit(ToolProgress(call_id=call_id, name=name, message=WAITING))
+
+
 def split_arrays(state: StudyState) -> dict[str, np.ndarray]:
     e, s = state.eps, state.split
     return {
@@ -64,7 +73,8 @@ def train_op(cfg) -> Op:
             if cfg.model == "csp_lda":
                 fit = training.train_csp_lda(data, stop, _progress)
             else:
-                with training.seeded_turn(stop):  # one seeded training at a time per process
+                # one seeded training at a time per process; a wait is reported as progress
+                with training.seeded_turn(stop, _waiting):
                     fit = training.train_torch(_build(state, cfg), data, cfg, stop, _progress)
         except training.TrainingCancelled:
             raise ToolException("training cancelled; the study is unchanged") from None

@@ -91,10 +91,18 @@ def _write_new(texts: dict[Path, str]) -> None:
         raise
 
 
+CANCELLED = "export cancelled; nothing was written"
+
+
 def write_export(
-    state: StudyState, log: list[dict[str, Any]], data_dir: Path, settings: dict[str, Any]
+    state: StudyState,
+    log: list[dict[str, Any]],
+    data_dir: Path,
+    settings: dict[str, Any],
+    stop: threading.Event | None = None,
 ) -> Exported:
-    """Build the script and the report of `state` (described by `log`) and write both."""
+    """Build the script and the report of `state` (described by `log`) and write both; a `stop`
+    set meanwhile (the user's Stop, the tool's timeout) writes nothing."""
     from brainchat.eeg.export_report import build_report, figures, versions
     from brainchat.eeg.export_script import build_script
 
@@ -117,6 +125,8 @@ def write_export(
         state, log, metrics, figures(state, metrics), settings,
         when=when, script_name=f"{stem}.py", script=script,
     )  # fmt: skip
+    if stop is not None and stop.is_set():  # building took a while: the user may have left
+        raise ToolException(CANCELLED)
     for _ in range(20):  # another export may take the name between the check and the write
         paths = (folder / f"{stem}.py", folder / f"{stem}.html")
         try:
@@ -133,7 +143,7 @@ def export_op(study: Study, out: list[Exported]) -> Op:
 
     def op(state: StudyState, stop: threading.Event) -> tuple[StudyState, str]:
         info = study.settings_info() if study.settings_info is not None else {}
-        done = write_export(state, list(study.log), study.data_dir, info)
+        done = write_export(state, list(study.log), study.data_dir, info, stop)
         out.append(done)
         call_id, name = current_tool_call()
         for path, mime in ((done.script, "text/x-python"), (done.report, "text/html")):

@@ -55,10 +55,25 @@ def _py(value: Any) -> str:
     return repr(value)
 
 
+def _text(text: Any) -> str:
+    """`text` made safe inside a `#` comment or the header's docstring: a line break, a quote or a
+    backslash from the data (a channel name, a file name) stays one visible character of text and
+    can neither start a line of code, close the docstring nor make an invalid escape."""
+    out = []
+    for ch in str(text):
+        if ch in '\\"':
+            out.append("\\" + ch)
+        elif ch.isprintable():
+            out.append(ch)
+        else:  # line breaks, other control and separator characters
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+    return "".join(out)
+
+
 def _load(entry: Entry, ctx: Context) -> str:
     rows = ",\n".join(f"    {_py(r)}" for r in ctx.recordings)
     damaged = "".join(
-        f"# note: brainchat found {r['file']} damaged ({r['damage']}); it loaded what was "
+        f"# note: brainchat found {_text(r['file'])} damaged ({_text(r['damage'])}); it loaded what was "
         "intact, and a plain MNE reader may refuse the file or read it otherwise\n"
         for r in ctx.recordings
         if r.get("damage")
@@ -130,8 +145,8 @@ def _step(entry: Entry, ctx: Context) -> str:
 
 def _ica_fit(entry: Entry, ctx: Context) -> str:
     return (
-        f"ica = fit_ica(raws, n_components={entry['n_components']}, "
-        f"method={_py(entry['method'])}, seed={entry['seed']})"
+        f"ica = fit_ica(raws, n_components={_py(entry['n_components'])}, "
+        f"method={_py(entry['method'])}, seed={_py(entry['seed'])})"
     )
 
 
@@ -158,7 +173,7 @@ def _epoch(entry: Entry, ctx: Context) -> str:
 def _split(entry: Entry, ctx: Context) -> str:
     return (
         f"split = make_split(epochs, by={_py(entry['by'])}, test_ratio={_py(entry['test_ratio'])}, "
-        f"val_ratio={_py(entry['val_ratio'])}, seed={entry['seed']})\n"
+        f"val_ratio={_py(entry['val_ratio'])}, seed={_py(entry['seed'])})\n"
         "MODELS.clear()  # a new split: earlier models are gone\n"
         "RESULTS['split'] = split_summary(epochs, split)"
     )
@@ -270,15 +285,16 @@ def build_script(
             raise ToolException(_refusal(entry, f"operation '{entry.get('op')}'"))
         code = template(entry, ctx)
         params = {k: v for k, v in entry.items() if k not in ("op", "file")}
-        blocks.append(f"# -- step {i}: {step_label(entry)}\n# {json.dumps(params)}\n{code}\n")
-    steps = "\n".join(f"  {i}. {step_label(e)}" for i, e in enumerate(log, 1))
+        label, params_text = _text(step_label(entry)), _text(json.dumps(params))
+        blocks.append(f"# -- step {i}: {label}\n# {params_text}\n{code}\n")
+    steps = "\n".join(f"  {i}. {_text(step_label(e))}" for i, e in enumerate(log, 1))
     head = HEADER.format(
-        title=f"brainchat analysis export ({when})",
-        version=version,
-        when=when,
+        title=_text(f"brainchat analysis export ({when})"),
+        version=_text(version),
+        when=_text(when),
         n=len(log),
         steps=steps,
-        name=name,
+        name=_text(name),
         data_dir=_py(str(data_dir.resolve())),
     )
     torch_needed = bool(ctx.kinds - {"csp_lda"})

@@ -92,11 +92,18 @@ def _load_torch(path: Path, state: StudyState) -> TrainedModel:
 
     blob = torch.load(path, map_location="cpu", weights_only=True)
     eps = state.eps
-    module = build_model(
-        blob["kind"], eps.X.shape[1], eps.X.shape[2], len(eps.classes), eps.info["sfreq"]
-    )
+    # Built on the meta device (shapes only, no storage), so its initialisation draws nothing from
+    # torch's global generator: a restore must not shift the random numbers of a training that
+    # runs meanwhile in another session (nor take that training's lock). The saved tensors then
+    # become the module's own (assign=True).
+    with torch.device("meta"):
+        module = build_model(
+            blob["kind"], eps.X.shape[1], eps.X.shape[2], len(eps.classes), eps.info["sfreq"]
+        )
     try:
-        module.load_state_dict(blob["state_dict"])
+        module.load_state_dict(blob["state_dict"], assign=True)
+        if any(t.is_meta for t in (*module.parameters(), *module.buffers())):
+            raise RuntimeError("a tensor of the network is not in the saved file")
     except RuntimeError:
         raise ToolException(
             f"the saved model '{blob['name']}' does not fit the epochs as replayed "

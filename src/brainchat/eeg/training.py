@@ -29,9 +29,16 @@ _SEEDED = threading.Lock()
 
 
 @contextmanager
-def seeded_turn(stop: threading.Event) -> Iterator[None]:
-    """Hold the process's seeded-RNG turn (another training waits); TrainingCancelled on stop."""
+def seeded_turn(stop: threading.Event, waiting: Callable[[], None] | None = None) -> Iterator[None]:
+    """Hold the process's seeded-RNG turn (another training waits); TrainingCancelled on stop.
+
+    `waiting` is called once, when the turn is taken (another session is training), so the user
+    sees why nothing moves instead of a silent wait."""
+    told = False
     while not _SEEDED.acquire(timeout=0.05):
+        if not told and waiting is not None:
+            waiting()
+            told = True
         if stop.is_set():
             raise TrainingCancelled()
     try:

@@ -307,7 +307,7 @@ async def export_analysis(conv: Conversation) -> None:
     """The export button: the study as it is now, as a script and a report, offered for download."""
     from langchain_core.tools import ToolException
 
-    from brainchat.eeg.export import export_study
+    from brainchat.eeg.export import EXPORTS, export_study
 
     study = conv.session.study
     note = await cl.Message(content="Exporting the analysis…", author=AUTHOR).send()
@@ -322,7 +322,7 @@ async def export_analysis(conv: Conversation) -> None:
         note.content = (
             f"✅ **Analysis exported** ({done.steps} step(s)"
             + (f", models: {', '.join(done.models)}" if done.models else "")
-            + f"), saved in `{study.data_dir / 'exports'}`:\n\n"
+            + f"), saved in the data folder's `{EXPORTS}/`:\n\n"
             f"- `{done.script.name}`: a Python script that redoes every step with MNE-Python, "
             f"scikit-learn and PyTorch (no brainchat): `python {done.script.name} DATA_DIR`\n"
             f"- `{done.report.name}`: the report (recordings, steps, figures, metrics, settings), "
