@@ -124,20 +124,25 @@ def edf_names(folder: Path) -> list[str]:
 async def test_a_training_that_waits_for_another_sessions_says_so(data_dir: Path) -> None:
     """Seeded trainings take turns per process: the one that waits tells its user why nothing
     moves, through the training's own progress, before its first epoch."""
+    from brainchat.eeg import training
     from brainchat.eeg.decoding import WAITING
 
-    pairs = [await prepared(data_dir) for _ in range(2)]
-
-    async def train(i: int, tools: dict) -> list[events.ToolProgress]:
-        got: list[events.Event] = []
-        events._sink.set(got.append)  # this task's own session (a copy of the context)
-        events.set_tool_call(f"train-{i}", "train_model")
-        await tools["train_model"].ainvoke({"model": "eegnet", "epochs": 5, "device": "cpu"})
-        return [e for e in got if isinstance(e, events.ToolProgress)]
-
-    runs = await asyncio.gather(*(train(i, t) for i, (_, t, _) in enumerate(pairs)))
-    messages = [[e.message for e in run] for run in runs]
-    waited = [m for m in messages if WAITING in m]
-    assert len(waited) == 1, messages  # the second one waited; the first did not
-    (second,) = waited
-    assert second[0] == WAITING and second.count(WAITING) == 1 and "epoch 5/5" in second[-1]
+    _, tools, got = await prepared(data_dir)
+    events.set_tool_call("train-w", "train_model")
+    training._SEEDED.acquire()  # another session's training holds the turn
+    try:
+        task = asyncio.create_task(
+            tools["train_model"].ainvoke({"model": "eegnet", "epochs": 5, "device": "cpu"})
+        )
+        await wait_until(lambda: any(isinstance(e, events.ToolProgress) for e in got))
+        progress = [e.message for e in got if isinstance(e, events.ToolProgress)]
+        assert progress == [WAITING] and not task.done()
+    finally:
+        training._SEEDED.release()
+    await asyncio.wait_for(task, 120)
+    progress = [e.message for e in got if isinstance(e, events.ToolProgress)]
+    assert progress[0] == WAITING and progress.count(WAITING) == 1 and "epoch 5/5" in progress[-1]
+    # a training that finds the turn free does not say it waited
+    got.clear()
+    await tools["train_model"].ainvoke({"model": "eegnet", "epochs": 1, "device": "cpu"})
+    assert WAITING not in [e.message for e in got if isinstance(e, events.ToolProgress)]
