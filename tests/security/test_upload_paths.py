@@ -4,13 +4,18 @@ made safe, a zip bomb stops at its bound, and a refused upload leaves nothing be
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
+from langchain_core.tools import ToolException
 
+from brainchat.eeg.loading import read_raw
 from brainchat.eeg.synthetic import make_recording, write_raw
+from brainchat.eeg.upload_check import Refusal, check_recording
 from brainchat.eeg.uploads import Incoming, UploadLimits, receive
 
 
@@ -132,3 +137,74 @@ def test_a_file_placed_meanwhile_is_never_replaced(tmp_path: Path, edf: bytes) -
     report, _ = upload(tmp_path, "sub-01.edf", src)
     assert report.accepted[0].name == "uploads/sub-01-2.edf"
     assert (uploads / "sub-01.edf").read_bytes() == b"placed by hand"
+
+
+def _set_pointing_at(embedded: Path, out: Path, data_name: str, fdt: Path) -> None:
+    """An EEGLAB .set whose EEG.data is `data_name`, with its samples written to `fdt`."""
+    from scipy.io import loadmat, savemat
+
+    mat = loadmat(embedded, appendmat=False)
+    np.asarray(mat["data"], dtype=np.float32).T.tofile(fdt)
+    mat = {k: v for k, v in mat.items() if not k.startswith("__")}
+    mat["data"] = data_name
+    savemat(out, mat, appendmat=False)
+
+
+@pytest.fixture
+def secret_set(tmp_path: Path) -> tuple[Path, Path]:
+    """bob's .fdt outside the data folder, and an embedded .set to build hostile sets from."""
+    raw = make_recording(1, 1, trials=4).crop(tmax=10, include_tmax=False)
+    embedded = tmp_path / "src" / "embedded.set"
+    embedded.parent.mkdir()
+    write_raw(raw, embedded)
+    secret = tmp_path / "bob" / "secret.fdt"
+    secret.parent.mkdir()
+    return embedded, secret
+
+
+@pytest.mark.parametrize("how", ["absolute", "climbing", "backslash"])
+def test_an_uploaded_set_naming_data_outside_its_folder_is_refused(
+    tmp_path: Path, secret_set: tuple[Path, Path], how: str
+) -> None:
+    embedded, secret = secret_set
+    name = {
+        "absolute": str(secret),
+        "climbing": "../../../bob/secret.fdt",
+        "backslash": "..\\..\\..\\bob\\secret.fdt",
+    }[how]
+    hostile = tmp_path / "src" / "evil.set"
+    _set_pointing_at(embedded, hostile, name, secret)
+    report, data = upload(tmp_path, "evil.set", hostile)
+    assert not report.accepted
+    (refused,) = report.refused
+    assert "names a data file in another folder" in refused.reason
+    assert tree(data) == ["uploads"]
+
+
+def test_check_recording_refuses_a_header_whose_data_file_is_elsewhere(tmp_path: Path) -> None:
+    """The reader's own file list is checked too (here a BrainVision header naming bob's .eeg)."""
+    raw = make_recording(1, 1, trials=4).crop(tmax=10, include_tmax=False)
+    (tmp_path / "bob").mkdir()
+    write_raw(raw, tmp_path / "bob" / "secret.vhdr")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    header = (tmp_path / "bob" / "secret.vhdr").read_text()
+    header = header.replace("DataFile=secret.eeg", f"DataFile={tmp_path / 'bob' / 'secret.eeg'}")
+    (mine / "rec.vhdr").write_text(header.replace("MarkerFile=secret.vmrk", "MarkerFile=rec.vmrk"))
+    shutil.copyfile(tmp_path / "bob" / "secret.vmrk", mine / "rec.vmrk")
+    with pytest.raises(Refusal, match=r"points at data outside its upload \(secret.eeg\)"):
+        check_recording(mine / "rec.vhdr")
+
+
+def test_a_set_placed_by_hand_cannot_load_data_outside_the_data_folder(
+    tmp_path: Path, secret_set: tuple[Path, Path]
+) -> None:
+    embedded, secret = secret_set
+    data = tmp_path / "data"
+    data.mkdir()
+    _set_pointing_at(embedded, data / "evil.set", str(secret), secret)
+    with pytest.raises(ToolException, match=r"points at data outside its folder \(secret.fdt\)"):
+        read_raw(data / "evil.set")
+    (data / "good.fdt").write_bytes(secret.read_bytes())
+    _set_pointing_at(embedded, data / "good.set", "good.fdt", data / "good.fdt")
+    assert read_raw(data / "good.set").n_times == 2500  # the same data beside it loads
