@@ -275,7 +275,7 @@ def test_chainlit_upload_bound_is_never_below_brainchats_limit() -> None:
     feature = config.features.spontaneous_file_upload
     assert feature is not None and feature.enabled  # .chainlit/config.toml turns upload on
     accept = feature.accept
-    assert isinstance(accept, dict) and ".vhdr" in accept["application/octet-stream"]
+    assert isinstance(accept, dict) and ".vhdr" in accept["application/*"]
     kept = feature.max_size_mb
     try:
         feature.max_size_mb = 10
@@ -285,6 +285,51 @@ def test_chainlit_upload_bound_is_never_below_brainchats_limit() -> None:
         assert feature.max_size_mb == 65  # never lowered
     finally:
         feature.max_size_mb = kept
+
+
+@pytest.mark.parametrize(
+    ("name", "mime"),
+    [
+        ("sub-01.bdf", "application/x-font-bdf"),  # Linux shared-mime-info, browsers use it
+        ("sub-01.fdt", "application/fdt+xml"),
+        ("sub-01.edf", "application/octet-stream"),
+        ("sub-01.edf", "application/edf"),
+        ("sub-01.set", "application/octet-stream"),
+        ("rec.vhdr", "application/octet-stream"),
+        ("rec.vhdr", "text/plain"),
+        ("rec.vmrk", "text/plain"),
+        ("rec.eeg", "application/octet-stream"),
+        ("all.zip", "application/zip"),
+        ("all.zip", "application/x-zip-compressed"),
+        ("sub-01.fif.gz", "application/gzip"),
+        ("sub-01.fif.gz", "application/x-gzip"),
+        ("sub-01.fif", "application/octet-stream"),
+    ],
+)
+def test_chainlit_lets_through_the_types_browsers_send_for_recordings(name: str, mime: str) -> None:
+    """Chainlit's own server check (validate_file_mime_type) with the repository's config."""
+    from chainlit.server import validate_file_mime_type
+
+    validate_file_mime_type(_upload_file(name, mime), None)
+
+
+@pytest.mark.parametrize(
+    ("name", "mime"),
+    [("photo.png", "image/png"), ("paper.pdf", "application/pdf"), ("notes.txt", "text/plain")],
+)
+def test_chainlit_refuses_other_files(name: str, mime: str) -> None:
+    from chainlit.server import validate_file_mime_type
+
+    with pytest.raises(ValueError, match="File type not allowed"):
+        validate_file_mime_type(_upload_file(name, mime), None)
+
+
+def _upload_file(name: str, mime: str):
+    import io
+
+    from starlette.datastructures import Headers, UploadFile
+
+    return UploadFile(io.BytesIO(b""), filename=name, headers=Headers({"content-type": mime}))
 
 
 def test_a_recording_being_checked_is_not_listed(src: Path, tmp_path: Path) -> None:
