@@ -122,6 +122,32 @@ def test_same_content_is_reused_and_a_different_file_gets_a_numbered_suffix(
     assert stored(tmp_path) == ["uploads/sub-01-2.edf", "uploads/sub-01.edf"]
 
 
+def test_without_hard_links_the_files_are_copied_and_never_replace_one(
+    src: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """exFAT, some FUSE and network mounts refuse os.link (EPERM): the upload copies instead."""
+    import os
+
+    def no_links(a: object, b: object, *args: object, **kw: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    uploads = tmp_path / "uploads"
+    uploads.mkdir()
+    (uploads / "rec.vhdr").write_bytes(b"placed by hand")
+    files = [(n, src / n) for n in ("sub-01.edf", "rec.vhdr", "rec.vmrk", "rec.eeg")]
+    report = up(tmp_path, *files)
+    assert not report.refused, report.refused
+    assert sorted(a.name for a in report.accepted) == ["uploads/rec-2.vhdr", "uploads/sub-01.edf"]
+    assert (uploads / "sub-01.edf").read_bytes() == (src / "sub-01.edf").read_bytes()
+    assert (uploads / "rec-2.eeg").read_bytes() == (src / "rec.eeg").read_bytes()
+    assert (uploads / "rec.vhdr").read_bytes() == b"placed by hand"
+    assert stored(tmp_path) == [f"uploads/{n}" for n in ("rec-2.eeg", "rec-2.vhdr", "rec-2.vmrk",
+                                                         "rec.vhdr", "sub-01.edf")]  # fmt: skip
+    again = up(tmp_path, ("sub-01.edf", src / "sub-01.edf"))
+    assert again.accepted[0].reused
+
+
 def test_a_brainvision_set_with_a_taken_name_moves_as_a_whole(src: Path, tmp_path: Path) -> None:
     import mne
 

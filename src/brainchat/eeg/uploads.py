@@ -1,10 +1,11 @@
 """Uploaded recordings into the user's data folder: checked, safely named, never overwriting.
 
 Everything an upload brings is first written into a hidden staging folder inside
-`<data folder>/uploads/` (same file system, so placing a file is one atomic link), grouped into
-recordings (a BrainVision header with its data and marker files, an EEGLAB .set with its .fdt),
-checked with MNE's reader, and only then linked to its final name; the staging folder is removed
-whatever happens, so a refused or interrupted upload leaves nothing behind.
+`<data folder>/uploads/` (same file system, so placing a file is one atomic link; where the file
+system has no hard links, an exclusive copy), grouped into recordings (a BrainVision header with
+its data and marker files, an EEGLAB .set with its .fdt), checked with MNE's reader, and only
+then linked to its final name; the staging folder is removed whatever happens, so a refused or
+interrupted upload leaves nothing behind.
 
 A name already taken by a different file gets a numbered suffix (sub01-2.edf), and the same
 content uploaded again reuses the file already there. A zip's recordings go to
@@ -234,17 +235,39 @@ def _rename_set(staged: list[Path], new_stem: str) -> list[Path]:
 
 
 def _link_all(staged: list[Path], dests: list[Path]) -> bool:
-    """Link every file to its name, all or none; False if a name was taken meanwhile."""
+    """Link every file to its name, all or none; False if a name was taken meanwhile.
+
+    A file system without hard links (exFAT, some FUSE and network mounts) gets a copy
+    instead, written with exclusive creation: neither way ever replaces a file."""
     done: list[Path] = []
     try:
         for src, dst in zip(staged, dests, strict=True):
-            os.link(src, dst)  # fails if dst exists: never replaces a file
+            _link_or_copy(src, dst)
             done.append(dst)
     except FileExistsError:
         for d in done:
             d.unlink(missing_ok=True)
         return False
+    except OSError:
+        for d in done:
+            d.unlink(missing_ok=True)
+        raise
     return True
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    try:
+        os.link(src, dst)  # fails if dst exists: never replaces a file
+    except FileExistsError:
+        raise
+    except OSError:  # no hard links here (EPERM, ENOTSUP, EXDEV ...): copy instead
+        with src.open("rb") as fin, open(dst, "xb") as fout:  # "x": fails if dst exists
+            try:
+                shutil.copyfileobj(fin, fout, 1 << 20)
+            except BaseException:
+                fout.close()
+                dst.unlink(missing_ok=True)
+                raise
 
 
 def _accepted(
