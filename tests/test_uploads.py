@@ -293,6 +293,25 @@ async def test_chat_mode_gets_the_note_in_the_user_turn(
     assert "Chat mode cannot open files" in user
 
 
+async def test_the_chat_note_names_at_most_uploads_shown_files(
+    scripted_server, src: Path, tmp_path: Path
+) -> None:
+    """A 25-file upload cannot lengthen the question without bound (the note is added after the
+    message-length check): like the agent's context, it names UPLOADS_SHOWN files, "+N more"."""
+    from brainchat.eeg.study import UPLOADS_SHOWN
+    from brainchat.ui.uploads import chat_note
+
+    s = scripted_server
+    session = Session(Settings(chat_model=spec(s, "chat"), data_dir=tmp_path))
+    report = up(tmp_path, *[(f"sub-{i:02d}.edf", src / "sub-01.edf") for i in range(1, 26)])
+    assert len(report.accepted) == 25 and UPLOADS_SHOWN == 10
+    s.queue("chat", Text("Switch to Agent mode to analyse them."))
+    await collect(session.ask("what is in them?" + chat_note(report.accepted)))
+    user = s.requests_for("chat")[0].messages[-1]["content"]
+    assert "uploads/sub-10.edf (22 ch, 250 Hz, 30 s) (+15 more); checked" in user
+    assert "sub-11.edf" not in user and user.count("uploads/sub-") == 10
+
+
 def test_chainlit_upload_bound_is_never_below_brainchats_limit() -> None:
     from chainlit.config import config
 

@@ -293,6 +293,12 @@ def too_big(size: int, max_mb: int) -> str:
     )
 
 
-def agent_note(accepted: Sequence[Accepted]) -> str:
-    """The line that tells a model which files arrived."""
-    return "Uploaded this conversation: " + "; ".join(a.line() for a in accepted)
+def agent_note(accepted: Sequence[Accepted], shown: int | None = None) -> str:
+    """The line that tells a model which files arrived: the first `shown` of them, "+N more"."""
+    named = list(accepted if shown is None else accepted[:shown])
+    more = len(accepted) - len(named)
+    return (
+        "Uploaded this conversation: "
+        + "; ".join(a.line() for a in named)
+        + (f" (+{more} more)" if more else "")
+    )

@@ -16,6 +16,7 @@ from typing import Any
 
 import chainlit as cl
 
+from brainchat.eeg.study import UPLOADS_SHOWN
 from brainchat.eeg.uploads import (
     Accepted,
     Incoming,
@@ -137,8 +138,10 @@ def summary(report: UploadReport, mode: str, *, asked: bool) -> str:
 
 
 def chat_note(accepted: list[Accepted]) -> str:
-    """Told to the chat model with the user's question: it cannot open the files itself."""
+    """Told to the chat model with the user's question: it cannot open the files itself. At most
+    UPLOADS_SHOWN files are named (as in the agent's context), so a zip of hundreds of recordings
+    cannot push the question past the model's bounds after the message-length check."""
     return (
-        f"\n\n({agent_note(accepted)}; checked and saved in the data folder. Chat mode cannot "
-        "open files: to analyse them, the user can switch to Agent mode.)"
+        f"\n\n({agent_note(accepted, UPLOADS_SHOWN)}; checked and saved in the data folder. "
+        "Chat mode cannot open files: to analyse them, the user can switch to Agent mode.)"
     )
