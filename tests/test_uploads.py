@@ -312,6 +312,32 @@ async def test_the_chat_note_names_at_most_uploads_shown_files(
     assert "sub-11.edf" not in user and user.count("uploads/sub-") == 10
 
 
+def test_a_failed_upload_shows_no_absolute_path_and_says_nothing_was_kept(
+    src: Path, tmp_path: Path
+) -> None:
+    """receive raises when uploads/ cannot be made (here a file holds its name): the step names
+    the path relative to the data folder, and the reply says the upload failed."""
+    from brainchat.eeg.uploads import UploadReport
+    from brainchat.ui.uploads import failure, summary, title
+
+    (tmp_path / "uploads").write_text("not a folder")
+    with pytest.raises(OSError) as caught:
+        up(tmp_path, ("sub-01.edf", src / "sub-01.edf"))
+    assert str(tmp_path) in str(caught.value)  # what the step showed before
+    text = failure(caught.value, tmp_path)
+    assert (
+        text
+        == "The upload failed (FileExistsError: [Errno 17] File exists: 'uploads'). Nothing was kept."
+    )
+    assert str(tmp_path) not in text and "/" not in text
+    empty = UploadReport()
+    assert (
+        summary(empty, "agent", asked=False, failed=True) == "The upload failed; nothing was kept."
+    )
+    assert summary(empty, "agent", asked=False) == "No file arrived."
+    assert title(empty, 0.2, failed=True).startswith("Upload · failed · ")
+
+
 def test_chainlit_upload_bound_is_never_below_brainchats_limit() -> None:
     from chainlit.config import config
 
