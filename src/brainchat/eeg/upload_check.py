@@ -16,6 +16,8 @@ from brainchat.eeg.loading import _header_seconds, class_counts, files_outside, 
 from brainchat.eeg.paths import file_format
 
 _VHDR_REF = re.compile(rb"^(DataFile|MarkerFile)=(.*?)\s*$", re.MULTILINE)
+HEADER_READ = 65536  # a BrainVision header names its files near the top: read no more
+HEADER_MAX = 2**20  # a real header is a few KB; a larger "header" is refused, never rewritten
 
 
 class Refusal(Exception):
@@ -39,12 +41,19 @@ class RecordingInfo:
 
 def brainvision_refs(vhdr: Path) -> dict[str, str]:
     """The files a BrainVision header names: {'DataFile': 'x.eeg', 'MarkerFile': 'x.vmrk'}."""
-    text = vhdr.read_bytes()[:65536]
+    with vhdr.open("rb") as f:
+        text = f.read(HEADER_READ)
     return {k.decode(): v.decode("latin-1").strip() for k, v in _VHDR_REF.findall(text)}
 
 
 def rewrite_brainvision(vhdr: Path, vmrk: Path | None, eeg_name: str, vmrk_name: str) -> None:
-    """Point a BrainVision header (and its marker file) at the set's stored names."""
+    """Point a BrainVision header (and its marker file) at the set's stored names; a header over
+    HEADER_MAX is refused (Refusal) before it is read."""
+    if (size := vhdr.stat().st_size) > HEADER_MAX:
+        raise Refusal(
+            f"its BrainVision header is {size / 2**20:,.1f} MB; a real .vhdr is a few KB, so this "
+            "is not one"
+        )
     names = {b"DataFile": eeg_name.encode(), b"MarkerFile": vmrk_name.encode()}
     for path in (vhdr, vmrk):
         if path is None:
