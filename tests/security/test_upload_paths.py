@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import struct
 import zipfile
 from pathlib import Path
 
@@ -90,6 +91,37 @@ def test_a_zip_bomb_stops_at_the_unpacked_size_bound(tmp_path: Path, edf: bytes)
     assert (tmp_path / "bomb.zip").stat().st_size < 2**20  # under the 1 MB upload limit itself
     report, data = upload(tmp_path, "bomb.zip", tmp_path / "bomb.zip", max_mb=1)
     assert "it unpacks to more than 4 MB" in report.refused[0].reason
+    assert tree(data) == ["uploads"]
+
+
+def _forge_size(path: Path, name: str, declared: int) -> None:
+    """Make `path`'s entry `name` declare `declared` bytes unpacked (local and central header)."""
+    data = bytearray(path.read_bytes())
+    local = data.index(b"PK\x03\x04")
+    while data[local + 30 : local + 30 + len(name)] != name.encode():
+        local = data.index(b"PK\x03\x04", local + 4)
+    struct.pack_into("<I", data, local + 22, declared)
+    central = data.index(b"PK\x01\x02")
+    while data[central + 46 : central + 46 + len(name)] != name.encode():
+        central = data.index(b"PK\x01\x02", central + 4)
+    struct.pack_into("<I", data, central + 24, declared)
+    path.write_bytes(bytes(data))
+
+
+def test_a_zip_bomb_with_a_forged_small_size_is_refused(tmp_path: Path, edf: bytes) -> None:
+    """An entry that declares 1 KB but inflates to 12 MB passes the declared-size bound; zipfile
+    stops it at the declared size and its CRC fails, so the zip is refused and nothing kept."""
+    bomb = tmp_path / "forged.zip"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("a.edf", edf)
+        zf.writestr("b.edf", b"\0" * (12 * 2**20))
+    _forge_size(bomb, "b.edf", 1000)
+    assert zipfile.ZipFile(bomb).getinfo("b.edf").file_size == 1000
+    report, data = upload(tmp_path, "forged.zip", bomb, max_mb=1)
+    assert not report.accepted
+    (refused,) = report.refused
+    assert refused.reason.startswith("zip refused, nothing kept from it: entry 'b.edf' could not")
+    assert "Bad CRC-32" in refused.reason
     assert tree(data) == ["uploads"]
 
 
