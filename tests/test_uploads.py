@@ -431,6 +431,25 @@ def _upload_file(name: str, mime: str):
     return UploadFile(io.BytesIO(b""), filename=name, headers=Headers({"content-type": mime}))
 
 
+def test_staging_folders_left_by_a_killed_process_are_removed_after_an_hour(
+    src: Path, tmp_path: Path
+) -> None:
+    import os
+    import time
+
+    uploads = tmp_path / "uploads"
+    old, recent = uploads / ".upload-killed", uploads / ".upload-running"
+    for folder in (old, recent):
+        (folder / "files").mkdir(parents=True)
+        shutil.copy(src / "sub-01.edf", folder / "files" / "sub-01.edf")
+    hours_ago = time.time() - 2 * 3600
+    os.utime(old, (hours_ago, hours_ago))
+    report = up(tmp_path, ("sub-02.edf", src / "sub-01.edf"))
+    assert [a.name for a in report.accepted] == ["uploads/sub-02.edf"]
+    assert not old.exists()  # a killed process's leftovers
+    assert (recent / "files" / "sub-01.edf").is_file()  # maybe another upload still checking
+
+
 def test_a_recording_being_checked_is_not_listed(src: Path, tmp_path: Path) -> None:
     from brainchat.eeg.listing import list_files
 

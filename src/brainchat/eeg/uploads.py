@@ -19,6 +19,7 @@ import filecmp
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,8 @@ from brainchat.eeg.upload_sets import StagedSet, group_sets
 from brainchat.eeg.upload_zip import UnsafeArchive, unpack
 
 UPLOADS = "uploads"  # under the user's data folder
+STAGING_PREFIX = ".upload-"
+STALE_STAGING_S = 3600  # a staging folder untouched this long was left by a killed process
 FORMATS_TEXT = (
     "EDF, BDF, GDF, FIF, EEGLAB (.set with its .fdt), BrainVision (.vhdr with its .vmrk and "
     ".eeg), or a .zip of them"
@@ -100,7 +103,8 @@ def receive(files: Sequence[Incoming], data_dir: Path, limits: UploadLimits) -> 
             Refused(f.name, "the uploads folder leads outside the data folder") for f in files
         ]
         return report
-    staging = Path(tempfile.mkdtemp(prefix=".upload-", dir=target))
+    _remove_stale_staging(target)
+    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=target))
     try:
         originals: dict[str, str] = {}  # staged name -> the name the browser gave
         folders = _stage(files, staging, limits, report, originals)
@@ -114,6 +118,18 @@ def receive(files: Sequence[Incoming], data_dir: Path, limits: UploadLimits) -> 
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return report
+
+
+def _remove_stale_staging(target: Path) -> None:
+    """Remove staging folders a killed process left behind (untouched for an hour): a live
+    upload writes into its folder as it goes, so only leftovers are this old."""
+    cutoff = time.time() - STALE_STAGING_S
+    for old in target.glob(STAGING_PREFIX + "*"):
+        try:
+            if old.is_dir() and not old.is_symlink() and old.stat().st_mtime < cutoff:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            continue
 
 
 async def receive_listed(
