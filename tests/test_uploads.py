@@ -122,6 +122,32 @@ def test_same_content_is_reused_and_a_different_file_gets_a_numbered_suffix(
     assert stored(tmp_path) == ["uploads/sub-01-2.edf", "uploads/sub-01.edf"]
 
 
+def test_without_hard_links_the_files_are_copied_and_never_replace_one(
+    src: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """exFAT, some FUSE and network mounts refuse os.link (EPERM): the upload copies instead."""
+    import os
+
+    def no_links(a: object, b: object, *args: object, **kw: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    uploads = tmp_path / "uploads"
+    uploads.mkdir()
+    (uploads / "rec.vhdr").write_bytes(b"placed by hand")
+    files = [(n, src / n) for n in ("sub-01.edf", "rec.vhdr", "rec.vmrk", "rec.eeg")]
+    report = up(tmp_path, *files)
+    assert not report.refused, report.refused
+    assert sorted(a.name for a in report.accepted) == ["uploads/rec-2.vhdr", "uploads/sub-01.edf"]
+    assert (uploads / "sub-01.edf").read_bytes() == (src / "sub-01.edf").read_bytes()
+    assert (uploads / "rec-2.eeg").read_bytes() == (src / "rec.eeg").read_bytes()
+    assert (uploads / "rec.vhdr").read_bytes() == b"placed by hand"
+    assert stored(tmp_path) == [f"uploads/{n}" for n in ("rec-2.eeg", "rec-2.vhdr", "rec-2.vmrk",
+                                                         "rec.vhdr", "sub-01.edf")]  # fmt: skip
+    again = up(tmp_path, ("sub-01.edf", src / "sub-01.edf"))
+    assert again.accepted[0].reused
+
+
 def test_a_brainvision_set_with_a_taken_name_moves_as_a_whole(src: Path, tmp_path: Path) -> None:
     import mne
 
@@ -157,6 +183,34 @@ def test_damaged_truncated_and_unsupported_files_are_refused_and_nothing_is_left
     assert "truncated" in reasons["cut.edf"] and "truncated" in reasons["cut.fif"]
     assert reasons["notes.txt"].startswith("not an EEG recording; accepted: EDF, BDF")
     assert stored(data) == [] and [p.name for p in (data / "uploads").iterdir()] == []
+
+
+def test_a_huge_brainvision_header_is_refused_and_only_its_top_is_read(
+    src: Path, tmp_path: Path
+) -> None:
+    import tracemalloc
+
+    from brainchat.eeg.upload_check import HEADER_READ, brainvision_refs
+
+    big = tmp_path / "in" / "big.vhdr"
+    big.parent.mkdir()
+    pad = b"; padding\n" * (3 * 2**20 // 10)  # 3 MB of comment lines after a real header
+    big.write_bytes((src / "rec.vhdr").read_bytes() + pad)
+    tracemalloc.start()
+    try:
+        refs = brainvision_refs(big)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert refs == {"DataFile": "rec.eeg", "MarkerFile": "rec.vmrk"}
+    assert peak < 4 * HEADER_READ  # not the whole 3 MB
+    files = [("big.vhdr", big), ("rec.vmrk", src / "rec.vmrk"), ("rec.eeg", src / "rec.eeg")]
+    report = up(tmp_path / "data", *files)
+    assert not report.accepted
+    (refused,) = report.refused
+    assert refused.name == "big.vhdr"
+    assert "its BrainVision header is 3.0 MB; a real .vhdr is a few KB" in refused.reason
+    assert stored(tmp_path / "data") == []
 
 
 def test_a_missing_companion_file_is_named(src: Path, tmp_path: Path) -> None:
@@ -267,6 +321,51 @@ async def test_chat_mode_gets_the_note_in_the_user_turn(
     assert "Chat mode cannot open files" in user
 
 
+async def test_the_chat_note_names_at_most_uploads_shown_files(
+    scripted_server, src: Path, tmp_path: Path
+) -> None:
+    """A 25-file upload cannot lengthen the question without bound (the note is added after the
+    message-length check): like the agent's context, it names UPLOADS_SHOWN files, "+N more"."""
+    from brainchat.eeg.study import UPLOADS_SHOWN
+    from brainchat.ui.uploads import chat_note
+
+    s = scripted_server
+    session = Session(Settings(chat_model=spec(s, "chat"), data_dir=tmp_path))
+    report = up(tmp_path, *[(f"sub-{i:02d}.edf", src / "sub-01.edf") for i in range(1, 26)])
+    assert len(report.accepted) == 25 and UPLOADS_SHOWN == 10
+    s.queue("chat", Text("Switch to Agent mode to analyse them."))
+    await collect(session.ask("what is in them?" + chat_note(report.accepted)))
+    user = s.requests_for("chat")[0].messages[-1]["content"]
+    assert "uploads/sub-10.edf (22 ch, 250 Hz, 30 s) (+15 more); checked" in user
+    assert "sub-11.edf" not in user and user.count("uploads/sub-") == 10
+
+
+def test_a_failed_upload_shows_no_absolute_path_and_says_nothing_was_kept(
+    src: Path, tmp_path: Path
+) -> None:
+    """receive raises when uploads/ cannot be made (here a file holds its name): the step names
+    the path relative to the data folder, and the reply says the upload failed."""
+    from brainchat.eeg.uploads import UploadReport
+    from brainchat.ui.uploads import failure, summary, title
+
+    (tmp_path / "uploads").write_text("not a folder")
+    with pytest.raises(OSError) as caught:
+        up(tmp_path, ("sub-01.edf", src / "sub-01.edf"))
+    assert str(tmp_path) in str(caught.value)  # what the step showed before
+    text = failure(caught.value, tmp_path)
+    assert (
+        text
+        == "The upload failed (FileExistsError: [Errno 17] File exists: 'uploads'). Nothing was kept."
+    )
+    assert str(tmp_path) not in text and "/" not in text
+    empty = UploadReport()
+    assert (
+        summary(empty, "agent", asked=False, failed=True) == "The upload failed; nothing was kept."
+    )
+    assert summary(empty, "agent", asked=False) == "No file arrived."
+    assert title(empty, 0.2, failed=True).startswith("Upload · failed · ")
+
+
 def test_chainlit_upload_bound_is_never_below_brainchats_limit() -> None:
     from chainlit.config import config
 
@@ -275,7 +374,7 @@ def test_chainlit_upload_bound_is_never_below_brainchats_limit() -> None:
     feature = config.features.spontaneous_file_upload
     assert feature is not None and feature.enabled  # .chainlit/config.toml turns upload on
     accept = feature.accept
-    assert isinstance(accept, dict) and ".vhdr" in accept["application/octet-stream"]
+    assert isinstance(accept, dict) and ".vhdr" in accept["application/*"]
     kept = feature.max_size_mb
     try:
         feature.max_size_mb = 10
@@ -285,6 +384,70 @@ def test_chainlit_upload_bound_is_never_below_brainchats_limit() -> None:
         assert feature.max_size_mb == 65  # never lowered
     finally:
         feature.max_size_mb = kept
+
+
+@pytest.mark.parametrize(
+    ("name", "mime"),
+    [
+        ("sub-01.bdf", "application/x-font-bdf"),  # Linux shared-mime-info, browsers use it
+        ("sub-01.fdt", "application/fdt+xml"),
+        ("sub-01.edf", "application/octet-stream"),
+        ("sub-01.edf", "application/edf"),
+        ("sub-01.set", "application/octet-stream"),
+        ("rec.vhdr", "application/octet-stream"),
+        ("rec.vhdr", "text/plain"),
+        ("rec.vmrk", "text/plain"),
+        ("rec.eeg", "application/octet-stream"),
+        ("all.zip", "application/zip"),
+        ("all.zip", "application/x-zip-compressed"),
+        ("sub-01.fif.gz", "application/gzip"),
+        ("sub-01.fif.gz", "application/x-gzip"),
+        ("sub-01.fif", "application/octet-stream"),
+    ],
+)
+def test_chainlit_lets_through_the_types_browsers_send_for_recordings(name: str, mime: str) -> None:
+    """Chainlit's own server check (validate_file_mime_type) with the repository's config."""
+    from chainlit.server import validate_file_mime_type
+
+    validate_file_mime_type(_upload_file(name, mime), None)
+
+
+@pytest.mark.parametrize(
+    ("name", "mime"),
+    [("photo.png", "image/png"), ("paper.pdf", "application/pdf"), ("notes.txt", "text/plain")],
+)
+def test_chainlit_refuses_other_files(name: str, mime: str) -> None:
+    from chainlit.server import validate_file_mime_type
+
+    with pytest.raises(ValueError, match="File type not allowed"):
+        validate_file_mime_type(_upload_file(name, mime), None)
+
+
+def _upload_file(name: str, mime: str):
+    import io
+
+    from starlette.datastructures import Headers, UploadFile
+
+    return UploadFile(io.BytesIO(b""), filename=name, headers=Headers({"content-type": mime}))
+
+
+def test_staging_folders_left_by_a_killed_process_are_removed_after_an_hour(
+    src: Path, tmp_path: Path
+) -> None:
+    import os
+    import time
+
+    uploads = tmp_path / "uploads"
+    old, recent = uploads / ".upload-killed", uploads / ".upload-running"
+    for folder in (old, recent):
+        (folder / "files").mkdir(parents=True)
+        shutil.copy(src / "sub-01.edf", folder / "files" / "sub-01.edf")
+    hours_ago = time.time() - 2 * 3600
+    os.utime(old, (hours_ago, hours_ago))
+    report = up(tmp_path, ("sub-02.edf", src / "sub-01.edf"))
+    assert [a.name for a in report.accepted] == ["uploads/sub-02.edf"]
+    assert not old.exists()  # a killed process's leftovers
+    assert (recent / "files" / "sub-01.edf").is_file()  # maybe another upload still checking
 
 
 def test_a_recording_being_checked_is_not_listed(src: Path, tmp_path: Path) -> None:

@@ -7,7 +7,10 @@ import shutil
 import zipfile
 from pathlib import Path
 
+import mne
+import numpy as np
 import pytest
+from scipy.io import loadmat, savemat
 
 from brainchat.eeg.synthetic import make_recording, write_raw
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
@@ -50,6 +53,13 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
             zf.write(root / f"rec.{ext}", f"bv/rec.{ext}")
         zf.writestr("notes.txt", "not EEG")
     (root / "big.edf").write_bytes((root / "sub-01.edf").read_bytes() * 6)  # ~2 MB
+    third = make_recording(3, 1, trials=6).crop(tmax=20, include_tmax=False)
+    mne.export.export_raw(root / "sub-03.bdf", third, fmt="bdf", verbose="error")
+    write_raw(third, root / "embedded.set")
+    mat = loadmat(root / "embedded.set", appendmat=False)
+    np.asarray(mat["data"], dtype=np.float32).T.tofile(root / "sub-04.fdt")
+    mat = {k: v for k, v in mat.items() if not k.startswith("__")} | {"data": "sub-04.fdt"}
+    savemat(root / "sub-04.set", mat, appendmat=False)  # EEGLAB's default: data in a .fdt
     return root
 
 
@@ -211,4 +221,27 @@ def test_with_accounts_an_upload_lands_in_the_users_own_folder_once(
     assert not (tmp_path / "data" / "uploads").exists()
     stored = [p for p in (tmp_path / "state").rglob("*") if p.is_file()]
     assert stored and not [p for p in stored if p.name.endswith(".edf")]  # no second copy
+    page.close()
+
+
+def test_bdf_and_fdt_pass_with_the_mime_types_browsers_send(app, browser, data_dir, files) -> None:
+    """Linux browsers send .bdf as application/x-font-bdf and .fdt as application/fdt+xml
+    (shared-mime-info); Chainlit's server checks that type against config.toml's accept table."""
+    page = open_chat(browser, app)
+    sent = [("sub-03.bdf", "application/x-font-bdf"), ("sub-04.set", "application/octet-stream"),
+            ("sub-04.fdt", "application/fdt+xml")]  # fmt: skip
+    page.set_input_files(
+        FILE_INPUT,
+        files=[{"name": n, "mimeType": m, "buffer": (files / n).read_bytes()} for n, m in sent],
+    )
+    for name, _ in sent:
+        page.wait_for_selector(f"text={name}")
+    page.wait_for_function("() => !document.querySelector('#chat-submit')?.disabled")
+    page.click("#chat-submit")
+    page.wait_for_selector("text=/Uploaded uploads.sub-04.set/")
+    wait_idle(page)
+    body = page.inner_text("body")
+    assert "uploads/sub-03.bdf (22 ch, 250 Hz, 20 s)" in body, body[-2000:]
+    assert "uploads/sub-04.set (22 ch, 250 Hz, 20 s)" in body
+    assert {"sub-03.bdf", "sub-04.set", "sub-04.fdt"} <= set(uploads(data_dir))
     page.close()

@@ -4,13 +4,19 @@ made safe, a zip bomb stops at its bound, and a refused upload leaves nothing be
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import struct
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
+from langchain_core.tools import ToolException
 
+from brainchat.eeg.loading import read_raw
 from brainchat.eeg.synthetic import make_recording, write_raw
+from brainchat.eeg.upload_check import Refusal, check_recording
 from brainchat.eeg.uploads import Incoming, UploadLimits, receive
 
 
@@ -88,6 +94,37 @@ def test_a_zip_bomb_stops_at_the_unpacked_size_bound(tmp_path: Path, edf: bytes)
     assert tree(data) == ["uploads"]
 
 
+def _forge_size(path: Path, name: str, declared: int) -> None:
+    """Make `path`'s entry `name` declare `declared` bytes unpacked (local and central header)."""
+    data = bytearray(path.read_bytes())
+    local = data.index(b"PK\x03\x04")
+    while data[local + 30 : local + 30 + len(name)] != name.encode():
+        local = data.index(b"PK\x03\x04", local + 4)
+    struct.pack_into("<I", data, local + 22, declared)
+    central = data.index(b"PK\x01\x02")
+    while data[central + 46 : central + 46 + len(name)] != name.encode():
+        central = data.index(b"PK\x01\x02", central + 4)
+    struct.pack_into("<I", data, central + 24, declared)
+    path.write_bytes(bytes(data))
+
+
+def test_a_zip_bomb_with_a_forged_small_size_is_refused(tmp_path: Path, edf: bytes) -> None:
+    """An entry that declares 1 KB but inflates to 12 MB passes the declared-size bound; zipfile
+    stops it at the declared size and its CRC fails, so the zip is refused and nothing kept."""
+    bomb = tmp_path / "forged.zip"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("a.edf", edf)
+        zf.writestr("b.edf", b"\0" * (12 * 2**20))
+    _forge_size(bomb, "b.edf", 1000)
+    assert zipfile.ZipFile(bomb).getinfo("b.edf").file_size == 1000
+    report, data = upload(tmp_path, "forged.zip", bomb, max_mb=1)
+    assert not report.accepted
+    (refused,) = report.refused
+    assert refused.reason.startswith("zip refused, nothing kept from it: entry 'b.edf' could not")
+    assert "Bad CRC-32" in refused.reason
+    assert tree(data) == ["uploads"]
+
+
 def test_too_many_entries_refuse_the_zip(tmp_path: Path, edf: bytes) -> None:
     with zipfile.ZipFile(tmp_path / "many.zip", "w") as zf:
         for i in range(30):
@@ -132,3 +169,74 @@ def test_a_file_placed_meanwhile_is_never_replaced(tmp_path: Path, edf: bytes) -
     report, _ = upload(tmp_path, "sub-01.edf", src)
     assert report.accepted[0].name == "uploads/sub-01-2.edf"
     assert (uploads / "sub-01.edf").read_bytes() == b"placed by hand"
+
+
+def _set_pointing_at(embedded: Path, out: Path, data_name: str, fdt: Path) -> None:
+    """An EEGLAB .set whose EEG.data is `data_name`, with its samples written to `fdt`."""
+    from scipy.io import loadmat, savemat
+
+    mat = loadmat(embedded, appendmat=False)
+    np.asarray(mat["data"], dtype=np.float32).T.tofile(fdt)
+    mat = {k: v for k, v in mat.items() if not k.startswith("__")}
+    mat["data"] = data_name
+    savemat(out, mat, appendmat=False)
+
+
+@pytest.fixture
+def secret_set(tmp_path: Path) -> tuple[Path, Path]:
+    """bob's .fdt outside the data folder, and an embedded .set to build hostile sets from."""
+    raw = make_recording(1, 1, trials=4).crop(tmax=10, include_tmax=False)
+    embedded = tmp_path / "src" / "embedded.set"
+    embedded.parent.mkdir()
+    write_raw(raw, embedded)
+    secret = tmp_path / "bob" / "secret.fdt"
+    secret.parent.mkdir()
+    return embedded, secret
+
+
+@pytest.mark.parametrize("how", ["absolute", "climbing", "backslash"])
+def test_an_uploaded_set_naming_data_outside_its_folder_is_refused(
+    tmp_path: Path, secret_set: tuple[Path, Path], how: str
+) -> None:
+    embedded, secret = secret_set
+    name = {
+        "absolute": str(secret),
+        "climbing": "../../../bob/secret.fdt",
+        "backslash": "..\\..\\..\\bob\\secret.fdt",
+    }[how]
+    hostile = tmp_path / "src" / "evil.set"
+    _set_pointing_at(embedded, hostile, name, secret)
+    report, data = upload(tmp_path, "evil.set", hostile)
+    assert not report.accepted
+    (refused,) = report.refused
+    assert "names a data file in another folder" in refused.reason
+    assert tree(data) == ["uploads"]
+
+
+def test_check_recording_refuses_a_header_whose_data_file_is_elsewhere(tmp_path: Path) -> None:
+    """The reader's own file list is checked too (here a BrainVision header naming bob's .eeg)."""
+    raw = make_recording(1, 1, trials=4).crop(tmax=10, include_tmax=False)
+    (tmp_path / "bob").mkdir()
+    write_raw(raw, tmp_path / "bob" / "secret.vhdr")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    header = (tmp_path / "bob" / "secret.vhdr").read_text()
+    header = header.replace("DataFile=secret.eeg", f"DataFile={tmp_path / 'bob' / 'secret.eeg'}")
+    (mine / "rec.vhdr").write_text(header.replace("MarkerFile=secret.vmrk", "MarkerFile=rec.vmrk"))
+    shutil.copyfile(tmp_path / "bob" / "secret.vmrk", mine / "rec.vmrk")
+    with pytest.raises(Refusal, match=r"points at data outside its upload \(secret.eeg\)"):
+        check_recording(mine / "rec.vhdr")
+
+
+def test_a_set_placed_by_hand_cannot_load_data_outside_the_data_folder(
+    tmp_path: Path, secret_set: tuple[Path, Path]
+) -> None:
+    embedded, secret = secret_set
+    data = tmp_path / "data"
+    data.mkdir()
+    _set_pointing_at(embedded, data / "evil.set", str(secret), secret)
+    with pytest.raises(ToolException, match=r"points at data outside its folder \(secret.fdt\)"):
+        read_raw(data / "evil.set")
+    (data / "good.fdt").write_bytes(secret.read_bytes())
+    _set_pointing_at(embedded, data / "good.set", "good.fdt", data / "good.fdt")
+    assert read_raw(data / "good.set").n_times == 2500  # the same data beside it loads

@@ -77,8 +77,12 @@ def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
     read = mne_reader(fmt)
     if fmt is None or read is None:
         raise ToolException(f"'{path.name}' has an unsupported format")
+    outside: list[str] = []
     try:
-        raw = read(path, preload=True, verbose="error")
+        raw = read(path, preload=False, verbose="error")
+        outside = files_outside(raw, path.parent)
+        if not outside:  # never read data from a file the header points at elsewhere
+            raw.load_data(verbose="error")
     except Exception as exc:  # any reader error: the file is corrupt or not what it claims
         raw = _intact_fif_part(path) if fmt == "fif" else None
         if raw is None:
@@ -92,6 +96,12 @@ def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
             f"'{path.name}' ends early: it looks cut short (the last data block is incomplete); "
             f"loaded the {raw.times[-1] + 1 / raw.info['sfreq']:.0f} s before the cut, "
             "the rest of the recording is missing",
+        )
+    if outside:
+        raise ToolException(
+            f"'{path.name}' points at data outside its folder ({', '.join(outside)}); "
+            "brainchat only reads files in the data folder. Keep the recording's data file "
+            "next to it (e.g. the .fdt beside its .set) and name it without a folder"
         )
     if fmt in ("edf", "bdf", "gdf"):
         stated = _header_seconds(path)
@@ -110,6 +120,19 @@ def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
     if len(eeg) == 0 and len(raw.ch_names) > 0:
         raw.set_channel_types(dict.fromkeys(raw.ch_names, "eeg"), verbose="error")
     return raw
+
+
+def files_outside(raw: mne.io.BaseRaw, folder: Path) -> list[str]:
+    """The names of the files `raw` reads from that are not inside `folder` (after resolving
+    links and '..'): an EEGLAB .set or BrainVision header can name a data file anywhere."""
+    root = Path(folder).resolve()
+    out = []
+    for name in raw.filenames:
+        if name is None:
+            continue
+        if not Path(name).resolve().is_relative_to(root):
+            out.append(Path(name).name)
+    return out
 
 
 def _note(notes: list[str] | None, text: str) -> None:

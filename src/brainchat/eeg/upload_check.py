@@ -12,10 +12,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from brainchat.eeg.loading import _header_seconds, class_counts, mne_reader
+from brainchat.eeg.loading import _header_seconds, class_counts, files_outside, mne_reader
 from brainchat.eeg.paths import file_format
 
 _VHDR_REF = re.compile(rb"^(DataFile|MarkerFile)=(.*?)\s*$", re.MULTILINE)
+HEADER_READ = 65536  # a BrainVision header names its files near the top: read no more
+HEADER_MAX = 2**20  # a real header is a few KB; a larger "header" is refused, never rewritten
 
 
 class Refusal(Exception):
@@ -39,12 +41,19 @@ class RecordingInfo:
 
 def brainvision_refs(vhdr: Path) -> dict[str, str]:
     """The files a BrainVision header names: {'DataFile': 'x.eeg', 'MarkerFile': 'x.vmrk'}."""
-    text = vhdr.read_bytes()[:65536]
+    with vhdr.open("rb") as f:
+        text = f.read(HEADER_READ)
     return {k.decode(): v.decode("latin-1").strip() for k, v in _VHDR_REF.findall(text)}
 
 
 def rewrite_brainvision(vhdr: Path, vmrk: Path | None, eeg_name: str, vmrk_name: str) -> None:
-    """Point a BrainVision header (and its marker file) at the set's stored names."""
+    """Point a BrainVision header (and its marker file) at the set's stored names; a header over
+    HEADER_MAX is refused (Refusal) before it is read."""
+    if (size := vhdr.stat().st_size) > HEADER_MAX:
+        raise Refusal(
+            f"its BrainVision header is {size / 2**20:,.1f} MB; a real .vhdr is a few KB, so this "
+            "is not one"
+        )
     names = {b"DataFile": eeg_name.encode(), b"MarkerFile": vmrk_name.encode()}
     for path in (vhdr, vmrk):
         if path is None:
@@ -61,12 +70,19 @@ def check_recording(path: Path) -> RecordingInfo:
     read = mne_reader(fmt)
     if read is None:
         raise Refusal(f"'{path.name}' is not a supported EEG format")
+    if fmt == "set":
+        _check_set_data_name(path)
     try:
         raw = read(path, preload=False, verbose="error")
     except FileNotFoundError as exc:
         raise Refusal(_missing(path, fmt, exc)) from None
     except Exception as exc:  # noqa: BLE001 - any reader error: damaged or not what it claims
         raise Refusal(f"MNE cannot read it as {fmt.upper()}: {_first_line(exc)}") from None
+    if outside := files_outside(raw, path.parent):
+        raise Refusal(
+            f"it points at data outside its upload ({', '.join(outside)}); upload the "
+            "recording with its data file beside it"
+        )
     if raw.n_times < 1 or not raw.ch_names:
         raise Refusal(f"it holds no samples or no channels ({fmt.upper()} header only)")
     sfreq = float(raw.info["sfreq"])
@@ -94,6 +110,25 @@ def check_recording(path: Path) -> RecordingInfo:
         events={k.removeprefix("Comment/"): v for k, v in class_counts(raw).items()},
         measured=date.strftime("%Y-%m-%d %H:%M") if date else "",
     )
+
+
+def _check_set_data_name(path: Path) -> None:
+    """Refuse a .set whose EEG.data names a file in another folder: MNE joins that name to the
+    .set's folder, so an absolute or '../' name would read a file outside the upload."""
+    from mne.io.eeglab.eeglab import _check_load_mat
+
+    try:
+        eeg = _check_load_mat(path, None, preload=False)
+    except Exception:  # noqa: BLE001 - unreadable: the reader below says why
+        return
+    name = eeg.get("data")
+    if not isinstance(name, str) or Path(name).resolve() == path.resolve():
+        return  # the data is in the .set itself (MNE's reader names the .set then)
+    if "/" in name or "\\" in name:
+        raise Refusal(
+            "its EEG.data names a data file in another folder; an uploaded .set may only "
+            "name its .fdt by file name (upload the .set and its .fdt together)"
+        )
 
 
 def _missing(path: Path, fmt: str, exc: FileNotFoundError) -> str:

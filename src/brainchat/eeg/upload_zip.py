@@ -2,8 +2,11 @@
 
 A zip with an entry that names an absolute path, climbs out with '..', is a symbolic link or is
 encrypted is refused whole (such an archive is broken or hostile), and nothing of it is kept.
-The entry count and the unpacked size are bounded, counting the bytes actually written (the
-sizes an archive declares can lie), so a zip bomb stops at the bound.
+The entry count and the unpacked size are bounded: each entry's declared size is checked
+against what is left of the bound before it is unpacked. A declared size can lie, but zipfile
+stops an entry at its declared size and then fails its CRC check, so a lying entry is refused
+(tests/security/test_upload_paths.py); the bytes written are counted as well, a second guard
+that does not depend on that zipfile behaviour. A zip bomb stops at the bound.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """Uploaded recordings into the user's data folder: checked, safely named, never overwriting.
 
 Everything an upload brings is first written into a hidden staging folder inside
-`<data folder>/uploads/` (same file system, so placing a file is one atomic link), grouped into
-recordings (a BrainVision header with its data and marker files, an EEGLAB .set with its .fdt),
-checked with MNE's reader, and only then linked to its final name; the staging folder is removed
-whatever happens, so a refused or interrupted upload leaves nothing behind.
+`<data folder>/uploads/` (same file system, so placing a file is one atomic link; where the file
+system has no hard links, an exclusive copy), grouped into recordings (a BrainVision header with
+its data and marker files, an EEGLAB .set with its .fdt), checked with MNE's reader, and only
+then linked to its final name; the staging folder is removed whatever happens, so a refused or
+interrupted upload leaves nothing behind.
 
 A name already taken by a different file gets a numbered suffix (sub01-2.edf), and the same
 content uploaded again reuses the file already there. A zip's recordings go to
@@ -18,6 +19,7 @@ import filecmp
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +37,8 @@ from brainchat.eeg.upload_sets import StagedSet, group_sets
 from brainchat.eeg.upload_zip import UnsafeArchive, unpack
 
 UPLOADS = "uploads"  # under the user's data folder
+STAGING_PREFIX = ".upload-"
+STALE_STAGING_S = 3600  # a staging folder untouched this long was left by a killed process
 FORMATS_TEXT = (
     "EDF, BDF, GDF, FIF, EEGLAB (.set with its .fdt), BrainVision (.vhdr with its .vmrk and "
     ".eeg), or a .zip of them"
@@ -99,7 +103,8 @@ def receive(files: Sequence[Incoming], data_dir: Path, limits: UploadLimits) -> 
             Refused(f.name, "the uploads folder leads outside the data folder") for f in files
         ]
         return report
-    staging = Path(tempfile.mkdtemp(prefix=".upload-", dir=target))
+    _remove_stale_staging(target)
+    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=target))
     try:
         originals: dict[str, str] = {}  # staged name -> the name the browser gave
         folders = _stage(files, staging, limits, report, originals)
@@ -113,6 +118,18 @@ def receive(files: Sequence[Incoming], data_dir: Path, limits: UploadLimits) -> 
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return report
+
+
+def _remove_stale_staging(target: Path) -> None:
+    """Remove staging folders a killed process left behind (untouched for an hour): a live
+    upload writes into its folder as it goes, so only leftovers are this old."""
+    cutoff = time.time() - STALE_STAGING_S
+    for old in target.glob(STAGING_PREFIX + "*"):
+        try:
+            if old.is_dir() and not old.is_symlink() and old.stat().st_mtime < cutoff:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            continue
 
 
 async def receive_listed(
@@ -234,17 +251,39 @@ def _rename_set(staged: list[Path], new_stem: str) -> list[Path]:
 
 
 def _link_all(staged: list[Path], dests: list[Path]) -> bool:
-    """Link every file to its name, all or none; False if a name was taken meanwhile."""
+    """Link every file to its name, all or none; False if a name was taken meanwhile.
+
+    A file system without hard links (exFAT, some FUSE and network mounts) gets a copy
+    instead, written with exclusive creation: neither way ever replaces a file."""
     done: list[Path] = []
     try:
         for src, dst in zip(staged, dests, strict=True):
-            os.link(src, dst)  # fails if dst exists: never replaces a file
+            _link_or_copy(src, dst)
             done.append(dst)
     except FileExistsError:
         for d in done:
             d.unlink(missing_ok=True)
         return False
+    except OSError:
+        for d in done:
+            d.unlink(missing_ok=True)
+        raise
     return True
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    try:
+        os.link(src, dst)  # fails if dst exists: never replaces a file
+    except FileExistsError:
+        raise
+    except OSError:  # no hard links here (EPERM, ENOTSUP, EXDEV ...): copy instead
+        with src.open("rb") as fin, open(dst, "xb") as fout:  # "x": fails if dst exists
+            try:
+                shutil.copyfileobj(fin, fout, 1 << 20)
+            except BaseException:
+                fout.close()
+                dst.unlink(missing_ok=True)
+                raise
 
 
 def _accepted(
@@ -270,6 +309,12 @@ def too_big(size: int, max_mb: int) -> str:
     )
 
 
-def agent_note(accepted: Sequence[Accepted]) -> str:
-    """The line that tells a model which files arrived."""
-    return "Uploaded this conversation: " + "; ".join(a.line() for a in accepted)
+def agent_note(accepted: Sequence[Accepted], shown: int | None = None) -> str:
+    """The line that tells a model which files arrived: the first `shown` of them, "+N more"."""
+    named = list(accepted if shown is None else accepted[:shown])
+    more = len(accepted) - len(named)
+    return (
+        "Uploaded this conversation: "
+        + "; ".join(a.line() for a in named)
+        + (f" (+{more} more)" if more else "")
+    )

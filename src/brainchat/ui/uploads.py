@@ -10,12 +10,14 @@ short note instead, since the chat model cannot open files.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
 
 import chainlit as cl
 
+from brainchat.eeg.study import UPLOADS_SHOWN
 from brainchat.eeg.uploads import (
     Accepted,
     Incoming,
@@ -24,7 +26,7 @@ from brainchat.eeg.uploads import (
     agent_note,
     receive_listed,
 )
-from brainchat.redact import get_logger
+from brainchat.redact import get_logger, mask
 from brainchat.settings import Settings
 from brainchat.ui.format import seconds
 from brainchat.ui.render import AUTHOR
@@ -55,24 +57,51 @@ async def receive_attached(conv: Any, message: cl.Message) -> str | None:
     limits = UploadLimits(max_mb=s.settings.upload_max_mb)
     step = cl.Step(name=f"Upload · checking {len(incoming)} file(s)…", type="tool")
     started = time.perf_counter()
+    failed = False
     async with step:
         try:
             report = await receive_listed(incoming, s.settings.data_dir, limits, s.study.uploads)
         except Exception as exc:  # noqa: BLE001 - an upload never breaks the conversation
             log.exception("upload failed")
-            report = UploadReport()
-            step.output = f"The upload failed: {type(exc).__name__}: {exc}. Nothing was kept."
+            report, failed = UploadReport(), True
+            step.output = failure(exc, Path(s.settings.data_dir))
         else:
             step.output = details(report)
-        step.name = title(report, time.perf_counter() - started)
+        step.name = title(report, time.perf_counter() - started, failed=failed)
     text = (message.content or "").strip()
-    await cl.Message(content=summary(report, s.mode, asked=bool(text)), author=AUTHOR).send()
+    reply = summary(report, s.mode, asked=bool(text), failed=failed)
+    await cl.Message(content=reply, author=AUTHOR).send()
     if report.accepted and s.mode == "chat":
         return chat_note(report.accepted)
     return None
 
 
-def title(report: UploadReport, took: float) -> str:
+_PATH = re.compile(r"(?:[A-Za-z]:)?[\\/][^\s'\"]*[^\s'\":;,.)]")
+
+
+def failure(exc: BaseException, data_dir: Path) -> str:
+    """The step's text for an upload that raised: no absolute path (the server's folders are not
+    the user's business): a path in the data folder is shown relative to it, any other by its
+    last part; secrets masked."""
+    roots = sorted({str(data_dir), str(data_dir.resolve())}, key=len, reverse=True)
+
+    def relative(m: re.Match[str]) -> str:
+        path = m.group(0)
+        for root in roots:
+            if path == root:
+                return "<data folder>"
+            if path.startswith(root.rstrip("/\\") + "/"):
+                return path[len(root.rstrip("/\\")) + 1 :]
+        return Path(path).name or "<folder>"
+
+    text = _PATH.sub(relative, str(exc)).strip()
+    reason = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return mask(f"The upload failed ({reason}). Nothing was kept.")
+
+
+def title(report: UploadReport, took: float, *, failed: bool = False) -> str:
+    if failed:
+        return f"Upload · failed · {seconds(took)}"
     parts = []
     if report.accepted:
         parts.append(f"{len(report.accepted)} accepted")
@@ -116,8 +145,10 @@ def _accepted_block(a: Accepted) -> str:
     return "\n".join(lines)
 
 
-def summary(report: UploadReport, mode: str, *, asked: bool) -> str:
+def summary(report: UploadReport, mode: str, *, asked: bool, failed: bool = False) -> str:
     """The message under the step: what arrived, what was refused and why, what to do next."""
+    if failed and not (report.accepted or report.refused or report.ignored):
+        return "The upload failed; nothing was kept."
     lines = []
     for a in report.accepted:
         lines.append(
@@ -137,8 +168,10 @@ def summary(report: UploadReport, mode: str, *, asked: bool) -> str:
 
 
 def chat_note(accepted: list[Accepted]) -> str:
-    """Told to the chat model with the user's question: it cannot open the files itself."""
+    """Told to the chat model with the user's question: it cannot open the files itself. At most
+    UPLOADS_SHOWN files are named (as in the agent's context), so a zip of hundreds of recordings
+    cannot push the question past the model's bounds after the message-length check."""
     return (
-        f"\n\n({agent_note(accepted)}; checked and saved in the data folder. Chat mode cannot "
-        "open files: to analyse them, the user can switch to Agent mode.)"
+        f"\n\n({agent_note(accepted, UPLOADS_SHOWN)}; checked and saved in the data folder. "
+        "Chat mode cannot open files: to analyse them, the user can switch to Agent mode.)"
     )
