@@ -93,7 +93,8 @@ class Exchange(Response):
                 tg.start_soon(watch)
                 tg.start_soon(play)
         finally:
-            self.rec.finished_at = time.time()
+            if self.rec.finished_at is None:  # a cut or abandoned exchange ends here
+                self.rec.finished_at = time.time()
 
     async def _start(self, send: Send, content_type: bytes) -> None:
         await send(
@@ -107,6 +108,8 @@ class Exchange(Response):
     async def _body(self, send: Send, data: bytes, more: bool = True) -> None:
         if self.rec.first_chunk_at is None:
             self.rec.first_chunk_at = time.time()
+        if not more:  # stamped before the last byte leaves: the client may read the log at once
+            self.rec.finished_at = time.time()
         await send({"type": "http.response.body", "body": data, "more_body": more})
 
     async def _stream(self, send: Send) -> None:
