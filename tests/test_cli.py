@@ -14,16 +14,19 @@ from brainchat.testing.scripted_server import Call, Fault, Text, ToolCalls
 from support import spec_json, write_fixture
 
 BIN = Path(sys.executable).parent / "brainchat"
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def run(
+    args: list[str], env: dict[str, str], cwd: Path, exe: str | Path = BIN
+) -> subprocess.CompletedProcess[str]:
     clean = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("OPENAI_", "CHAT_MODEL", "AGENT_", "MCP_", "BRAINCHAT_"))
     }
     return subprocess.run(
-        [str(BIN), *args],
+        [str(exe), *args],
         env={**clean, **env},
         cwd=cwd,
         capture_output=True,
@@ -216,13 +219,13 @@ def test_brainchat_starts_the_web_app_with_host_and_port_passed_through(tmp_path
         proc.wait(10)
 
 
-def test_brainchat_started_elsewhere_uses_its_own_chainlit_config(tmp_path) -> None:
-    """From another folder the app writes no default .chainlit/ or chainlit.md there and serves
-    the project's own welcome text, custom script and name."""
-    import json as _json
+def served_settings(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[str, dict[str, Any]]:
+    """Start the web app with `cmd` in `cwd`, check the project's script is served, and return
+    the first page and Chainlit's /project/settings as the browser reads them."""
     import socket
     import time
     import urllib.request
+    from http.cookiejar import CookieJar
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -231,14 +234,12 @@ def test_brainchat_started_elsewhere_uses_its_own_chainlit_config(tmp_path) -> N
         k: v
         for k, v in os.environ.items()
         if k not in ("CI", "CHAINLIT_APP_ROOT")
-        and not k.startswith(("OPENAI_", "CHAT_MODEL", "AGENT_"))
+        and not k.startswith(("OPENAI_", "CHAT_MODEL", "AGENT_", "BRAINCHAT_"))
     }
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
     proc = subprocess.Popen(
-        [str(BIN), "--port", str(port), "--headless"],
-        cwd=elsewhere,
-        env=clean,
+        [*cmd, "--port", str(port), "--headless"],
+        cwd=cwd,
+        env={**clean, **env},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
@@ -253,22 +254,98 @@ def test_brainchat_started_elsewhere_uses_its_own_chainlit_config(tmp_path) -> N
                 time.sleep(0.3)
         assert "/public/brainchat.js" in page  # the project's config.toml, not a default one
         script = urllib.request.urlopen(f"{base}/public/brainchat.js", timeout=5)
-        assert script.status == 200 and script.read()
-        assert "<title>brainchat</title>" in page
-        from http.cookiejar import CookieJar
-
+        assert script.status == 200
+        assert script.read() == (ROOT / "public" / "brainchat.js").read_bytes()
         browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
         browser.addheaders = [("Origin", base)]
         browser.open(urllib.request.Request(f"{base}/auth/header", method="POST"), timeout=5)
         asked = browser.open(f"{base}/project/settings?language=en-US", timeout=5)
-        settings = _json.loads(asked.read())
-        root = Path(__file__).resolve().parents[1]
-        assert settings["markdown"] == (root / "chainlit.md").read_text(encoding="utf-8")
-        assert settings["ui"]["name"] == "brainchat"
-        assert not (elsewhere / ".chainlit").exists() and not (elsewhere / "chainlit.md").exists()
+        return page, json.loads(asked.read())
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_brainchat_started_elsewhere_uses_its_own_chainlit_config(tmp_path) -> None:
+    """From another folder the app writes no default .chainlit/ or chainlit.md there and serves
+    the project's own welcome text, custom script and name."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    page, settings = served_settings([str(BIN)], elsewhere, {})
+    assert "<title>brainchat</title>" in page
+    assert settings["markdown"] == (ROOT / "chainlit.md").read_text(encoding="utf-8")
+    assert settings["ui"]["name"] == "brainchat"
+    assert not (elsewhere / ".chainlit").exists() and not (elsewhere / "chainlit.md").exists()
+
+
+def test_an_installed_wheel_carries_the_apps_files_and_serves_them(
+    scripted_server, tmp_path
+) -> None:
+    """A non-editable install has no checkout to read prompts/, examples/, chainlit.md, public/
+    and .chainlit/ from: the wheel carries them, the prompts reach the model and the app serves
+    them from a copy in its state folder (site-packages may be read-only)."""
+    import zipfile
+
+    from brainchat.resources import FILES
+
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
+        + ["-w", str(tmp_path / "dist"), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert built.returncode == 0, built.stderr
+    (wheel,) = (tmp_path / "dist").glob("brainchat-*.whl")
+    site = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(site)
+    expected = [
+        p for folder, pattern in FILES for p in (ROOT / folder).glob(pattern) if p.is_file()
+    ]
+    assert len(expected) >= 10
+    for source in expected:
+        copy = site / "brainchat" / "_app" / source.relative_to(ROOT)
+        assert copy.read_bytes() == source.read_bytes(), copy
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {"PYTHONPATH": str(site)}  # ahead of the editable install's path to src/
+    probe = run(
+        [
+            "-c",
+            "import brainchat.resources as r, brainchat.demo as d; "
+            "print(r.ROOT); print(d.SCRIPT.is_file())",
+        ],
+        env,
+        elsewhere,
+        exe=sys.executable,
+    )
+    assert probe.stdout.split() == [str(site / "brainchat" / "_app"), "True"], probe.stderr
+
+    s = scripted_server
+    s.queue("m", Text("Theta is 4-8 Hz."))
+    asked = run(
+        ["-c", "import sys; from brainchat.cli import main; sys.exit(main())", "ask", "theta?"],
+        {**env, "CHAT_MODEL": spec_json(s, "m")},
+        elsewhere,
+        exe=sys.executable,
+    )
+    assert asked.returncode == 0 and "Theta is 4-8 Hz." in asked.stdout, asked.stderr
+    system = s.requests_for("m")[0].messages[0]
+    assert system["role"] == "system"
+    assert (ROOT / "prompts" / "chat.md").read_text(encoding="utf-8").strip() in system["content"]
+
+    cmd = [sys.executable, "-c", "import sys; from brainchat.cli import main; sys.exit(main())"]
+    page, settings = served_settings(cmd, elsewhere, env)
+    assert settings["markdown"] == (ROOT / "chainlit.md").read_text(encoding="utf-8")
+    assert settings["ui"]["name"] == "brainchat"
+    served = elsewhere / "state" / "app"
+    assert (served / ".chainlit" / "config.toml").read_bytes() == (
+        ROOT / ".chainlit" / "config.toml"
+    ).read_bytes()
+    assert not (elsewhere / ".chainlit").exists() and not (elsewhere / "chainlit.md").exists()
+    assert not (site / "brainchat" / "_app" / ".files").exists()  # nothing written into the wheel
 
 
 def plan_env(s: Any, tmp_path: Path, **extra: str) -> dict[str, str]:

@@ -74,12 +74,30 @@ def _run_app(args: list[str]) -> int:
 
 
 def app_root() -> Path | None:
-    """The folder holding the app's .chainlit/config.toml, chainlit.md and public/ (the checkout
-    of an editable install); None when there is none (then Chainlit uses the current folder)."""
-    for folder in (APP.parents[2], APP.parent):
-        if (folder / ".chainlit" / "config.toml").is_file():
-            return folder
-    return None
+    """The folder Chainlit runs in: its .chainlit/config.toml, chainlit.md and public/.
+
+    A checkout serves its own root. An installed wheel carries a copy of those files
+    (`brainchat.resources`) in site-packages, where Chainlit cannot write (it adds `.files/` and
+    its translations at start): they are copied into `<state folder>/app` at each start and that
+    folder is served. None when neither exists (then Chainlit uses the current folder)."""
+    import shutil
+
+    from brainchat.resources import BUNDLED, ROOT
+    from brainchat.store.config import load_store_config
+
+    if ROOT != BUNDLED:
+        return ROOT if (ROOT / ".chainlit" / "config.toml").is_file() else None
+    if not (BUNDLED / ".chainlit" / "config.toml").is_file():
+        return None
+    served = load_store_config().state_dir.resolve() / "app"
+    for name in (".chainlit", "public", "chainlit.md"):
+        source = BUNDLED / name
+        if source.is_dir():
+            shutil.copytree(source, served / name, dirs_exist_ok=True)
+        else:
+            served.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, served / name)
+    return served
 
 
 def _option(args: list[str], name: str) -> str | None:

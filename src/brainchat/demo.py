@@ -14,7 +14,8 @@ from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+from brainchat.resources import ROOT
+
 SCRIPT = ROOT / "examples" / "scripted_demo.json"
 SEARCH_FIXTURE = ROOT / "examples" / "search_fixture.json"
 DEMO_ENV = "BRAINCHAT_DEMO"  # set while the demo runs, so the welcome can explain the tour

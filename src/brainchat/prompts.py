@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
+from brainchat.resources import ROOT
+
+PROMPTS_DIR = ROOT / "prompts"
 
 
 @lru_cache(maxsize=64)
