@@ -15,6 +15,7 @@ import struct
 from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -153,3 +154,14 @@ def _event_table(events: Sequence[tuple[int, int]], sfreq: float, major: float) 
     pos = struct.pack(f"<{n}I", *[onset + 1 for onset, _ in events])
     typ = struct.pack(f"<{n}H", *[code for _, code in events])
     return head + pos + typ
+
+
+BCI_IV_CODES = {"left_hand": 769, "right_hand": 770, "feet": 771, "tongue": 772}  # BCI IV 2a
+
+
+def write_raw_gdf(raw: Any, path: Path, codes: dict[str, int] = BCI_IV_CODES, **kw: Any) -> Path:
+    """`raw` (an mne Raw) as GDF, its annotations as event codes (left_hand: 769, as in BCI IV)."""
+    sfreq = raw.info["sfreq"]
+    ann = raw.annotations
+    events = [(round(t * sfreq), codes[d]) for t, d in zip(ann.onset, ann.description, strict=True)]
+    return write_gdf(path, raw.get_data(), sfreq, raw.ch_names, events=events, **kw)

@@ -15,12 +15,13 @@ from brainchat.llm import make_chat_model
 from brainchat.settings import AgentLimits
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 
+from gdf_writer import write_raw_gdf
 from support import collect, of, spec
 
 
 @pytest.fixture(scope="module")
 def recordings(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 724 s recording as EDF and FIF, each whole and cut short, in one data folder."""
+    """A 724 s recording as EDF, FIF and GDF, each whole and cut short, in one data folder."""
     root = tmp_path_factory.mktemp("trunc")
     raw = make_recording(1, 1)  # 96 trials: 724 s at 250 Hz, 22 channels
     for ext in ("edf", "fif"):
@@ -29,6 +30,9 @@ def recordings(tmp_path_factory: pytest.TempPathFactory) -> Path:
         data = whole.read_bytes()
         cut = 500_000 if ext == "edf" else len(data) // 2 + 3  # the issue's 500 KB; a FIF mid-block
         (root / f"sub-01_cut_eeg.{ext}").write_bytes(data[:cut])
+    gdf = write_raw_gdf(raw, root / "sub-01_whole_eeg.gdf", record_samples=125)  # 0.5 s records
+    (root / "sub-01_cut_eeg.gdf").write_bytes(gdf.read_bytes()[:500_000])  # no event table either
+    (root / "sub-02_stub_eeg.gdf").write_bytes(gdf.read_bytes()[: 256 * 23 + 100])  # header only
     (root / "sub-02_stub_eeg.fif").write_bytes((root / "sub-01_whole_eeg.fif").read_bytes()[:3000])
     return root
 
@@ -50,8 +54,32 @@ async def test_a_truncated_edf_says_what_its_header_promised(recordings: Path) -
     assert "damaged: 'sub-01_cut_eeg.edf': header says 724 s" in state  # kept with the study
 
 
-async def test_a_whole_edf_and_fif_load_without_a_warning(recordings: Path) -> None:
-    for name in ("sub-01_whole_eeg.edf", "sub-01_whole_eeg.fif"):
+async def test_a_truncated_gdf_loads_what_it_holds_and_says_what_its_header_promised(
+    recordings: Path,
+) -> None:
+    """MNE sizes a GDF by its header alone: without the crop to whole records it fails outright."""
+    result, study = await load(recordings, "sub-01_cut_eeg.gdf")
+    assert result.splitlines()[0] == "loaded 1 file(s)"
+    (raw,) = study.state.raws
+    records = (500_000 - 256 * 23) // (22 * 125 * 2)  # whole 0.5 s records of 22 int16 channels
+    assert raw.n_times == records * 125
+    held = raw.n_times / raw.info["sfreq"]
+    assert result.splitlines()[1] == (
+        f"warning: 'sub-01_cut_eeg.gdf': header says 724 s, the file holds {held:.0f} s: "
+        f"it looks truncated (only those {held:.0f} s were loaded)"
+    )
+
+
+async def test_a_gdf_cut_inside_its_first_record_is_refused_by_name(recordings: Path) -> None:
+    study = Study(recordings)
+    tools = {t.name: t for t in build_eeg_tools(study)}
+    with pytest.raises(ToolException, match=r"could not read 'sub-02_stub_eeg.gdf' as GDF.*trunc"):
+        await tools["load_data"].ainvoke({"files": ["sub-02_stub_eeg.gdf"]})
+    assert study.stage == "empty"
+
+
+async def test_a_whole_edf_fif_and_gdf_load_without_a_warning(recordings: Path) -> None:
+    for name in ("sub-01_whole_eeg.edf", "sub-01_whole_eeg.fif", "sub-01_whole_eeg.gdf"):
         result, study = await load(recordings, name)
         assert "warning" not in result and "damaged" not in result, name
         assert study.state.raws[0].times[-1] > 720

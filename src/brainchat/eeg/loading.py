@@ -80,6 +80,8 @@ def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
     outside: list[str] = []
     try:
         raw = read(path, preload=False, verbose="error")
+        if fmt == "gdf":
+            crop_to_whole_records(raw, path)
         outside = files_outside(raw, path.parent)
         if not outside:  # never read data from a file the header points at elsewhere
             raw.load_data(verbose="error")
@@ -138,6 +140,24 @@ def files_outside(raw: mne.io.BaseRaw, folder: Path) -> list[str]:
 def _note(notes: list[str] | None, text: str) -> None:
     if notes is not None:
         notes.append(text)
+
+
+def crop_to_whole_records(raw: mne.io.BaseRaw, path: Path) -> None:
+    """Keep the GDF records the file holds: MNE sizes a GDF by its header's record count and never
+    checks it against the file (it does for EDF/BDF), so a GDF cut short fails on reading its end.
+    Cropped, it loads what it holds, and `_header_seconds` tells the user what is missing.
+    Raises ValueError when not one whole record is there.
+    """
+    extras = raw._raw_extras[0]  # MNE internals: header bytes, bytes per record, record count
+    per_record = int(extras["bytes_tot"])
+    stated = int(extras["n_records"])
+    held = (path.stat().st_size - int(extras["data_offset"])) // per_record if per_record else 0
+    if held >= stated:
+        return
+    if held < 1:
+        raise ValueError("the file ends before its first data record: it is truncated")
+    samples = held * int(extras["max_samp"])
+    raw.crop(tmax=(samples - 1) / raw.info["sfreq"], include_tmax=True)
 
 
 def _header_seconds(path: Path) -> tuple[float, float] | None:

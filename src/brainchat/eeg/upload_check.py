@@ -12,7 +12,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from brainchat.eeg.loading import _header_seconds, class_counts, files_outside, mne_reader
+from brainchat.eeg.loading import (
+    _header_seconds,
+    class_counts,
+    crop_to_whole_records,
+    files_outside,
+    mne_reader,
+)
 from brainchat.eeg.paths import file_format
 
 _VHDR_REF = re.compile(rb"^(DataFile|MarkerFile)=(.*?)\s*$", re.MULTILINE)
@@ -74,6 +80,8 @@ def check_recording(path: Path) -> RecordingInfo:
         _check_set_data_name(path)
     try:
         raw = read(path, preload=False, verbose="error")
+        if fmt == "gdf":  # a GDF cut short: its length from the file, as for EDF
+            crop_to_whole_records(raw, path)
     except FileNotFoundError as exc:
         raise Refusal(_missing(path, fmt, exc)) from None
     except Exception as exc:  # noqa: BLE001 - any reader error: damaged or not what it claims
