@@ -18,6 +18,8 @@ from brainchat.eeg.synthetic import make_recording, write_demo_set
 from brainchat.eeg.tools import build_eeg_tools
 from brainchat.tools.registry import flags_of
 
+from gdf_writer import write_raw_gdf
+
 PNG = b"\x89PNG\r\n\x1a\n"
 FILES = [f"sub-0{s}_ses-0{k}_task-mi_eeg.edf" for s in (1, 2) for k in (1, 2)]
 
@@ -257,18 +259,41 @@ async def test_refused_paths(h: Harness, data_dir: Path, tmp_path: Path) -> None
     assert "link_out" not in await h.call("list_data_files")
 
 
-@pytest.mark.parametrize("ext", ["set", "vhdr", "fif", "bdf"])
+@pytest.mark.parametrize("ext", ["set", "vhdr", "fif", "bdf", "gdf"])
 async def test_other_formats_load(tmp_path: Path, ext: str) -> None:
     raw = make_recording(1, 1, trials=6)
     path = tmp_path / f"sub-07_ses-03_task-mi_eeg.{ext}"
+    classes = "left_hand 3, right_hand 3"
     if ext == "fif":
         raw.save(path, verbose="error")
+    elif ext == "gdf":  # nothing installed writes GDF: the tests' writer, with BCI IV's codes
+        write_raw_gdf(raw, path)
+        classes = "769 3, 770 3"
     else:
         fmt = {"set": "eeglab", "vhdr": "brainvision", "bdf": "bdf"}[ext]
         mne.export.export_raw(path, raw, fmt=fmt, verbose="error")
     h = Harness(tmp_path)
     text = await h.call("load_data", {"files": [path.name]})
-    assert "subject 07, session 03" in text and "left_hand 3, right_hand 3" in text
+    assert "subject 07, session 03" in text and classes in text
+    assert "warning" not in text
+    (loaded,) = h.study.state.raws
+    assert loaded.ch_names == raw.ch_names and loaded.n_times == raw.n_times
+
+
+async def test_a_bci_competition_iv_gdf_loads_with_its_subject_session_and_classes(
+    tmp_path: Path,
+) -> None:
+    """BCI IV 2a names its files A01T.gdf (subject 01, training session) and codes its cues."""
+    raw = make_recording(1, 1, trials=8)
+    write_raw_gdf(raw, tmp_path / "A01T.gdf", record_samples=125)
+    h = Harness(tmp_path)
+    text = await h.call("load_data", {"files": ["A01T.gdf"]})
+    assert "subject 01, session T" in text and "769 4, 770 4" in text and "warning" not in text
+    (loaded,) = h.study.state.raws
+    np.testing.assert_allclose(
+        loaded.get_data(), raw.get_data(), atol=np.ptp(raw.get_data()) / 65535
+    )
+    np.testing.assert_allclose(loaded.annotations.onset, raw.annotations.onset, atol=1 / 250)
 
 
 async def test_blockwise_filter_equals_mne_filter(h: Harness, data_dir: Path) -> None:

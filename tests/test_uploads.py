@@ -18,6 +18,7 @@ from brainchat.session import Session
 from brainchat.settings import Settings
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 
+from gdf_writer import write_raw_gdf
 from support import collect, of, spec
 
 LIMITS = UploadLimits()
@@ -25,12 +26,14 @@ LIMITS = UploadLimits()
 
 @pytest.fixture(scope="module")
 def src(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 30 s, 22-channel recording as EDF, FIF, BrainVision, EEGLAB (embedded, and .set + .fdt)."""
+    """A 30 s, 22-channel recording as EDF, GDF (BCI IV codes, 0.5 s records), FIF, BrainVision,
+    EEGLAB (embedded, and .set + .fdt)."""
     root = tmp_path_factory.mktemp("src")
     raw = make_recording(1, 1, trials=6)
     raw.crop(tmax=30, include_tmax=False)
     for name in ("sub-01.edf", "sub-01.fif", "rec.vhdr", "embedded.set"):
         write_raw(raw, root / name)
+    write_raw_gdf(raw, root / "A01T.gdf", record_samples=125)  # a record length that is not 1 s
     other = make_recording(2, 1, trials=6).crop(tmax=20, include_tmax=False)
     (root / "other").mkdir()
     write_raw(other, root / "other" / "sub-01.edf")
@@ -68,6 +71,19 @@ def test_an_edf_is_checked_and_stored_under_uploads(src: Path, tmp_path: Path) -
     assert a.line() == "uploads/sub-01.edf (22 ch, 250 Hz, 30 s)"
     assert stored(tmp_path) == ["uploads/sub-01.edf"]  # no staging folder left
     assert (tmp_path / a.name).read_bytes() == (src / "sub-01.edf").read_bytes()
+
+
+def test_a_gdf_is_checked_and_stored_under_uploads(src: Path, tmp_path: Path) -> None:
+    """BCI Competition IV's format: channels, rate, length and its event codes are read."""
+    report = up(tmp_path, ("A01T.gdf", src / "A01T.gdf"))
+    (a,) = report.accepted
+    assert a.name == "uploads/A01T.gdf" and not report.refused
+    assert (a.info.fmt, len(a.info.channels), a.info.sfreq) == ("gdf", 22, 250.0)
+    assert a.info.seconds == 30 and a.info.channels[:2] == ("Fz", "FC3")
+    assert a.info.events == {"769": 2, "770": 2}  # left_hand, right_hand in the first 30 s
+    assert a.line() == "uploads/A01T.gdf (22 ch, 250 Hz, 30 s)"
+    assert stored(tmp_path) == ["uploads/A01T.gdf"]
+    assert (tmp_path / a.name).read_bytes() == (src / "A01T.gdf").read_bytes()
 
 
 def test_fif_eeglab_and_brainvision_sets_are_accepted_as_one_recording_each(
@@ -168,6 +184,10 @@ def test_damaged_truncated_and_unsupported_files_are_refused_and_nothing_is_left
     junk.write_bytes(b"0       " + b"not an EDF header " * 40)
     cut = tmp_path / "cut.edf"
     cut.write_bytes((src / "sub-01.edf").read_bytes()[:60_000])
+    gdf_cut = tmp_path / "cut.gdf"
+    whole = (src / "A01T.gdf").read_bytes()
+    record = 22 * 125 * 2  # 22 channels x 125 int16 samples
+    gdf_cut.write_bytes(whole[: 256 * 23 + 20 * record + 99])  # 10 s and a bit: no event table
     fif_cut = tmp_path / "cut.fif"
     whole = (src / "sub-01.fif").read_bytes()
     fif_cut.write_bytes(whole[: len(whole) // 2])
@@ -175,12 +195,13 @@ def test_damaged_truncated_and_unsupported_files_are_refused_and_nothing_is_left
     notes.write_text("hello")
     data = tmp_path / "data"
     report = up(data, ("junk.edf", junk), ("cut.edf", cut), ("cut.fif", fif_cut),
-                ("notes.txt", notes))  # fmt: skip
+                ("cut.gdf", gdf_cut), ("notes.txt", notes))  # fmt: skip
     reasons = {r.name: r.reason for r in report.refused}
     assert not report.accepted
     assert reasons["junk.edf"].startswith("MNE cannot read it as EDF")
     assert "header says 30 s but the file holds" in reasons["cut.edf"]
     assert "truncated" in reasons["cut.edf"] and "truncated" in reasons["cut.fif"]
+    assert "header says 30 s but the file holds 10 s: it looks truncated" in reasons["cut.gdf"]
     assert reasons["notes.txt"].startswith("not an EEG recording; accepted: EDF, BDF")
     assert stored(data) == [] and [p.name for p in (data / "uploads").iterdir()] == []
 
