@@ -22,7 +22,8 @@ from brainchat.testing.scripted_server import Text
 from conftest import open_settings, pick_mode, save_settings, screenshot, send, wait_idle
 
 pytestmark = pytest.mark.browser
-KEY = "sk-browser-conn-5e4d3c2b1a09"
+# Not key-shaped: only `redact.remember` (the key a user typed) can keep it out of logs and pages.
+KEY = "labkey-quiet-meadow-42"
 WRONG = "sk-browser-wrong-77aa66bb55cc"
 MODELS = ["fc-c", "ans-c", "chat-c"]
 
