@@ -117,3 +117,21 @@ async def test_the_truncation_reaches_the_agent_step(scripted_server, recordings
     assert "header says 724 s" in done[0].content and "looks truncated" in done[0].content
     # and the model's next request carries it, so the answer can tell the user
     assert any("header says 724 s" in str(r) for r in s.requests_for("fc")[1:])
+
+
+@pytest.mark.parametrize("name", ["sub-01_cut_eeg.edf", "sub-01_cut_eeg.fif", "sub-01_cut_eeg.gdf"])
+def test_an_exported_script_reads_a_cut_recording_as_brainchat_did(
+    recordings: Path, name: str
+) -> None:
+    """The exported script's reader (its text is script_helpers.py) must load the same samples
+    brainchat analysed, or the script of a study on a cut file fails or differs."""
+    import numpy as np
+
+    from brainchat.eeg import script_helpers
+    from brainchat.eeg.loading import read_raw
+
+    path = recordings / name
+    ours = read_raw(path)
+    theirs = script_helpers.read_raw(path, name.rsplit(".", 1)[1])
+    assert theirs.n_times == ours.n_times < 724 * 250
+    assert np.array_equal(theirs.get_data(), ours.get_data())

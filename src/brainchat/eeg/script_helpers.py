@@ -42,14 +42,51 @@ IGNORED_ANNOTATIONS = ("bad", "edge", "boundary")
 
 
 def read_raw(path: Path, fmt: str) -> Any:
-    """One recording in memory (brainchat.eeg.loading.read_raw)."""
-    raw = READERS[fmt](path, preload=True, verbose="error")
+    """One recording in memory (brainchat.eeg.loading.read_raw): a file cut short loads the part
+    brainchat analysed (whole GDF records, the intact FIF blocks), with a note on stderr."""
+    try:
+        raw = READERS[fmt](path, preload=False, verbose="error")
+        if fmt == "gdf":
+            crop_to_whole_records(raw, path)
+        raw.load_data(verbose="error")
+    except Exception:
+        if fmt != "fif" or (raw := intact_fif_part(path)) is None:
+            raise
+        log(f"{path.name}: cut short, loaded its intact blocks")
     if fmt == "vhdr":  # BrainVision writes free-text labels as "Comment/<label>"
         ann = raw.annotations
         desc = [d.removeprefix("Comment/") for d in ann.description]
         raw.set_annotations(mne.Annotations(ann.onset, ann.duration, desc, orig_time=ann.orig_time))
     if len(mne.pick_types(raw.info, eeg=True, exclude=[])) == 0 and raw.ch_names:
         raw.set_channel_types(dict.fromkeys(raw.ch_names, "eeg"), verbose="error")
+    return raw
+
+
+def crop_to_whole_records(raw: Any, path: Path) -> None:
+    """The GDF records the file holds (brainchat.eeg.loading.crop_to_whole_records)."""
+    extras = raw._raw_extras[0]
+    per_record = int(extras["bytes_tot"])
+    stated = int(extras["n_records"])
+    held = (path.stat().st_size - int(extras["data_offset"])) // per_record if per_record else 0
+    if held >= stated:
+        return
+    if held < 1:
+        raise ValueError("the file ends before its first data record: it is truncated")
+    log(f"{path.name}: cut short, loaded its {held} whole records of {stated}")
+    raw.crop(tmax=(held * int(extras["max_samp"]) - 1) / raw.info["sfreq"], include_tmax=True)
+
+
+def intact_fif_part(path: Path) -> Any:
+    """The complete data blocks of a FIF cut short (brainchat.eeg.loading._intact_fif_part)."""
+    try:
+        raw = mne.io.read_raw_fif(path, preload=False, verbose="error")
+        bounds = raw._raw_extras[0]["bounds"]
+        if len(bounds) < 3:
+            return None
+        raw.crop(tmax=(bounds[-2] - 1) / raw.info["sfreq"], include_tmax=True)
+        raw.load_data(verbose="error")
+    except Exception:
+        return None
     return raw
 
 
