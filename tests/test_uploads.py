@@ -206,29 +206,33 @@ def test_damaged_truncated_and_unsupported_files_are_refused_and_nothing_is_left
     assert stored(data) == [] and [p.name for p in (data / "uploads").iterdir()] == []
 
 
-def test_a_huge_brainvision_header_is_refused_and_only_its_top_is_read(
-    src: Path, tmp_path: Path
-) -> None:
+def test_a_huge_brainvision_header_is_refused_unread(src: Path, tmp_path: Path) -> None:
+    """MNE reads a whole header, so a name after any bound would be missed: one over HEADER_MAX
+    is refused without reading it, and the refs of a real one are read in full."""
     import tracemalloc
 
-    from brainchat.eeg.upload_check import HEADER_READ, brainvision_refs
+    from brainchat.eeg.upload_check import Refusal, brainvision_refs
 
+    assert brainvision_refs(src / "rec.vhdr") == [
+        ("DataFile", "rec.eeg"),
+        ("MarkerFile", "rec.vmrk"),
+    ]
     big = tmp_path / "in" / "big.vhdr"
     big.parent.mkdir()
     pad = b"; padding\n" * (3 * 2**20 // 10)  # 3 MB of comment lines after a real header
     big.write_bytes((src / "rec.vhdr").read_bytes() + pad)
     tracemalloc.start()
     try:
-        refs = brainvision_refs(big)
+        with pytest.raises(Refusal, match="its BrainVision header is 3.0 MB"):
+            brainvision_refs(big)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert refs == {"DataFile": "rec.eeg", "MarkerFile": "rec.vmrk"}
-    assert peak < 4 * HEADER_READ  # not the whole 3 MB
-    files = [("big.vhdr", big), ("rec.vmrk", src / "rec.vmrk"), ("rec.eeg", src / "rec.eeg")]
+    assert peak < 2**18  # not the whole 3 MB, nor the 1 MB bound
+    files = [("big.vhdr", big), ("big.vmrk", src / "rec.vmrk"), ("big.eeg", src / "rec.eeg")]
     report = up(tmp_path / "data", *files)
     assert not report.accepted
-    (refused,) = report.refused
+    (refused,) = report.refused  # its .eeg and .vmrk are not refused again as lone files
     assert refused.name == "big.vhdr"
     assert "its BrainVision header is 3.0 MB; a real .vhdr is a few KB" in refused.reason
     assert stored(tmp_path / "data") == []

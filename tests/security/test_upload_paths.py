@@ -240,3 +240,154 @@ def test_a_set_placed_by_hand_cannot_load_data_outside_the_data_folder(
     (data / "good.fdt").write_bytes(secret.read_bytes())
     _set_pointing_at(embedded, data / "good.set", "good.fdt", data / "good.fdt")
     assert read_raw(data / "good.set").n_times == 2500  # the same data beside it loads
+
+
+# BrainVision headers naming bob's files: MNE reads the header with configparser (any case,
+# spaces and ':' around the delimiter, a [DEFAULT] section, its own Codepage), so each spelling
+# below makes MNE open bob's file unless brainchat stops it first.
+SPELLINGS = {
+    "lower": ("MarkerFile", "markerfile={}"),
+    "spaced": ("MarkerFile", "MarkerFile = {}"),
+    "colon": ("MarkerFile", "MarkerFile : {}"),
+    "upper data": ("DataFile", "DATAFILE={}"),
+}
+# spellings only a parser that reads as MNE does catches (the upload's rewrite misses them)
+HIDDEN = {
+    "utf-7": ("MarkerFile", "M+AGE-rkerFile={}"),  # 'a' and each '/' spelled in UTF-7
+    "kelvin sign": ("MarkerFile", "Mar\u212aerFile={}"),  # K lower-cases to 'k'
+    "default section": ("MarkerFile", "[DEFAULT]\nmarkerfile={}\n\n[Common Infos]"),
+}
+
+
+@pytest.fixture(scope="module")
+def bv_sets(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """bob's BrainVision set (its events relabelled 'bob_private') in his own folder, and
+    alice's set 'lower' (pybv writes both) in hers."""
+    import re
+
+    root = tmp_path_factory.mktemp("bv")
+    raw = make_recording(1, 1, trials=8).crop(tmax=20, include_tmax=False)
+    bob, alice = root / "users" / "bob", root / "alice"
+    bob.mkdir(parents=True)
+    alice.mkdir()
+    write_raw(raw, bob / "private.vhdr")
+    vmrk = bob / "private.vmrk"
+    vmrk.write_text(re.sub(r"Comment,\w+", "Comment,bob_private", vmrk.read_text()))
+    write_raw(raw, alice / "lower.vhdr")
+    return bob, alice
+
+
+def hostile_header(alice: Path, bob: Path, spelling: str, how: str, depth: int = 40) -> bytes:
+    """alice's header with its DataFile or MarkerFile line pointing at bob's file: by absolute
+    path, or by enough '../' to reach the root from any folder it is stored in."""
+    key, line = {**SPELLINGS, **HIDDEN}[spelling]
+    target = (bob / ("private.vmrk" if key == "MarkerFile" else "private.eeg")).resolve()
+    ref = str(target) if how == "absolute" else "../" * depth + str(target).lstrip("/")
+    text = (alice / "lower.vhdr").read_text(encoding="utf-8")
+    if spelling == "utf-7":
+        text = text.replace("Codepage=UTF-8", "Codepage=UTF-7").replace("\u00b5", "u")
+        ref = ref.replace("/", "+AC8-")
+    own = f"{key}=lower.{'vmrk' if key == 'MarkerFile' else 'eeg'}"
+    assert own in text
+    if spelling == "default section":
+        text = text.replace(own + "\n", "").replace("[Common Infos]", line.format(ref), 1)
+    else:
+        text = text.replace(own, line.format(ref))
+    return text.encode("utf-8")
+
+
+@pytest.mark.parametrize("how", ["absolute", "climbing"])
+@pytest.mark.parametrize("spelling", [*SPELLINGS, *HIDDEN])
+def test_an_uploaded_brainvision_header_naming_another_users_file_is_refused(
+    tmp_path: Path, bv_sets: tuple[Path, Path], spelling: str, how: str
+) -> None:
+    bob, alice = bv_sets
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "lower.vhdr").write_bytes(hostile_header(alice, bob, spelling, how))
+    files = [Incoming("lower.vhdr", src / "lower.vhdr")]
+    files += [Incoming(f"lower{e}", alice / f"lower{e}") for e in (".eeg", ".vmrk")]
+    data = tmp_path / "data"
+    report = receive(files, data, UploadLimits())
+    assert not report.accepted
+    (refused,) = report.refused
+    assert refused.name == "lower.vhdr"
+    private = (
+        "private.vmrk" if {**SPELLINGS, **HIDDEN}[spelling][0] == "MarkerFile" else "private.eeg"
+    )
+    assert f"at '{private}' in another folder, outside its upload" in refused.reason
+    assert "bob_private" not in refused.reason and str(bob) not in refused.reason
+    assert tree(data) == ["uploads"]
+
+
+@pytest.mark.parametrize("how", ["absolute", "climbing"])
+@pytest.mark.parametrize("spelling", [*SPELLINGS, *HIDDEN])
+def test_the_recording_check_refuses_a_header_naming_a_file_elsewhere_before_mne_opens_it(
+    tmp_path: Path, bv_sets: tuple[Path, Path], spelling: str, how: str
+) -> None:
+    """The check the upload runs after its rewrite: a spelling the rewrite misses still stops
+    here, before MNE reads bob's file."""
+    bob, alice = bv_sets
+    for ext in (".eeg", ".vmrk"):
+        shutil.copyfile(alice / f"lower{ext}", tmp_path / f"lower{ext}")
+    (tmp_path / "lower.vhdr").write_bytes(hostile_header(alice, bob, spelling, how))
+    private = (
+        "private.vmrk" if {**SPELLINGS, **HIDDEN}[spelling][0] == "MarkerFile" else "private.eeg"
+    )
+    with pytest.raises(Refusal, match=rf"points at data outside its upload \({private}\)"):
+        check_recording(tmp_path / "lower.vhdr")
+
+
+@pytest.mark.parametrize("how", ["absolute", "climbing"])
+@pytest.mark.parametrize("spelling", [*SPELLINGS, *HIDDEN])
+async def test_load_data_refuses_a_header_placed_by_hand_that_names_a_file_elsewhere(
+    tmp_path: Path, bv_sets: tuple[Path, Path], spelling: str, how: str
+) -> None:
+    from brainchat.eeg.study import Study
+    from brainchat.eeg.tools import build_eeg_tools
+
+    bob, alice = bv_sets
+    data = tmp_path / "data"
+    data.mkdir()
+    for ext in (".eeg", ".vmrk"):
+        shutil.copyfile(alice / f"lower{ext}", data / f"lower{ext}")
+    (data / "lower.vhdr").write_bytes(hostile_header(alice, bob, spelling, how))
+    study = Study(data)
+    load = next(t for t in build_eeg_tools(study) if t.name == "load_data")
+    private = (
+        "private.vmrk" if {**SPELLINGS, **HIDDEN}[spelling][0] == "MarkerFile" else "private.eeg"
+    )
+    with pytest.raises(
+        ToolException, match=rf"'lower.vhdr' points at data outside its folder \({private}\)"
+    ):
+        await load.ainvoke({"files": ["lower.vhdr"]})
+    assert study.state.stage == "empty"
+
+
+def test_a_brainvision_set_uploads_and_loads_with_its_events_in_any_spelling(
+    tmp_path: Path, bv_sets: tuple[Path, Path]
+) -> None:
+    """A real set (pybv writes it) is accepted and loads with its events; so is one whose
+    header spells its own files' keys otherwise, and its stored header names the stored files."""
+    _, alice = bv_sets
+    src = tmp_path / "src"
+    src.mkdir()
+    text = (alice / "lower.vhdr").read_text(encoding="utf-8")
+    text = text.replace("MarkerFile=lower.vmrk", "markerfile = spaced.vmrk")
+    (src / "spaced.vhdr").write_text(
+        text.replace("DataFile=lower.eeg", "DATAFILE: spaced.eeg"), encoding="utf-8"
+    )
+    for ext in (".eeg", ".vmrk"):
+        shutil.copyfile(alice / f"lower{ext}", src / f"spaced{ext}")
+    files = [Incoming(f"lower{e}", alice / f"lower{e}") for e in (".vhdr", ".eeg", ".vmrk")]
+    files += [Incoming(f"spaced{e}", src / f"spaced{e}") for e in (".vhdr", ".eeg", ".vmrk")]
+    data = tmp_path / "data"
+    report = receive(files, data, UploadLimits())
+    assert not report.refused
+    assert [a.name for a in report.accepted] == ["uploads/lower.vhdr", "uploads/spaced.vhdr"]
+    stored = (data / "uploads" / "spaced.vhdr").read_text(encoding="utf-8")
+    assert "DataFile=spaced.eeg\n" in stored and "MarkerFile=spaced.vmrk\n" in stored
+    for accepted in report.accepted:
+        assert accepted.info.events and set(accepted.info.events) <= {"left_hand", "right_hand"}
+        raw = read_raw(data / accepted.name)
+        assert sorted(set(raw.annotations.description)) == sorted(accepted.info.events)

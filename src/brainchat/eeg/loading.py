@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.tools import ToolException
 
 from brainchat.eeg.paths import file_format
+from brainchat.eeg.vhdr import HeaderError, refs_outside
 
 if TYPE_CHECKING:
     import mne
@@ -77,7 +78,9 @@ def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
     read = mne_reader(fmt)
     if fmt is None or read is None:
         raise ToolException(f"'{path.name}' has an unsupported format")
-    outside: list[str] = []
+    if fmt == "vhdr" and (outside := _brainvision_outside(path)):
+        raise _outside_error(path, outside)  # MNE opens both files it names as it reads it
+    outside = []
     try:
         raw = read(path, preload=False, verbose="error")
         if fmt == "gdf":
@@ -100,11 +103,7 @@ def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
             "the rest of the recording is missing",
         )
     if outside:
-        raise ToolException(
-            f"'{path.name}' points at data outside its folder ({', '.join(outside)}); "
-            "brainchat only reads files in the data folder. Keep the recording's data file "
-            "next to it (e.g. the .fdt beside its .set) and name it without a folder"
-        )
+        raise _outside_error(path, outside)
     if fmt in ("edf", "bdf", "gdf"):
         stated = _header_seconds(path)
         held = raw.n_times / raw.info["sfreq"]
@@ -122,6 +121,31 @@ def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
     if len(eeg) == 0 and len(raw.ch_names) > 0:
         raw.set_channel_types(dict.fromkeys(raw.ch_names, "eeg"), verbose="error")
     return raw
+
+
+def _outside_error(path: Path, outside: list[str]) -> ToolException:
+    example = (
+        "its .eeg and .vmrk beside its .vhdr"
+        if path.suffix == ".vhdr"
+        else "the .fdt beside its .set"
+    )
+    return ToolException(
+        f"'{path.name}' points at data outside its folder ({', '.join(outside)}); "
+        "brainchat only reads files in the data folder. Keep the recording's data file "
+        f"next to it (e.g. {example}) and name it without a folder"
+    )
+
+
+def _brainvision_outside(path: Path) -> list[str]:
+    """The files a BrainVision header names outside its folder, checked before MNE opens them;
+    a header MNE would not read either is a ToolException saying why."""
+    try:
+        return refs_outside(path)
+    except (HeaderError, OSError) as exc:
+        reason = str(exc) if isinstance(exc, HeaderError) else (exc.strerror or str(exc))
+        raise ToolException(
+            f"could not read '{path.name}' as VHDR: {reason}. Choose another file"
+        ) from None
 
 
 def files_outside(raw: mne.io.BaseRaw, folder: Path) -> list[str]:

@@ -20,10 +20,11 @@ from brainchat.eeg.loading import (
     mne_reader,
 )
 from brainchat.eeg.paths import file_format
+from brainchat.eeg.vhdr import HEADER_MAX, HeaderError, header_refs, refs_outside
 
-_VHDR_REF = re.compile(rb"^(DataFile|MarkerFile)=(.*?)\s*$", re.MULTILINE)
-HEADER_READ = 65536  # a BrainVision header names its files near the top: read no more
-HEADER_MAX = 2**20  # a real header is a few KB; a larger "header" is refused, never rewritten
+# a DataFile or MarkerFile line as configparser (MNE's header parser) accepts it: any case,
+# spaces and '=' or ':'; the line ending ('\r') is kept when the line is rewritten
+_VHDR_REF = re.compile(rb"(?im)^[ \t\f\v]*(datafile|markerfile)[ \t\f\v]*[=:][^\r\n]*")
 
 
 class Refusal(Exception):
@@ -45,27 +46,32 @@ class RecordingInfo:
         return f"{len(self.channels)} ch, {self.sfreq:g} Hz, {self.seconds:.0f} s"
 
 
-def brainvision_refs(vhdr: Path) -> dict[str, str]:
-    """The files a BrainVision header names: {'DataFile': 'x.eeg', 'MarkerFile': 'x.vmrk'}."""
-    with vhdr.open("rb") as f:
-        text = f.read(HEADER_READ)
-    return {k.decode(): v.decode("latin-1").strip() for k, v in _VHDR_REF.findall(text)}
+def brainvision_refs(vhdr: Path) -> list[tuple[str, str]]:
+    """The files a BrainVision header names, as MNE's parser reads them: [('DataFile', 'x.eeg'),
+    ('MarkerFile', 'x.vmrk')]; Refusal for a header MNE would not read (see `header_refs`)."""
+    try:
+        return header_refs(vhdr)
+    except HeaderError as exc:
+        raise Refusal(str(exc)) from None
 
 
 def rewrite_brainvision(vhdr: Path, vmrk: Path | None, eeg_name: str, vmrk_name: str) -> None:
     """Point a BrainVision header (and its marker file) at the set's stored names; a header over
-    HEADER_MAX is refused (Refusal) before it is read."""
+    HEADER_MAX is refused (Refusal) before it is read. Every line configparser would read as a
+    DataFile or MarkerFile key is rewritten, whatever its case or spacing; a name spelled so
+    that this misses it is caught by `check_recording` before MNE opens anything."""
     if (size := vhdr.stat().st_size) > HEADER_MAX:
         raise Refusal(
             f"its BrainVision header is {size / 2**20:,.1f} MB; a real .vhdr is a few KB, so this "
             "is not one"
         )
-    names = {b"DataFile": eeg_name.encode(), b"MarkerFile": vmrk_name.encode()}
+    names = {b"datafile": b"DataFile=" + eeg_name.encode(),
+             b"markerfile": b"MarkerFile=" + vmrk_name.encode()}  # fmt: skip
     for path in (vhdr, vmrk):
         if path is None:
             continue
         data = path.read_bytes()
-        new = _VHDR_REF.sub(lambda m: m.group(1) + b"=" + names[m.group(1)], data)
+        new = _VHDR_REF.sub(lambda m: names[m.group(1).lower()], data)
         if new != data:
             path.write_bytes(new)
 
@@ -78,6 +84,11 @@ def check_recording(path: Path) -> RecordingInfo:
         raise Refusal(f"'{path.name}' is not a supported EEG format")
     if fmt == "set":
         _check_set_data_name(path)
+    if fmt == "vhdr" and (outside := brainvision_outside(path)):  # MNE opens them on reading
+        raise Refusal(
+            f"its BrainVision header points at data outside its upload ({', '.join(outside)}); "
+            "upload the .vhdr with its .eeg and .vmrk, named without a folder"
+        )
     try:
         raw = read(path, preload=False, verbose="error")
         if fmt == "gdf":  # a GDF cut short: its length from the file, as for EDF
@@ -118,6 +129,17 @@ def check_recording(path: Path) -> RecordingInfo:
         events={k.removeprefix("Comment/"): v for k, v in class_counts(raw).items()},
         measured=date.strftime("%Y-%m-%d %H:%M") if date else "",
     )
+
+
+def brainvision_outside(path: Path) -> list[str]:
+    """The files a BrainVision header names outside its folder; Refusal for a header MNE would
+    not read either."""
+    try:
+        return refs_outside(path)
+    except HeaderError as exc:
+        raise Refusal(str(exc)) from None
+    except OSError as exc:
+        raise Refusal(f"its BrainVision header could not be read ({exc.strerror or exc})") from None
 
 
 def _check_set_data_name(path: Path) -> None:

@@ -7,10 +7,11 @@ header without a companion it names, is refused with the missing file named.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from brainchat.eeg.upload_check import brainvision_refs
+from brainchat.eeg.upload_check import Refusal, brainvision_refs
 from brainchat.eeg.upload_names import (
     COMPANION_EXTENSIONS,
     RECORDING_EXTENSIONS,
@@ -18,6 +19,8 @@ from brainchat.eeg.upload_names import (
     safe_name,
     stem,
 )
+
+_FOLDERS = re.compile(r"[/\\]")  # a name with a folder part, in a header written anywhere
 
 
 @dataclass
@@ -49,11 +52,30 @@ def group_sets(
         companions: list[Path] = []
         if ext == ".vhdr":
             missing = []
-            for key, ref in sorted(brainvision_refs(path).items()):
+            # its .eeg and .vmrk go with a refused header, not on as companions without one
+            own = {n for n in names if stem(n) == stem(name) and extension(n) in (".eeg", ".vmrk")}
+            try:
+                refs = brainvision_refs(path)
+            except Refusal as exc:
+                refused.append((shown(name), str(exc)))
+                claimed.update(own)
+                continue
+            if twice := sorted({k for k, _ in refs if sum(k == j for j, _ in refs) > 1}):
+                refused.append((shown(name), _twice_text(twice)))
+                claimed.update(own)
+                continue
+            # a name with a folder whose file was uploaded too is rewritten to the stored name
+            elsewhere = [(k, r) for k, r in refs if _FOLDERS.search(r)
+                         and names.get(safe_name(r)) is None]  # fmt: skip
+            if elsewhere:
+                refused.append((shown(name), _elsewhere_text(elsewhere)))
+                claimed.update(own)
+                continue
+            for key, ref in refs:
                 found = names.get(ref) or names.get(safe_name(ref))
                 if found is None:
                     missing.append(f"'{ref}' (its {key})")
-                else:
+                elif found not in companions:
                     companions.append(found)
             claimed.update(p.name for p in companions)
             if missing:
@@ -68,6 +90,22 @@ def group_sets(
         if extension(name) in COMPANION_EXTENSIONS and name not in claimed:
             refused.append((shown(name), _lone_companion(name)))
     return sets, refused
+
+
+def _elsewhere_text(refs: list[tuple[str, str]]) -> str:
+    named = " and ".join(f"its {k} at '{_FOLDERS.split(r)[-1]}'" for k, r in refs)
+    return (
+        f"its BrainVision header points {named} in another folder, outside its upload; a .vhdr "
+        "may only name files uploaded with it: upload the .vhdr with its .eeg and .vmrk, "
+        "named without a folder"
+    )
+
+
+def _twice_text(keys: list[str]) -> str:
+    return (
+        f"its BrainVision header names more than one {' and '.join(keys)}; a .vhdr names one "
+        "data file and one marker file: upload it as BrainVision Recorder wrote it"
+    )
 
 
 def _missing_text(missing: list[str]) -> str:
