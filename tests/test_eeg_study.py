@@ -259,6 +259,27 @@ async def test_refused_paths(h: Harness, data_dir: Path, tmp_path: Path) -> None
     assert "link_out" not in await h.call("list_data_files")
 
 
+@pytest.mark.parametrize(
+    ("path", "shown"),
+    [
+        ("a\x00b.edf", "'a\\x00b.edf' is not a valid file name: it holds a null character"),
+        ("../\x00", "'../\\x00' is not a valid file name: it holds a null character"),
+        ("x" * 300 + ".edf", "is not a valid file name (File name too long)"),
+    ],
+)
+async def test_a_name_the_os_cannot_take_is_refused_by_name(
+    h: Harness, path: str, shown: str
+) -> None:
+    """Not Python's 'embedded null byte' or the OS's error: the tool says the name is invalid."""
+    with pytest.raises(ToolException) as err:
+        await h.call("load_data", {"files": [FILES[0], path]})
+    assert shown in str(err.value) and "list_data_files" in str(err.value)
+    assert "embedded null byte" not in str(err.value) and len(str(err.value)) < 300
+    assert h.study.stage == "empty"
+    with pytest.raises(ToolException, match="the pattern is not valid: it holds a null"):
+        await h.call("list_data_files", {"pattern": "sub-01\x00*.edf"})
+
+
 @pytest.mark.parametrize("ext", ["set", "vhdr", "fif", "bdf", "gdf"])
 async def test_other_formats_load(tmp_path: Path, ext: str) -> None:
     raw = make_recording(1, 1, trials=6)

@@ -145,6 +145,14 @@ def test_path_parts_in_an_uploaded_name_are_dropped(tmp_path: Path, edf: bytes, 
     assert not (tmp_path / "outside.edf").exists() and not Path("/etc/outside.edf").exists()
 
 
+def test_a_null_character_in_an_uploaded_name_is_made_safe(tmp_path: Path, edf: bytes) -> None:
+    src = tmp_path / "src.edf"
+    src.write_bytes(edf)
+    report, data = upload(tmp_path, "sub\x00-01.edf", src)
+    assert [a.name for a in report.accepted] == ["uploads/sub_-01.edf"]
+    assert tree(data) == ["uploads", "uploads/sub_-01.edf"]
+
+
 def test_an_uploads_folder_linked_outside_the_data_folder_is_refused(
     tmp_path: Path, edf: bytes
 ) -> None:

@@ -23,6 +23,11 @@ SHOWN = 200  # file lines in one tool result
 
 def check_pattern(pattern: str) -> tuple[str, ...]:
     """The pattern's parts, or a ToolException saying what is wrong with it."""
+    if "\x00" in pattern:  # no file name holds one; the OS would refuse it in a path
+        raise ToolException(
+            "the pattern is not valid: it holds a null character (\\x00); give a glob such as "
+            "'*.edf' or 'sub-01/*'"
+        )
     parts = Path(pattern).parts
     if ".." in parts or Path(pattern).is_absolute():
         raise ToolException("the pattern must be relative to the data folder, without '..'")

@@ -27,6 +27,11 @@ def resolve_in_data_dir(data_dir: Path | str, user_path: str | Path) -> Path:
     text = str(user_path).strip()
     if not text:
         raise ToolException("empty path: give a file name relative to the data folder")
+    if "\x00" in text:  # the OS cannot take it: Python would fail with 'embedded null byte'
+        raise ToolException(
+            f"'{shown_name(text)}' is not a valid file name: it holds a null character (\\x00); "
+            "give a file name relative to the data folder (call list_data_files to see them)"
+        )
     candidate = Path(text).expanduser()
     if not candidate.is_absolute():
         candidate = root / candidate
@@ -44,7 +49,14 @@ def resolve_in_data_dir(data_dir: Path | str, user_path: str | Path) -> Path:
 def existing_data_file(data_dir: Path | str, user_path: str | Path) -> Path:
     """Like resolve_in_data_dir, but the file must exist and have a supported format."""
     path = resolve_in_data_dir(data_dir, user_path)
-    if not path.is_file():
+    try:
+        found = path.is_file()
+    except OSError as exc:  # a name the OS refuses (too long ...): say so, not the OS error
+        raise ToolException(
+            f"'{shown_name(str(user_path))}' is not a valid file name ({exc.strerror or exc}); "
+            "call list_data_files to see the available files"
+        ) from None
+    if not found:
         raise ToolException(
             f"file '{user_path}' not found in the data folder; "
             "call list_data_files to see the available files"
@@ -54,6 +66,12 @@ def existing_data_file(data_dir: Path | str, user_path: str | Path) -> Path:
             f"'{user_path}' is not a supported EEG file; supported: {', '.join(SUPPORTED_EXTENSIONS)}"
         )
     return path
+
+
+def shown_name(text: str, limit: int = 120) -> str:
+    """A name as an error message shows it: control characters visible, at most `limit` long."""
+    visible = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+    return visible if len(visible) <= limit else visible[: limit - 3] + "..."
 
 
 def file_format(path: Path) -> str | None:
