@@ -399,3 +399,41 @@ def test_a_brainvision_set_uploads_and_loads_with_its_events_in_any_spelling(
         assert accepted.info.events and set(accepted.info.events) <= {"left_hand", "right_hand"}
         raw = read_raw(data / accepted.name)
         assert sorted(set(raw.annotations.description)) == sorted(accepted.info.events)
+
+
+def test_a_header_naming_two_marker_files_is_refused_on_upload(
+    tmp_path: Path, bv_sets: tuple[Path, Path]
+) -> None:
+    """MNE takes the one in [Common Infos]; the upload would store both under one name, so a
+    header naming two is refused rather than guessed at."""
+    _, alice = bv_sets
+    src = tmp_path / "src"
+    src.mkdir()
+    text = (alice / "lower.vhdr").read_text(encoding="utf-8")
+    (src / "lower.vhdr").write_text(text + "\n[Other]\nMarkerFile=other.vmrk\n", encoding="utf-8")
+    shutil.copyfile(alice / "lower.vmrk", src / "other.vmrk")
+    files = [Incoming(n, src / n) for n in ("lower.vhdr", "other.vmrk")]
+    files += [Incoming(f"lower{e}", alice / f"lower{e}") for e in (".eeg", ".vmrk")]
+    report = receive(files, tmp_path / "data", UploadLimits())
+    assert not report.accepted
+    reasons = {r.name: r.reason for r in report.refused}
+    assert "its BrainVision header names more than one MarkerFile" in reasons["lower.vhdr"]
+    assert tree(tmp_path / "data") == ["uploads"]
+
+
+def test_a_header_in_an_encoding_python_lacks_is_refused_with_the_reason(
+    tmp_path: Path, bv_sets: tuple[Path, Path]
+) -> None:
+    """Its names cannot be read as MNE would read them, so nothing it names is opened."""
+    _, alice = bv_sets
+    for ext in (".eeg", ".vmrk"):
+        shutil.copyfile(alice / f"lower{ext}", tmp_path / f"lower{ext}")
+    text = (alice / "lower.vhdr").read_text(encoding="utf-8")
+    (tmp_path / "lower.vhdr").write_text(text.replace("Codepage=UTF-8", "Codepage=klingon"))
+    reason = "names a text encoding Python does not know \\(Codepage=klingon\\)"
+    with pytest.raises(
+        ToolException, match=rf"could not read 'lower.vhdr' as VHDR: its .*{reason}"
+    ):
+        read_raw(tmp_path / "lower.vhdr")
+    with pytest.raises(Refusal, match=reason):
+        check_recording(tmp_path / "lower.vhdr")
