@@ -8,7 +8,7 @@ import json
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
@@ -66,6 +66,13 @@ class Deps:
         None  # the study's stage and steps, to verify plans
     )
 
+    def budget(self, role: str) -> Budget:
+        """What one request of `role` may use now: the function-call model's request carries
+        only the tools offered this round, so its budget is taken per request, not per build."""
+        if role != "function_call":
+            return self.budgets[role]
+        return replace(self.budgets[role], tools=self.bound_llm.tokens())
+
 
 class Nodes:
     """Plain async node functions over AgentState; per-run bookkeeping lives in `ctx`.
@@ -122,7 +129,7 @@ class Nodes:
         if self.ctx.plan is not None and (progress := self.planner.prompt(self.ctx.plan)):
             run.append(HumanMessage(progress))
         messages, digested = fit_run(
-            self._system(), self.ctx.history, run, self.d.budgets["function_call"]
+            self._system(), self.ctx.history, run, self.d.budget("function_call")
         )
         if digested and not self.ctx.digest_told:
             self.ctx.digest_told = True
