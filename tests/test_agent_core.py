@@ -196,6 +196,45 @@ async def test_tool_definitions_too_big_for_the_window_are_named(
     assert "fewer MCP servers" in notice.hint
 
 
+async def test_a_later_round_whose_tools_fill_the_window_is_not_sent(scripted_server) -> None:
+    # Round 1 offers a small tool; once it ran, the offer adds one whose definition alone fills
+    # the 4,000-token window. That round is not sent; the answer is written from the results.
+    s = scripted_server
+    ran: list[int] = []
+
+    async def probe(x: int = 0) -> str:
+        ran.append(x)
+        return f"probe {x}: fine"
+
+    async def big(x: int = 0) -> str:
+        return "big"
+
+    small_tool = set_flags(
+        StructuredTool.from_function(coroutine=probe, name="probe", description="probe"),
+        read_only=True,
+    )
+    big_tool = set_flags(
+        StructuredTool.from_function(coroutine=big, name="big", description="spectra " * 4000),
+        read_only=True,
+    )
+    s.queue("fc", ToolCalls([Call("probe", {"x": 1})]), Text("enough"))
+    s.queue("ans", Text("Probed."))
+    small = {r: spec(s, m, context_window=4000, max_tokens=200) for r, m in roles()}
+    agent = build_agent(
+        *models(s),
+        [small_tool, big_tool],
+        AgentLimits(evaluation="model"),
+        specs=small,
+        hidden=lambda: set() if ran else {"big"},
+    )
+    events = await collect(agent.run("probe it"))
+    assert len(s.requests_for("fc")) == 1 and text(events) == "Probed."
+    for request in s.requests:
+        assert input_tokens(request) <= 4000 - 200
+    notice = [n for n in of(events, "notice") if n.kind == "error"][0]
+    assert "The tool definitions offered take" in notice.message
+
+
 async def test_a_too_long_question_reports_its_own_size(scripted_server) -> None:
     s = scripted_server
     question = "word " * 20_000

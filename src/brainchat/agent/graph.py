@@ -14,7 +14,7 @@ from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 
 from brainchat.agent.budget import Budget
-from brainchat.agent.nodes import CURRENT_DEPS, CURRENT_RUN, Deps, Nodes
+from brainchat.agent.nodes import CURRENT_DEPS, CURRENT_RUN, Deps, Nodes, no_room
 from brainchat.agent.offer import ToolOffer
 from brainchat.agent.policy import Evaluator, RoundRule, default_evaluator, default_round_rule
 from brainchat.agent.state import AgentState, RunContext
@@ -185,21 +185,8 @@ class Agent:
             # A cheap upper bound first (exact only when it could matter): no count in the common case
             system = message_tokens([prompts[role]], room - budget.tools - 16)
             fixed = system + budget.tools
-            if fixed + 16 > room:  # not even a one-line question fits
-                if budget.tools >= system:
-                    part = f"The tool definitions offered take {budget.tools:,} tokens"
-                    fix = "Pick a model with a larger context window, or connect fewer MCP servers"
-                else:
-                    with_tools = " with the tool descriptions" if d.tool_calling == "prompt" else ""
-                    part = f"The instructions{with_tools} take {system:,} tokens"
-                    fix = "Pick a model with a larger context window"
-                if (spec := d.specs.get(role)) is not None and spec.max_tokens:
-                    fix += ", or lower its max_tokens"
-                return (
-                    f"{part} of {name}'s {window:,}-token context window, and {reserve:,} are "
-                    "kept for the reply: no message fits. Nothing was sent to the model.",
-                    fix + ".",
-                )
+            if fixed + 16 > room and (refused := no_room(d, role, system)) is not None:
+                return refused  # `system` is exact here: the bound exceeded its limit
             if text_bound(question) + fixed + 3 <= room:  # 3: the question's own framing
                 continue
             fixed = count_message_tokens([prompts[role]]) + budget.tools  # exact, to be fair
