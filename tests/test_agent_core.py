@@ -8,6 +8,7 @@ import logging
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from langchain_core.tools import StructuredTool, ToolException
 
 from brainchat.agent.graph import build_agent
@@ -20,7 +21,7 @@ from brainchat.settings import AgentLimits, Settings
 from brainchat.testing.scripted_server import Call, Fault, Text, ToolCalls
 from brainchat.tools.registry import set_flags
 from brainchat.tools.search import FixtureBackend, make_search_tool
-from brainchat.usage import count_tokens
+from brainchat.usage import count_tokens, tools_tokens
 
 from support import collect, of, spec, text, write_fixture
 
@@ -150,6 +151,138 @@ async def test_a_question_too_long_for_the_window_gets_a_clear_message(scripted_
     notice = of(events, "notice")[0]
     assert notice.kind == "error" and "context window 2,000" in notice.message
     assert of(events, "run_finished")[0].reason == "error"
+
+
+def input_tokens(request) -> int:
+    """A request's input as the budget counts it: messages (OpenAI's accounting) and tools."""
+    total = 3 + sum(3 + count_tokens(str(m.get("content") or "")) for m in request.messages)
+    return total + (tools_tokens(request.tools) if request.tools else 0)
+
+
+@pytest.mark.parametrize("window", [4096, 3000])
+async def test_a_small_window_answers_with_the_tools_offered_this_round(
+    scripted_server, tmp_path: Path, window: int
+) -> None:
+    # All tools take ~2.4k tokens; an empty study offers 4 (~400). Counting every tool (and a
+    # flat 600 for the prompt) refused every message at 4,096 tokens and blamed the user's "hi";
+    # at 3,000 only the tools offered this round leave room for the question.
+    s = scripted_server
+    fc = spec(s, "fc", context_window=window)
+    settings = Settings(function_call_model=fc, data_dir=tmp_path, search_backend="fixture",
+                        search_fixture=write_fixture(tmp_path / "fx.json"))  # fmt: skip
+    session = Session(settings)
+    session.set_mode("agent")
+    s.queue("fc", Text("no tools"), Text("Hello."))
+    events = await collect(session.ask("hi"))
+    assert of(events, "run_finished")[0].reason == "answered", of(events, "notice")
+    assert text(events) == "Hello."
+    first = s.requests_for("fc")[0]
+    assert first.tools and len(first.tools) < len(session.last_agent.deps.runner.tools)
+    for request in s.requests:
+        assert input_tokens(request) <= window - 1024
+
+
+async def test_tool_definitions_too_big_for_the_window_are_named(
+    scripted_server, tmp_path: Path
+) -> None:
+    s = scripted_server
+    tools = build_eeg_tools(Study(tmp_path))  # every one offered: ~2.4k tokens of definitions
+    small = {r: spec(s, m, context_window=2048) for r, m in roles()}
+    events = await collect(build_agent(*models(s), tools, specs=small).run("hi"))
+    assert not s.requests
+    notice = of(events, "notice")[0]
+    assert "The tool definitions offered take" in notice.message
+    assert "2,048-token context window" in notice.message and "Your message" not in notice.message
+    assert "fewer MCP servers" in notice.hint
+
+
+async def test_a_later_round_whose_tools_fill_the_window_is_not_sent(scripted_server) -> None:
+    # Round 1 offers a small tool; once it ran, the offer adds one whose definition alone fills
+    # the 4,000-token window. That round is not sent; the answer is written from the results.
+    s = scripted_server
+    ran: list[int] = []
+
+    async def probe(x: int = 0) -> str:
+        ran.append(x)
+        return f"probe {x}: fine"
+
+    async def big(x: int = 0) -> str:
+        return "big"
+
+    small_tool = set_flags(
+        StructuredTool.from_function(coroutine=probe, name="probe", description="probe"),
+        read_only=True,
+    )
+    big_tool = set_flags(
+        StructuredTool.from_function(coroutine=big, name="big", description="spectra " * 4000),
+        read_only=True,
+    )
+    s.queue("fc", ToolCalls([Call("probe", {"x": 1})]), Text("enough"))
+    s.queue("ans", Text("Probed."))
+    small = {r: spec(s, m, context_window=4000, max_tokens=200) for r, m in roles()}
+    agent = build_agent(
+        *models(s),
+        [small_tool, big_tool],
+        AgentLimits(evaluation="model"),
+        specs=small,
+        hidden=lambda: set() if ran else {"big"},
+    )
+    events = await collect(agent.run("probe it"))
+    assert len(s.requests_for("fc")) == 1 and text(events) == "Probed."
+    for request in s.requests:
+        assert input_tokens(request) <= 4000 - 200
+    notice = [n for n in of(events, "notice") if n.kind == "error"][0]
+    assert "The tool definitions offered take" in notice.message
+
+
+async def test_a_too_long_question_reports_its_own_size(scripted_server) -> None:
+    s = scripted_server
+    question = "word " * 20_000
+    events = await collect(build_agent(*models(s), []).run(question))
+    assert not s.requests
+    message = of(events, "notice")[0].message
+    assert f"Your message is about {count_tokens(question):,} tokens" in message
+    assert "context window 16,000" in message
+
+
+async def test_a_cjk_question_over_the_window_is_refused_with_its_size(
+    scripted_server, tmp_path: Path
+) -> None:
+    # 3,500 characters, 10,500 tokens: characters are no upper bound on tokens
+    s = scripted_server
+    fc = spec(s, "fc", context_window=8000, max_tokens=300)
+    settings = Settings(function_call_model=fc, data_dir=tmp_path, search_backend="fixture",
+                        search_fixture=write_fixture(tmp_path / "fx.json"))  # fmt: skip
+    session = Session(settings)
+    session.set_mode("agent")
+    question = "脑" * 3500
+    events = await collect(session.ask(question))
+    assert not s.requests
+    message = of(events, "notice")[0].message
+    assert f"about {count_tokens(question):,} tokens" in message
+
+
+async def test_cjk_tool_results_are_cut_to_fit_the_window(scripted_server) -> None:
+    s = scripted_server
+
+    async def run(x: int = 0) -> str:
+        return f"page {x}: " + "脑电图" * 500  # 1,500 characters, ~4,500 tokens
+
+    fetch = set_flags(
+        StructuredTool.from_function(coroutine=run, name="fetch", description="fetch a page"),
+        read_only=True,
+    )
+    s.queue("fc", *[ToolCalls([Call("fetch", {"x": i})]) for i in range(4)], Text("enough"))
+    s.queue("ans", Text("ok"))
+    small = {r: spec(s, m, context_window=8000, max_tokens=300) for r, m in roles()}
+    await collect(
+        build_agent(*models(s), [fetch], AgentLimits(evaluation="model"), specs=small).run("read")
+    )
+    assert len(s.requests_for("fc")) == 5
+    for request in s.requests:
+        assert input_tokens(request) <= 8000 - 300
+    second = [m for m in s.requests_for("fc")[1].messages if m["role"] == "tool"][0]["content"]
+    assert "tokens cut from the middle" in second
 
 
 # -- 3. the evaluation decides ----------------------------------------------------------------

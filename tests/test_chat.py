@@ -8,7 +8,7 @@ from brainchat.chat import stream_chat, trim_history
 from brainchat.session import Session
 from brainchat.settings import Settings
 from brainchat.testing.scripted_server import Drop, Fault, Malformed, Text
-from brainchat.usage import count_message_tokens
+from brainchat.usage import count_message_tokens, count_tokens
 
 from support import collect, of, spec, text
 
@@ -83,6 +83,36 @@ async def test_long_chat_never_overflows_window(scripted_server) -> None:
     assert sent[-1]["content"].startswith("message 11")
     assert len(sent) < 2 * 12 + 1
     assert scripted_server.requests[-1].usage["prompt_tokens"] < 1400
+
+
+def sent_input_tokens(request) -> int:
+    """The request's input as the budget counts it (OpenAI's chat accounting)."""
+    return 3 + sum(3 + count_tokens(str(m.get("content") or "")) for m in request.messages)
+
+
+async def test_input_plus_max_tokens_never_exceed_the_window(scripted_server) -> None:
+    # window - max_tokens = 400 is below the old 512-token floor: the floor let input + reply
+    # past the window. A spec built in code (or resized from a model list) skips the settings check.
+    session = session_for(scripted_server, context_window=1000, max_tokens=600)
+    for i in range(6):
+        scripted_server.queue("chat-m", Text(f"reply {i} " + "lorem ipsum " * 40))
+        await collect(session.ask(f"message {i} " + "dolor sit " * 40))
+    assert len(scripted_server.requests) == 6
+    for request in scripted_server.requests:
+        reply = request.params.get("max_completion_tokens") or request.params.get("max_tokens")
+        assert reply == 600
+        assert sent_input_tokens(request) + reply <= 1000
+
+
+async def test_a_message_over_what_max_tokens_leaves_is_refused_with_both_sizes(
+    scripted_server,
+) -> None:
+    session = session_for(scripted_server, context_window=2048, max_tokens=1900)
+    events = await collect(session.ask("word " * 150))
+    assert not scripted_server.requests
+    message = of(events, "notice")[0].message
+    assert f"Your message is about {count_tokens('word ' * 150):,} tokens" in message
+    assert "1,900 kept for the answer" in message
 
 
 async def test_rate_limit_is_retried_then_answers(scripted_server) -> None:

@@ -113,6 +113,25 @@ def test_bad_values_name_variable_value_and_allowed(
     assert Session(settings).config_problem() and variable in Session(settings).config_problem()
 
 
+@pytest.mark.parametrize(
+    ("window", "max_tokens", "ok"), [(4096, 8192, False), (4096, 2049, False), (4096, 2048, True)]
+)
+def test_max_tokens_must_leave_half_the_window_for_input(
+    window: int, max_tokens: int, ok: bool
+) -> None:
+    # input + max_tokens must fit the window: a reply allowed most of it leaves no room to ask
+    settings = load_settings(
+        {"CHAT_MODEL": spec(context_window=window, max_tokens=max_tokens)}, dotenv=False
+    )
+    if ok:
+        assert settings.errors == () and settings.chat_model.max_tokens == max_tokens
+        return
+    assert len(settings.errors) == 1, settings.errors
+    err = settings.errors[0]
+    assert err.variable == "CHAT_MODEL.max_tokens"
+    assert f"{max_tokens}" in str(err) and "4,096" in str(err) and "at most 2,048" in str(err)
+
+
 def test_out_of_range_is_refused_not_clamped() -> None:
     settings = load_settings({"AGENT_MAX_ITERATIONS": "0"}, dotenv=False)
     assert settings.limits.max_iterations == 10  # the default stays; the error is reported

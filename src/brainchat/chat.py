@@ -27,9 +27,13 @@ from brainchat.llm import (
 )
 from brainchat.prompts import load_prompt
 from brainchat.settings import ModelSpec
-from brainchat.usage import UsageCallback, UsageLedger, count_message_tokens
-
-ANSWER_RESERVE = 1024  # tokens kept free for the answer when trimming history
+from brainchat.usage import (
+    UsageCallback,
+    UsageLedger,
+    count_message_tokens,
+    count_tokens,
+    reply_reserve,
+)
 
 
 def trim_history(
@@ -74,12 +78,17 @@ async def _chat_turn(
     started = time.perf_counter()
     emit(RunStarted(mode="chat", question=question, models={"chat": spec.name}))
     system = SystemMessage(load_prompt("chat", spec.prompt_variant))
-    budget = max(512, spec.context_window - (spec.max_tokens or ANSWER_RESERVE))
+    # No floor: input + the reply's max_tokens must stay within the window. Settings keep
+    # max_tokens at most half the window; a spec built otherwise refuses rather than overflows.
+    budget = spec.context_window - reply_reserve(spec)
     ledger = callback.ledger
-    if (size := count_message_tokens([system, HumanMessage(question)])) > budget:
+    if count_message_tokens([system, HumanMessage(question)]) > budget:
+        # The question's own size, and the room the prompt and the reply leave it
+        room = max(budget - count_message_tokens([system]) - 3, 0)
         too_long = (
-            f"Your message is about {size:,} tokens; {spec.name} can take {budget:,} in one "
-            f"request (context window {spec.context_window:,} tokens, less room for the answer)."
+            f"Your message is about {count_tokens(question):,} tokens; {spec.name} has room for "
+            f"about {room:,} (context window {spec.context_window:,} tokens, less the "
+            f"instructions and {reply_reserve(spec):,} kept for the answer)."
         )
         emit(Notice(kind="error", message=too_long, hint="Shorten it, attach it as a file in "
                     "Agent mode, or pick a model with a larger context window."))  # fmt: skip

@@ -256,6 +256,21 @@ def parse_model_spec(var: str, raw: str | Mapping[str, Any], env: Mapping[str, s
                 None,
                 f"set the environment variable {key_env} or give api_key / api_key_env in the spec",
             )
+    window = _num(f"{var}.context_window", data.get("context_window", 16000), int, 512, 10_000_000)
+    max_tokens = (
+        None
+        if data.get("max_tokens") is None
+        else _num(f"{var}.max_tokens", data["max_tokens"], int, 1, 1_000_000)
+    )
+    if max_tokens is not None and max_tokens > window // 2:
+        # Every request is input + max_tokens <= the window; past half, little is left for input.
+        raise ConfigError(
+            f"{var}.max_tokens",
+            max_tokens,
+            f"must be at most half of context_window ({window:,} tokens), so at most "
+            f"{window // 2:,}: the rest of the window is the input (prompt, tools, history). "
+            "Lower max_tokens or raise context_window",
+        )
     return ModelSpec(
         model=model.strip(),
         provider=provider,
@@ -264,9 +279,7 @@ def parse_model_spec(var: str, raw: str | Mapping[str, Any], env: Mapping[str, s
         temperature=None
         if data.get("temperature") is None
         else _num(f"{var}.temperature", data["temperature"], float, 0, 2),
-        max_tokens=None
-        if data.get("max_tokens") is None
-        else _num(f"{var}.max_tokens", data["max_tokens"], int, 1, 1_000_000),
+        max_tokens=max_tokens,
         timeout=_num(f"{var}.timeout", data.get("timeout", 60), float, 1, 3600),
         max_retries=_num(f"{var}.max_retries", data.get("max_retries", 2), int, 0, 10),
         stream_usage=_bool(f"{var}.stream_usage", data.get("stream_usage", True)),
@@ -277,9 +290,7 @@ def parse_model_spec(var: str, raw: str | Mapping[str, Any], env: Mapping[str, s
         if data.get("output_price") is None
         else _num(f"{var}.output_price", data["output_price"], float, 0, 10_000),
         prompt_variant=data.get("prompt_variant"),
-        context_window=_num(
-            f"{var}.context_window", data.get("context_window", 16000), int, 512, 10_000_000
-        ),
+        context_window=window,
         label=data.get("label"),
         tool_calling=parse_tool_calling(f"{var}.tool_calling", data.get("tool_calling", "native")),
         stream_tool_calls=_bool(f"{var}.stream_tool_calls", data.get("stream_tool_calls", True)),

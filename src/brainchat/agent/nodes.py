@@ -8,7 +8,7 @@ import json
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
@@ -38,7 +38,7 @@ from brainchat.events import Citations, Evaluation, ModelSwitch, Notice, Thinkin
 from brainchat.llm import describe_error
 from brainchat.prompts import load_prompt
 from brainchat.settings import AgentLimits, ModelSpec
-from brainchat.usage import UsageCallback
+from brainchat.usage import UsageCallback, count_message_tokens
 
 CURRENT_RUN: contextvars.ContextVar[RunContext] = contextvars.ContextVar("brainchat_run")
 CURRENT_DEPS: contextvars.ContextVar[Deps] = contextvars.ContextVar("brainchat_deps")
@@ -64,6 +64,36 @@ class Deps:
     tool_calling: str = "native"  # native | prompt | auto (the function-call spec's setting)
     facts: Callable[[], dict[str, Any]] | None = (
         None  # the study's stage and steps, to verify plans
+    )
+
+    def budget(self, role: str) -> Budget:
+        """What one request of `role` may use now: the function-call model's request carries
+        only the tools offered this round, so its budget is taken per request, not per build."""
+        if role != "function_call":
+            return self.budgets[role]
+        return replace(self.budgets[role], tools=self.bound_llm.tokens())
+
+
+def no_room(d: Deps, role: str, system: int) -> tuple[str, str] | None:
+    """When `role`'s prompt (`system` tokens) and offered tools leave no room for a message in
+    its window: what takes the room (never the user's text) and what to do, else None."""
+    budget = d.budget(role)
+    if system + budget.tools + 16 <= budget.window - budget.reserve:
+        return None
+    if budget.tools >= system:
+        part = f"The tool definitions offered take {budget.tools:,} tokens"
+        fix = "Pick a model with a larger context window, or connect fewer MCP servers"
+    else:
+        with_tools = " with the tool descriptions" if d.tool_calling == "prompt" else ""
+        part = f"The instructions{with_tools} take {system:,} tokens"
+        fix = "Pick a model with a larger context window"
+    if (spec := d.specs.get(role)) is not None and spec.max_tokens:
+        fix += ", or lower its max_tokens"
+    return (
+        f"{part} of {d.names[role]}'s {budget.window:,}-token context window, and "
+        f"{budget.reserve:,} are kept for the reply: no message fits. Nothing was sent to the "
+        "model.",
+        fix + ".",
     )
 
 
@@ -121,9 +151,10 @@ class Nodes:
             )
         if self.ctx.plan is not None and (progress := self.planner.prompt(self.ctx.plan)):
             run.append(HumanMessage(progress))
-        messages, digested = fit_run(
-            self._system(), self.ctx.history, run, self.d.budgets["function_call"]
-        )
+        system, budget = self._system(), self.d.budget("function_call")
+        if (full := self._no_room(system, budget, round_)) is not None:
+            return full
+        messages, digested = fit_run(system, self.ctx.history, run, budget)
         if digested and not self.ctx.digest_told:
             self.ctx.digest_told = True
             emit(
@@ -204,6 +235,23 @@ class Nodes:
             "route": "act",
             "verdict_note": None,
         }
+
+    def _no_room(self, system: SystemMessage, budget: Budget, round_: int) -> dict[str, Any] | None:
+        """A round whose offered tools fill the window is not sent (the first round is checked
+        before the run; a later one may offer more tools): answer from the results, or stop."""
+        if message_tokens([system], budget.tokens - 16) + 16 <= budget.tokens:
+            return None
+        refused = no_room(self.d, "function_call", count_message_tokens([system]))
+        if refused is None:
+            return None
+        message, hint = refused
+        gathered = bool(self.ctx.ledger.successful())
+        if gathered:
+            hint += " The answer below is written from the tool results gathered so far."
+        emit(Notice(kind="error", message=message, hint=hint))
+        if gathered:  # as when the model fails: the answer says what was done and what remains
+            return {"round": round_, "route": "answer", "stop_reason": "model_error", "error": None}
+        return {"round": round_, "route": "finish", "stop_reason": "error", "error": message}
 
     def _model_failed(self, exc: BaseException, round_: int) -> dict[str, Any]:
         """The function-call model failed: answer from what was gathered, or stop if nothing was."""

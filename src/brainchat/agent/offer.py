@@ -13,6 +13,8 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
+from brainchat.usage import tools_tokens
+
 
 class ToolOffer:
     """The function-call model bound to the tools offered this round; one binding per subset."""
@@ -29,6 +31,7 @@ class ToolOffer:
         self.llm, self.hidden, self.plain = llm, hidden, plain
         self.pairs = list(zip(tools, schemas, strict=True))
         self.bound: dict[frozenset[str], Any] = {}
+        self.sizes: dict[frozenset[str], int] = {}
 
     def offered(self) -> list[str]:
         """The names of the tools the model sees this round."""
@@ -39,6 +42,18 @@ class ToolOffer:
         """The schemas of the tools offered this round (described in the prompt in prompt mode)."""
         hide = frozenset(self.hidden()) if self.hidden else frozenset()
         return [s for t, s in self.pairs if t.name not in hide]
+
+    def tokens(self) -> int:
+        """Tokens the tool definitions offered this round add to a request, counted per subset.
+
+        Prompt mode sends no `tools`: the descriptions are in the system prompt, counted with it.
+        """
+        if self.plain:
+            return 0
+        hide = frozenset(self.hidden()) if self.hidden else frozenset()
+        if hide not in self.sizes:
+            self.sizes[hide] = tools_tokens([s for t, s in self.pairs if t.name not in hide])
+        return self.sizes[hide]
 
     def __call__(self) -> Any:
         hide = frozenset(self.hidden()) if self.hidden else frozenset()

@@ -16,11 +16,15 @@ from brainchat.redact import get_logger, mask
 from brainchat.ui import persistence
 
 if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
     from brainchat.settings import ModelSpec
     from brainchat.ui.conversation import Conversation
 
 log = get_logger("brainchat.ui")
 TITLE_TIMEOUT = 30.0
+TITLE_REPLY = 32  # tokens: the title call's max_tokens
+TITLE_INPUT = 500  # tokens of the question at most: its head names the topic
 _running: set[asyncio.Task[None]] = set()
 
 
@@ -38,16 +42,27 @@ def title_once(conv: Conversation, question: str) -> None:
     task.add_done_callback(_running.discard)
 
 
+def title_messages(spec: ModelSpec, system: BaseMessage, question: str) -> list[BaseMessage]:
+    """The title request: the question's head cut by tokens (not characters: one CJK character
+    or emoji is up to three tokens) to fit the title model's window beside prompt and reply."""
+    from langchain_core.messages import HumanMessage
+
+    from brainchat.usage import count_message_tokens, first_tokens
+
+    room = spec.context_window - TITLE_REPLY - count_message_tokens([system]) - 3
+    return [system, HumanMessage(first_tokens(question, max(min(TITLE_INPUT, room), 0)))]
+
+
 async def _write_title(spec: ModelSpec, thread_id: str, question: str) -> None:
     from chainlit.data import get_data_layer
-    from langchain_core.messages import HumanMessage, SystemMessage
+    from langchain_core.messages import SystemMessage
 
     from brainchat.llm import make_chat_model
     from brainchat.prompts import load_prompt
 
     try:
-        model = make_chat_model(spec, "title", max_tokens=32)
-        messages = [SystemMessage(load_prompt("title")), HumanMessage(question[:2000])]
+        model = make_chat_model(spec, "title", max_tokens=TITLE_REPLY)
+        messages = title_messages(spec, SystemMessage(load_prompt("title")), question)
         reply = await asyncio.wait_for(model.ainvoke(messages), TITLE_TIMEOUT)
         title = str(reply.content).strip().strip("\"'“”").strip()
         layer = get_data_layer()
