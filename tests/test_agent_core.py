@@ -152,6 +152,76 @@ async def test_a_question_too_long_for_the_window_gets_a_clear_message(scripted_
     assert of(events, "run_finished")[0].reason == "error"
 
 
+def failing_tool(name: str = "query", chars: int = 100_000) -> StructuredTool:
+    """A tool whose error is a whole traceback (an MCP server's isError text has no limit)."""
+
+    async def run(x: int = 0) -> str:
+        frames = '  File "x.py", line 1, in f\n' * (chars // 28)
+        raise ToolException(f"MCP server 'db' returned an error: Traceback\n{frames}END OF TRACE")
+
+    tool = StructuredTool.from_function(coroutine=run, name=name, description=f"{name} tool")
+    return set_flags(tool, read_only=True)  # type: ignore[return-value]
+
+
+def wire_tokens(request) -> int:
+    """A request as a chat server counts it: each message's text and framing, each call's name,
+    arguments and id, the result's call id, the tool definitions. (`request_tokens` counts the
+    JSON body, whose keys and escapes add ~40 tokens per call that no server tokenizes.)"""
+    total = 3 + (
+        count_tokens(json.dumps(request.tools, separators=(",", ":"))) if request.tools else 0
+    )
+    for m in request.messages:
+        total += 4 + count_tokens(str(m.get("content") or ""))
+        total += count_tokens(str(m.get("tool_call_id") or ""))
+        for c in m.get("tool_calls") or []:
+            total += 4 + count_tokens(c["id"] + c["function"]["name"] + c["function"]["arguments"])
+    return total
+
+
+def assert_all_fit(server, windows: dict[str, tuple[int, int]]) -> None:
+    """Every request the server saw fits its model's window less the reply's reserve."""
+    assert server.requests
+    for request in server.requests:
+        window, reserve = windows[request.model]
+        assert wire_tokens(request) <= window - reserve, (request.model, len(request.messages))
+
+
+async def test_a_long_tool_error_is_not_repeated_whole_in_later_requests(scripted_server) -> None:
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("query", {"x": 1})]), Text("I could not query it."))
+    s.queue("ans", Text("The query failed."))
+    specs = {r: spec(s, m) for r, m in roles()}
+    events = await collect(build_agent(*models(s), [failing_tool()], specs=specs).run("query"))
+    assert_all_fit(s, {"fc": (16000, 1024), "ans": (16000, 1024)})
+    assert text(events) == "The query failed."
+    assert of(events, "run_finished")[0].reason == "answered"
+    # the whole error still reaches the user's step view; the model's tool message is cut
+    assert of(events, "tool_finished")[0].error.endswith("END OF TRACE")
+    tool_msg = [m for m in s.requests_for("fc")[1].messages if m["role"] == "tool"][0]
+    assert "tokens cut from the middle" in tool_msg["content"]
+    assert not any("digest" in n.message for n in of(events, "notice"))  # none was made
+
+
+async def test_a_long_tool_error_in_plan_mode_keeps_replan_and_answer_in_the_window(
+    scripted_server,
+) -> None:
+    s = scripted_server
+    plan = [{"title": "count", "tool": "good"}, {"title": "query db", "tool": "bad"}]
+    s.queue("fc", ToolCalls([Call("submit_plan", {"needs_plan": True, "steps": plan})]),
+            ToolCalls([Call("good", {"x": 1})]), ToolCalls([Call("bad", {"x": 2})]),
+            ToolCalls([Call("submit_plan", {"needs_plan": True,
+                                            "steps": [{"title": "count again", "tool": "good"}]})]),
+            ToolCalls([Call("good", {"x": 3})]), Text("done"))  # fmt: skip
+    s.queue("ans", Text("Counted; the query failed."))
+    tools = [note_tool("good", read_only=True), failing_tool("bad")]
+    limits = AgentLimits(plan_mode="always", max_replans=1)
+    specs = {r: spec(s, m) for r, m in roles()}
+    events = await collect(build_agent(*models(s), tools, limits, specs=specs).run("count, query"))
+    assert of(events, "replanned")  # the replan request was sent, and fitted
+    assert_all_fit(s, {"fc": (16000, 1024), "ans": (16000, 1024)})
+    assert text(events) == "Counted; the query failed."
+
+
 # -- 3. the evaluation decides ----------------------------------------------------------------
 async def test_enough_goes_straight_to_the_answer(scripted_server, tmp_path: Path) -> None:
     s = scripted_server

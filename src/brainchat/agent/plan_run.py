@@ -16,7 +16,7 @@ from brainchat.agent.plan import (
     unverified_claims,
     verify,
 )
-from brainchat.agent.state import LedgerEntry, RunContext
+from brainchat.agent.state import ERROR_CHARS, LedgerEntry, RunContext, clip
 from brainchat.events import (
     AnswerToken,
     Notice,
@@ -103,6 +103,8 @@ class PlanRun:
         )
 
     def _mark(self, step: PlanStep, status: Any, detail: str) -> None:
+        # The detail goes into the replan request, every decide prompt and the answer: bounded.
+        detail = clip(detail, ERROR_CHARS)
         step.status, step.detail = status, detail
         emit(PlanStepUpdated(step_id=step.id, title=step.title, status=status, detail=detail))
 
