@@ -222,6 +222,83 @@ async def test_a_long_tool_error_in_plan_mode_keeps_replan_and_answer_in_the_win
     assert text(events) == "Counted; the query failed."
 
 
+async def test_replies_that_think_aloud_are_cut_before_the_window_overflows(
+    scripted_server,
+) -> None:
+    s = scripted_server
+    thought = "Let me reason about the next step carefully. " * 90  # ~800 tokens each
+    s.queue("fc", *[ToolCalls([Call("fetch", {"x": i})], content=thought) for i in range(9)],
+            Text("done"))  # fmt: skip
+    s.queue("ans", Text("ok"))
+    specs = {r: spec(s, m, context_window=8000, max_tokens=1000) for r, m in roles()}
+    limits = AgentLimits(evaluation="model", max_auto_rounds=10, max_iterations=10)
+    agent = build_agent(*models(s), [note_tool("fetch", read_only=True)], limits, specs=specs)
+    events = await collect(agent.run("go"))
+    assert len(s.requests_for("fc")) == 10
+    assert_all_fit(s, {"fc": (8000, 1000), "ans": (8000, 1000)})
+    assert text(events) == "ok"
+    told = [n.message for n in of(events, "notice") if n.kind == "info"]
+    assert any("reply" in m and "cut" in m for m in told)
+    assert not any("digest" in m for m in told)  # the short results were never "digested"
+
+
+def test_a_digest_never_replaces_a_shorter_result() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+    from brainchat.agent.budget import Budget, fit_run
+
+    run = [HumanMessage("go")]
+    for i in range(4):
+        run.append(AIMessage("think " * 400, tool_calls=[{"name": "f", "args": {}, "id": f"c{i}"}]))
+        run.append(ToolMessage("42 trials", tool_call_id=f"c{i}", name="f"))
+    fitted = fit_run(SystemMessage("system"), [], run, Budget(2000, 500))
+    assert fitted.fits and fitted.digested == 0 and fitted.shortened >= 1
+    assert [m.content for m in fitted.messages if isinstance(m, ToolMessage)] == ["42 trials"] * 4
+
+
+async def loaded_prompt_session(s, tmp_path: Path, **limits) -> Session:
+    write_demo_set(tmp_path, subjects=1, sessions=1, trials=10, seed=3)
+    fc = spec(s, "fc", context_window=8000, max_tokens=300, tool_calling="prompt")
+    settings = Settings(function_call_model=fc, data_dir=tmp_path, search_backend="fixture",
+                        search_fixture=write_fixture(tmp_path / "fx.json"),
+                        limits=AgentLimits(**limits))  # fmt: skip
+    session = Session(settings)
+    session.set_mode("agent")
+    return session
+
+
+async def test_prompt_mode_tool_text_counts_and_an_overlong_request_is_not_sent(
+    scripted_server, tmp_path: Path
+) -> None:
+    s = scripted_server
+    session = await loaded_prompt_session(s, tmp_path)
+    call = {"name": "load_data", "arguments": {"files": [EDF]}}
+    load = f"```json\n{json.dumps(call)}\n```"
+    s.queue("fc", Text(load), Text("Loaded."), Text("Loaded."))
+    await collect(session.ask("load the edf"))
+    assert session.study.stage == "loaded"  # the system prompt now lists every EEG tool
+    s.queue("fc", Text("no tools"), Text("answer"))
+    events = await collect(session.ask("word " * 6500))
+    assert_all_fit(s, {"fc": (8000, 300)})
+    assert of(events, "run_finished")[0].reason == "error"
+    error = [n for n in of(events, "notice") if n.kind == "error"][0]
+    assert "8,000" in error.message  # names the window that was too small
+
+
+async def test_the_planner_request_is_fitted_too(scripted_server, tmp_path: Path) -> None:
+    s = scripted_server
+    fc = spec(s, "fc", context_window=8000, max_tokens=300, tool_calling="prompt")
+    settings = Settings(function_call_model=fc, data_dir=tmp_path, search_backend="fixture",
+                        search_fixture=write_fixture(tmp_path / "fx.json"),
+                        limits=AgentLimits(plan_mode="always"))  # fmt: skip
+    session = Session(settings)
+    session.set_mode("agent")
+    s.queue("fc", Text('{"needs_plan": false, "steps": []}'), Text("no tools"), Text("answer"))
+    events = await collect(session.ask("word " * 7090))
+    assert all(wire_tokens(r) <= 8000 - 300 for r in s.requests)  # none at all is fine too
+    assert of(events, "run_finished")[0].reason == "error"
+
+
 # -- 3. the evaluation decides ----------------------------------------------------------------
 async def test_enough_goes_straight_to_the_answer(scripted_server, tmp_path: Path) -> None:
     s = scripted_server

@@ -22,7 +22,14 @@ from langchain_core.messages import (
 
 from brainchat import llm
 from brainchat.agent import modelcall, textcalls
-from brainchat.agent.budget import Budget, cut_text, fit_history, fit_run, message_tokens
+from brainchat.agent.budget import (
+    Budget,
+    Fitted,
+    cut_text,
+    fit_history,
+    fit_run,
+    message_tokens,
+)
 from brainchat.agent.offer import ToolOffer
 from brainchat.agent.plan_run import PlanRun, plan_limits
 from brainchat.agent.policy import (
@@ -43,6 +50,7 @@ from brainchat.usage import UsageCallback
 CURRENT_RUN: contextvars.ContextVar[RunContext] = contextvars.ContextVar("brainchat_run")
 CURRENT_DEPS: contextvars.ContextVar[Deps] = contextvars.ContextVar("brainchat_deps")
 CITATION = re.compile(r"\[(\d{1,3})\]")
+NOTE_TOKENS = 400  # the evaluation note beside a round: gists and short errors, never a dump
 
 
 @dataclass
@@ -114,26 +122,22 @@ class Nodes:
     async def decide(self, state: AgentState) -> dict[str, Any]:
         round_ = state.get("round", 0) + 1
         self.cb.round = round_
+        budget = self.d.budgets["function_call"]
         run = list(state["messages"])
         if state.get("verdict_note"):
-            run.append(
-                HumanMessage(f"(Evaluation of your last tool round: {state['verdict_note']}.)")
-            )
+            # The note repeats tool errors and gists: bounded, so it never crowds out the run.
+            note = cut_text(str(state["verdict_note"]), NOTE_TOKENS)
+            run.append(HumanMessage(f"(Evaluation of your last tool round: {note}.)"))
         if self.ctx.plan is not None and (progress := self.planner.prompt(self.ctx.plan)):
             run.append(HumanMessage(progress))
-        messages, digested = fit_run(
-            self._system(), self.ctx.history, run, self.d.budgets["function_call"]
-        )
-        if digested and not self.ctx.digest_told:
-            self.ctx.digest_told = True
-            emit(
-                Notice(
-                    kind="info",
-                    message=f"{digested} older tool result(s) were shortened to digests so the request fits {self.d.names['function_call']}'s context window.",
-                )
-            )
-        if self.d.tool_calling == "prompt":
-            messages = textcalls.as_plain(messages)
+        plain = textcalls.as_plain if self.d.tool_calling == "prompt" else None
+        fitted = fit_run(self._system(), self.ctx.history, run, budget, shape=plain)
+        if not fitted.fits:
+            return self._context_full(fitted.tokens, round_)
+        self._tell_fitted(fitted)
+        messages = fitted.messages
+        if plain is not None:
+            messages = plain(messages)
         started = time.perf_counter()
         try:
             reply = await asyncio.wait_for(self._stream(messages), max(self.ctx.remaining(), 0.1))
@@ -204,6 +208,63 @@ class Nodes:
             "route": "act",
             "verdict_note": None,
         }
+
+    def _tell_fitted(self, fitted: Fitted) -> None:
+        """Say what was really done to make the request fit, once per new kind of reduction
+        (a later round may cut more than the first one did: the counts are of this request)."""
+        done = {
+            "digested": f"{fitted.digested} older tool result(s) were shortened to digests",
+            "shortened": f"the text of {fitted.shortened} earlier reply(ies) or note(s) was cut "
+            "to its head and tail",
+            "dropped": f"{fitted.dropped} earlier message(s) of the conversation were left out",
+        }
+        counts = {"digested": fitted.digested, "shortened": fitted.shortened}
+        new = [k for k, n in counts.items() if n and k not in self.ctx.fit_told]
+        if not new:
+            return
+        self.ctx.fit_told.update(new)
+        parts = [done[k] for k, n in counts.items() if n]
+        if fitted.dropped:
+            parts.append(done["dropped"])
+        said = "; ".join(parts) + f" so the request fits {self.d.names['function_call']}'s "
+        emit(Notice(kind="info", message=said[0].upper() + said[1:] + "context window."))
+
+    def _context_full(self, tokens: int, round_: int) -> dict[str, Any]:
+        """Even cut to the bone the next request exceeds the window: never send it.
+
+        With results gathered, the answer is written from them; with none, the run stops.
+        """
+        budget = self.d.budgets["function_call"]
+        name = self.d.names["function_call"]
+        why = (
+            f"the next request to {name} needs about {tokens:,} tokens, more than the "
+            f"{budget.tokens:,} its context window of {budget.window:,} tokens leaves for input "
+            f"(after {budget.reserve:,} kept for the reply"
+            + (f" and {budget.tools:,} for the tool definitions" if budget.tools else "")
+            + ")"
+        )
+        emit(Evaluation(verdict="answer", reason=why, round=round_))
+        if self.ctx.ledger.successful():
+            emit(
+                Notice(
+                    kind="context_full",
+                    message=f"The run stopped gathering: {why}. The answer is written from the "
+                    "tool results gathered so far.",
+                    hint="Ask a narrower question, or choose a function-call model with a larger "
+                    "context window.",
+                )
+            )
+            return {"round": round_, "route": "answer", "stop_reason": "context_full"}
+        message = f"Nothing was sent: {why}."
+        emit(
+            Notice(
+                kind="error",
+                message=message,
+                hint="Shorten the message, or choose a function-call model with a larger context "
+                "window.",
+            )
+        )
+        return {"round": round_, "route": "finish", "stop_reason": "error", "error": message}
 
     def _model_failed(self, exc: BaseException, round_: int) -> dict[str, Any]:
         """The function-call model failed: answer from what was gathered, or stop if nothing was."""
@@ -496,6 +557,7 @@ LIMIT_STOPS = {
         ("loop", "loop detection"),
         ("model_error", "a failure of the function-call model"),
         ("plan_failed", "a plan step that still failed after the allowed replans"),
+        ("context_full", "the function-call model's context window filling up"),
     )
 }
 

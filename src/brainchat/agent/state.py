@@ -125,7 +125,7 @@ class RunContext:
     callback: Any = None  # the run's UsageCallback (tokens, usage, timings per role)
     answer_reserve: float = 0.0  # seconds of the limit kept for the answer stage
     last_round: list[LedgerEntry] = field(default_factory=list)  # what evaluate judges
-    digest_told: bool = False  # the user was told that old results became digests
+    fit_told: set[str] = field(default_factory=set)  # reductions the user was told of (fit_run)
     error: str | None = None
     plan: Any = None  # the run's Plan (agent/plan.py) in plan mode, else None
 
