@@ -299,6 +299,38 @@ async def test_the_planner_request_is_fitted_too(scripted_server, tmp_path: Path
     assert of(events, "run_finished")[0].reason == "error"
 
 
+async def test_an_answer_model_with_a_small_window_answers_after_a_long_run(
+    scripted_server,
+) -> None:
+    s = scripted_server
+
+    async def run(q: str = "") -> str:
+        return f"result for {q[:30]}: " + "value " * 300
+
+    lookup = set_flags(
+        StructuredTool.from_function(coroutine=run, name="lookup", description="look up"),
+        read_only=True,
+    )
+    query = "channel C{r}{i} band power alpha beta theta " * 6
+    rounds = [
+        ToolCalls([Call("lookup", {"q": query.format(r=r, i=i)}) for i in range(8)])
+        for r in range(5)
+    ]
+    s.queue("fc", *rounds, Text("enough"))
+    s.queue("ans", Text("Alpha is highest on C44."))
+    specs = {"function_call": spec(s, "fc", context_window=32000),
+             "answer": spec(s, "ans", context_window=4096)}  # fmt: skip
+    agent = build_agent(*models(s), [lookup], AgentLimits(evaluation="model"), specs=specs)
+    events = await collect(agent.run("compare band power on all channels"))
+    assert_all_fit(s, {"fc": (32000, 1024), "ans": (4096, 1024)})
+    assert text(events) == "Alpha is highest on C44."
+    question = s.requests_for("ans")[0].messages[-1]["content"]
+    assert "earlier result(s) omitted to fit: lookup ×" in question
+    assert "channel C44" in question  # the newest results are kept
+    # arguments shrink with each result's share, so half of the 40 results still fit whole
+    assert question.count("- lookup(") >= 20
+
+
 # -- 3. the evaluation decides ----------------------------------------------------------------
 async def test_enough_goes_straight_to_the_answer(scripted_server, tmp_path: Path) -> None:
     s = scripted_server

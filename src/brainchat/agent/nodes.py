@@ -39,7 +39,7 @@ from brainchat.agent.policy import (
     default_round_rule,
     next_step,
 )
-from brainchat.agent.state import AgentState, RunContext
+from brainchat.agent.state import AgentState, RunContext, clip
 from brainchat.agent.toolrun import ToolRunner
 from brainchat.events import Citations, Evaluation, ModelSwitch, Notice, ThinkingDone, emit
 from brainchat.llm import describe_error
@@ -496,47 +496,76 @@ class Nodes:
         }
 
     def _answer_messages(self, state: AgentState) -> list[BaseMessage] | None:
-        """System prompt, the history that fits, and the verified results cut to fit the window."""
+        """System prompt, the history that fits, and the verified results cut to fit the window.
+
+        Each result's share halves until all fit; below a useful share the newest results are
+        kept and older ones listed by name only (the answer model may have a smaller window
+        than the function-call model that gathered them). Only when even the newest alone do
+        not fit does the run stop with a message.
+        """
         budget = self.d.budgets["answer"]
         system = SystemMessage(load_prompt("answer", self.d.prompt_variants.get("answer")))
-        cap = budget.per_result
+        stop = state.get("stop_reason")
+        cap, keep = budget.per_result, None
+        total = len(self.ctx.ledger.entries) + len(self.ctx.ledger.sources)
         while True:
-            question = HumanMessage(self._answer_input(state.get("stop_reason"), cap))
+            question = HumanMessage(self._answer_input(stop, cap, keep))
             fixed = message_tokens([system, question], budget.tokens)
-            if fixed <= budget.tokens or cap <= 50:
+            if fixed <= budget.tokens:
                 break
-            cap //= 2  # many results: each gets a smaller share, head and tail kept
-        if fixed > budget.tokens:
-            self.ctx.error = (
-                f"The request is too long for {self.d.names['answer']}'s context window."
-            )
-            emit(Notice(kind="error", message=self.ctx.error, hint="Ask a narrower question."))
-            return None
+            if cap > MIN_ANSWER_SHARE:
+                cap = max(cap // 2, MIN_ANSWER_SHARE)  # each result a smaller share
+            elif keep != 0:
+                keep = (total if keep is None else keep) // 2  # older results by name only
+            else:
+                self.ctx.error = (
+                    f"The request is too long for {self.d.names['answer']}'s context window "
+                    f"({budget.window:,} tokens): even with every tool result left out it needs "
+                    f"about {fixed:,} of the {budget.tokens:,} tokens left for input."
+                )
+                emit(Notice(kind="error", message=self.ctx.error, hint="Ask a narrower question."))
+                return None
         return [system, *fit_history(self.ctx.history, fixed, budget.tokens), question]
 
-    def _answer_input(self, stop_reason: str | None = None, cap: int = 3000) -> str:
-        """The question plus only the results that really exist (the ledger's successes)."""
+    def _answer_input(
+        self, stop_reason: str | None = None, cap: int = 3000, keep: int | None = None
+    ) -> str:
+        """The question plus only the results that really exist (the ledger's successes).
+
+        `cap` is each result's share in tokens; `keep`, when set, is how many of the newest
+        sources, results and failures are shown (older ones are counted by name only).
+        """
         ledger = self.ctx.ledger
+        chars = max(cap, 60)  # arguments, titles and URLs scale with the share too
         lines = [f"User request: {self.ctx.question}", ""]
+        sources, old_sources = _newest(ledger.sources, keep)
         if ledger.sources:
             lines.append("Web sources (cite as [n]):")
             lines += [
-                f"[{s['n']}] {s['title']} — {s['url']}\n    {cut_text(s['snippet'], max(cap // 4, 50))}"
-                for s in ledger.sources
+                f"[{s['n']}] {clip(s['title'], min(chars, 200))} — {clip(s['url'], min(chars, 300))}"
+                f"\n    {cut_text(s['snippet'], max(cap // 4, 50))}"
+                for s in sources
             ]
+            if old_sources:
+                lines.append(f"({len(old_sources)} earlier source(s) omitted to fit the window.)")
             lines.append("")
-        others = [e for e in ledger.successful() if not e.sources]
-        if others:
+        others, old = _newest([e for e in ledger.successful() if not e.sources], keep)
+        if others or old:
             lines.append("Tool results:")
+            if old:
+                lines.append(f"({len(old)} earlier result(s) omitted to fit: {_names(old)}.)")
             for e in others:
-                lines.append(
-                    f"- {e.name}({json.dumps(e.args, default=str)[:500]}):\n{cut_text(e.result, cap)}"
-                )
+                args = clip(json.dumps(e.args, default=str), min(chars, 500))
+                lines.append(f"- {e.name}({args}):\n{cut_text(e.result, cap)}")
             lines.append("")
-        failed = [e for e in ledger.entries if e.status in ("error", "refused")]
-        if failed:
+        failed, old_failed = _newest(
+            [e for e in ledger.entries if e.status in ("error", "refused")], keep
+        )
+        if failed or old_failed:
             lines.append("Tool calls that failed (do not use them as evidence):")
-            lines += [f"- {e.name}: {e.error}" for e in failed]
+            if old_failed:
+                lines.append(f"- ({len(old_failed)} earlier failure(s): {_names(old_failed)})")
+            lines += [f"- {e.name}: {clip(e.error or e.status, min(chars, 300))}" for e in failed]
         if self.ctx.plan is not None:
             lines.append(self.planner.answer_input(self.ctx.plan))
         if stop_reason in LIMIT_STOPS:
@@ -544,6 +573,25 @@ class Nodes:
         if len(lines) == 2:
             lines.append("No tools were used; answer from your own knowledge.")
         return "\n".join(lines)
+
+
+MIN_ANSWER_SHARE = 100  # tokens per result below which dropping older results reads better
+
+
+def _newest(items: list[Any], keep: int | None) -> tuple[list[Any], list[Any]]:
+    """(the newest `keep` items, the older rest); all of them when `keep` is None."""
+    if keep is None or len(items) <= keep:
+        return items, []
+    cut = len(items) - keep
+    return items[cut:], items[:cut]
+
+
+def _names(entries: list[Any]) -> str:
+    """Tool names with counts ("lookup ×30, psd"): what older results were, in a line."""
+    counts: dict[str, int] = {}
+    for e in entries:
+        counts[e.name] = counts.get(e.name, 0) + 1
+    return ", ".join(f"{n} ×{c}" if c > 1 else n for n, c in counts.items())
 
 
 LIMIT_STOPS = {
