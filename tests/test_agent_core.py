@@ -202,6 +202,43 @@ async def test_a_long_tool_error_is_not_repeated_whole_in_later_requests(scripte
     assert not any("digest" in n.message for n in of(events, "notice"))  # none was made
 
 
+async def test_the_evaluation_note_of_many_failed_calls_is_bounded(scripted_server) -> None:
+    s = scripted_server
+    calls = [Call("query", {"x": i}) for i in range(8)]
+    s.queue("fc", ToolCalls(calls), Text("All failed."))
+    s.queue("ans", Text("The queries failed."))
+    agent = build_agent(*models(s), [failing_tool(chars=5000)], AgentLimits(max_calls_per_reply=8))
+    await collect(agent.run("query"))
+    note = s.requests_for("fc")[1].messages[-1]
+    assert note["role"] == "user" and note["content"].startswith("(Evaluation of your last")
+    assert count_tokens(note["content"]) <= 450  # 8 errors of 600 characters are ~1,300 tokens
+
+
+async def test_a_run_that_cannot_fit_another_round_answers_from_what_it_gathered(
+    scripted_server,
+) -> None:
+    s = scripted_server
+    big = "alpha beta theta " * 500  # ~1,500 tokens of arguments per call: never cut
+    s.queue("fc", *[ToolCalls([Call("fetch", {"x": i, "note": big})]) for i in range(8)])
+    s.queue("ans", Text("From what was gathered."))
+
+    async def run(x: int = 0, note: str = "") -> str:
+        return f"fetch({x}) ok"
+
+    fetch = set_flags(
+        StructuredTool.from_function(coroutine=run, name="fetch", description="fetch"),
+        read_only=True,
+    )
+    specs = {r: spec(s, m, context_window=8000, max_tokens=500) for r, m in roles()}
+    limits = AgentLimits(evaluation="model", max_auto_rounds=10, max_iterations=10)
+    events = await collect(build_agent(*models(s), [fetch], limits, specs=specs).run("go"))
+    assert_all_fit(s, {"fc": (8000, 500), "ans": (8000, 500)})
+    assert text(events) == "From what was gathered."
+    assert of(events, "run_finished")[0].reason == "context_full"
+    full = [n for n in of(events, "notice") if n.kind == "context_full"][0]
+    assert "8,000" in full.message and "gathered so far" in full.message
+
+
 async def test_a_long_tool_error_in_plan_mode_keeps_replan_and_answer_in_the_window(
     scripted_server,
 ) -> None:
