@@ -108,7 +108,7 @@ class Fitted(NamedTuple):
     digested: int  # tool results replaced by digests
     shortened: int  # earlier replies and notes cut to their head and tail
     dropped: int  # earlier turns of the conversation left out
-    tokens: int  # what the request costs (an upper bound when short)
+    tokens: int  # what the request costs, call framing included (an upper bound when short)
     fits: bool  # False: even cut to the bone it exceeds the budget; do not send it
 
 
@@ -169,5 +169,6 @@ def fit_run(
             fixed = size()
     kept = fit_history(history, min(fixed, limit), limit)
     messages = [system, *kept, *run]
-    tokens = message_tokens(wire(messages), limit)
-    return Fitted(messages, digested, shortened, len(history) - len(kept), tokens, tokens <= limit)
+    tokens = message_tokens(wire(messages), limit) + CALL_FRAMING * calls  # as the window sees it
+    fits = tokens <= budget.tokens
+    return Fitted(messages, digested, shortened, len(history) - len(kept), tokens, fits)
