@@ -285,6 +285,222 @@ async def test_cjk_tool_results_are_cut_to_fit_the_window(scripted_server) -> No
     assert "tokens cut from the middle" in second
 
 
+def failing_tool(name: str = "query", chars: int = 100_000) -> StructuredTool:
+    """A tool whose error is a whole traceback (an MCP server's isError text has no limit)."""
+
+    async def run(x: int = 0) -> str:
+        frames = '  File "x.py", line 1, in f\n' * (chars // 28)
+        raise ToolException(f"MCP server 'db' returned an error: Traceback\n{frames}END OF TRACE")
+
+    tool = StructuredTool.from_function(coroutine=run, name=name, description=f"{name} tool")
+    return set_flags(tool, read_only=True)  # type: ignore[return-value]
+
+
+def wire_tokens(request) -> int:
+    """A request as a chat server counts it: each message's text and framing, each call's name,
+    arguments and id, the result's call id, the tool definitions. (`request_tokens` counts the
+    JSON body, whose keys and escapes add ~40 tokens per call that no server tokenizes.)"""
+    total = 3 + (
+        count_tokens(json.dumps(request.tools, separators=(",", ":"))) if request.tools else 0
+    )
+    for m in request.messages:
+        total += 4 + count_tokens(str(m.get("content") or ""))
+        total += count_tokens(str(m.get("tool_call_id") or ""))
+        for c in m.get("tool_calls") or []:
+            total += 4 + count_tokens(c["id"] + c["function"]["name"] + c["function"]["arguments"])
+    return total
+
+
+def assert_all_fit(server, windows: dict[str, tuple[int, int]]) -> None:
+    """Every request the server saw fits its model's window less the reply's reserve."""
+    assert server.requests
+    for request in server.requests:
+        window, reserve = windows[request.model]
+        assert wire_tokens(request) <= window - reserve, (request.model, len(request.messages))
+
+
+async def test_a_long_tool_error_is_not_repeated_whole_in_later_requests(scripted_server) -> None:
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("query", {"x": 1})]), Text("I could not query it."))
+    s.queue("ans", Text("The query failed."))
+    specs = {r: spec(s, m) for r, m in roles()}
+    events = await collect(build_agent(*models(s), [failing_tool()], specs=specs).run("query"))
+    assert_all_fit(s, {"fc": (16000, 1024), "ans": (16000, 1024)})
+    assert text(events) == "The query failed."
+    assert of(events, "run_finished")[0].reason == "answered"
+    # the whole error still reaches the user's step view; the model's tool message is cut
+    assert of(events, "tool_finished")[0].error.endswith("END OF TRACE")
+    tool_msg = [m for m in s.requests_for("fc")[1].messages if m["role"] == "tool"][0]
+    assert "tokens cut from the middle" in tool_msg["content"]
+    assert not any("digest" in n.message for n in of(events, "notice"))  # none was made
+
+
+async def test_the_evaluation_note_of_many_failed_calls_is_bounded(scripted_server) -> None:
+    s = scripted_server
+    calls = [Call("query", {"x": i}) for i in range(8)]
+    s.queue("fc", ToolCalls(calls), Text("All failed."))
+    s.queue("ans", Text("The queries failed."))
+    agent = build_agent(*models(s), [failing_tool(chars=5000)], AgentLimits(max_calls_per_reply=8))
+    await collect(agent.run("query"))
+    note = s.requests_for("fc")[1].messages[-1]
+    assert note["role"] == "user" and note["content"].startswith("(Evaluation of your last")
+    assert count_tokens(note["content"]) <= 450  # 8 errors of 600 characters are ~1,300 tokens
+
+
+async def test_a_run_that_cannot_fit_another_round_answers_from_what_it_gathered(
+    scripted_server,
+) -> None:
+    s = scripted_server
+    big = "alpha beta theta " * 500  # ~1,500 tokens of arguments per call: never cut
+    s.queue("fc", *[ToolCalls([Call("fetch", {"x": i, "note": big})]) for i in range(8)])
+    s.queue("ans", Text("From what was gathered."))
+
+    async def run(x: int = 0, note: str = "") -> str:
+        return f"fetch({x}) ok"
+
+    fetch = set_flags(
+        StructuredTool.from_function(coroutine=run, name="fetch", description="fetch"),
+        read_only=True,
+    )
+    specs = {r: spec(s, m, context_window=8000, max_tokens=500) for r, m in roles()}
+    limits = AgentLimits(evaluation="model", max_auto_rounds=10, max_iterations=10)
+    events = await collect(build_agent(*models(s), [fetch], limits, specs=specs).run("go"))
+    assert_all_fit(s, {"fc": (8000, 500), "ans": (8000, 500)})
+    assert text(events) == "From what was gathered."
+    assert of(events, "run_finished")[0].reason == "context_full"
+    full = [n for n in of(events, "notice") if n.kind == "context_full"][0]
+    assert "8,000" in full.message and "gathered so far" in full.message
+
+
+async def test_a_long_tool_error_in_plan_mode_keeps_replan_and_answer_in_the_window(
+    scripted_server,
+) -> None:
+    s = scripted_server
+    plan = [{"title": "count", "tool": "good"}, {"title": "query db", "tool": "bad"}]
+    s.queue("fc", ToolCalls([Call("submit_plan", {"needs_plan": True, "steps": plan})]),
+            ToolCalls([Call("good", {"x": 1})]), ToolCalls([Call("bad", {"x": 2})]),
+            ToolCalls([Call("submit_plan", {"needs_plan": True,
+                                            "steps": [{"title": "count again", "tool": "good"}]})]),
+            ToolCalls([Call("good", {"x": 3})]), Text("done"))  # fmt: skip
+    s.queue("ans", Text("Counted; the query failed."))
+    tools = [note_tool("good", read_only=True), failing_tool("bad")]
+    limits = AgentLimits(plan_mode="always", max_replans=1)
+    specs = {r: spec(s, m) for r, m in roles()}
+    events = await collect(build_agent(*models(s), tools, limits, specs=specs).run("count, query"))
+    assert of(events, "replanned")  # the replan request was sent, and fitted
+    assert_all_fit(s, {"fc": (16000, 1024), "ans": (16000, 1024)})
+    assert text(events) == "Counted; the query failed."
+
+
+async def test_replies_that_think_aloud_are_cut_before_the_window_overflows(
+    scripted_server,
+) -> None:
+    s = scripted_server
+    thought = "Let me reason about the next step carefully. " * 90  # ~800 tokens each
+    s.queue("fc", *[ToolCalls([Call("fetch", {"x": i})], content=thought) for i in range(9)],
+            Text("done"))  # fmt: skip
+    s.queue("ans", Text("ok"))
+    specs = {r: spec(s, m, context_window=8000, max_tokens=1000) for r, m in roles()}
+    limits = AgentLimits(evaluation="model", max_auto_rounds=10, max_iterations=10)
+    agent = build_agent(*models(s), [note_tool("fetch", read_only=True)], limits, specs=specs)
+    events = await collect(agent.run("go"))
+    assert len(s.requests_for("fc")) == 10
+    assert_all_fit(s, {"fc": (8000, 1000), "ans": (8000, 1000)})
+    assert text(events) == "ok"
+    told = [n.message for n in of(events, "notice") if n.kind == "info"]
+    assert any("reply" in m and "cut" in m for m in told)
+    assert not any("digest" in m for m in told)  # the short results were never "digested"
+
+
+def test_a_digest_never_replaces_a_shorter_result() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+    from brainchat.agent.budget import Budget, fit_run
+
+    run = [HumanMessage("go")]
+    for i in range(4):
+        run.append(AIMessage("think " * 400, tool_calls=[{"name": "f", "args": {}, "id": f"c{i}"}]))
+        run.append(ToolMessage("42 trials", tool_call_id=f"c{i}", name="f"))
+    fitted = fit_run(SystemMessage("system"), [], run, Budget(2000, 500))
+    assert fitted.fits and fitted.digested == 0 and fitted.shortened >= 1
+    assert [m.content for m in fitted.messages if isinstance(m, ToolMessage)] == ["42 trials"] * 4
+
+
+async def loaded_prompt_session(s, tmp_path: Path, **limits) -> Session:
+    write_demo_set(tmp_path, subjects=1, sessions=1, trials=10, seed=3)
+    fc = spec(s, "fc", context_window=8000, max_tokens=300, tool_calling="prompt")
+    settings = Settings(function_call_model=fc, data_dir=tmp_path, search_backend="fixture",
+                        search_fixture=write_fixture(tmp_path / "fx.json"),
+                        limits=AgentLimits(**limits))  # fmt: skip
+    session = Session(settings)
+    session.set_mode("agent")
+    return session
+
+
+async def test_prompt_mode_tool_text_counts_and_an_overlong_request_is_not_sent(
+    scripted_server, tmp_path: Path
+) -> None:
+    s = scripted_server
+    session = await loaded_prompt_session(s, tmp_path)
+    call = {"name": "load_data", "arguments": {"files": [EDF]}}
+    load = f"```json\n{json.dumps(call)}\n```"
+    s.queue("fc", Text(load), Text("Loaded."), Text("Loaded."))
+    await collect(session.ask("load the edf"))
+    assert session.study.stage == "loaded"  # the system prompt now lists every EEG tool
+    s.queue("fc", Text("no tools"), Text("answer"))
+    events = await collect(session.ask("word " * 6500))
+    assert_all_fit(s, {"fc": (8000, 300)})
+    assert of(events, "run_finished")[0].reason == "error"
+    error = [n for n in of(events, "notice") if n.kind == "error"][0]
+    assert "8,000" in error.message  # names the window that was too small
+
+
+async def test_the_planner_request_is_fitted_too(scripted_server, tmp_path: Path) -> None:
+    s = scripted_server
+    fc = spec(s, "fc", context_window=8000, max_tokens=300, tool_calling="prompt")
+    settings = Settings(function_call_model=fc, data_dir=tmp_path, search_backend="fixture",
+                        search_fixture=write_fixture(tmp_path / "fx.json"),
+                        limits=AgentLimits(plan_mode="always"))  # fmt: skip
+    session = Session(settings)
+    session.set_mode("agent")
+    s.queue("fc", Text('{"needs_plan": false, "steps": []}'), Text("no tools"), Text("answer"))
+    events = await collect(session.ask("word " * 7090))
+    assert all(wire_tokens(r) <= 8000 - 300 for r in s.requests)  # none at all is fine too
+    assert of(events, "run_finished")[0].reason == "error"
+
+
+async def test_an_answer_model_with_a_small_window_answers_after_a_long_run(
+    scripted_server,
+) -> None:
+    s = scripted_server
+
+    async def run(q: str = "") -> str:
+        return f"result for {q[:30]}: " + "value " * 300
+
+    lookup = set_flags(
+        StructuredTool.from_function(coroutine=run, name="lookup", description="look up"),
+        read_only=True,
+    )
+    query = "channel C{r}{i} band power alpha beta theta " * 6
+    rounds = [
+        ToolCalls([Call("lookup", {"q": query.format(r=r, i=i)}) for i in range(8)])
+        for r in range(5)
+    ]
+    s.queue("fc", *rounds, Text("enough"))
+    s.queue("ans", Text("Alpha is highest on C44."))
+    specs = {"function_call": spec(s, "fc", context_window=32000),
+             "answer": spec(s, "ans", context_window=4096)}  # fmt: skip
+    agent = build_agent(*models(s), [lookup], AgentLimits(evaluation="model"), specs=specs)
+    events = await collect(agent.run("compare band power on all channels"))
+    assert_all_fit(s, {"fc": (32000, 1024), "ans": (4096, 1024)})
+    assert text(events) == "Alpha is highest on C44."
+    question = s.requests_for("ans")[0].messages[-1]["content"]
+    assert "earlier result(s) omitted to fit: lookup ×" in question
+    assert "channel C44" in question  # the newest results are kept
+    # arguments shrink with each result's share, so half of the 40 results still fit whole
+    assert question.count("- lookup(") >= 20
+
+
 # -- 3. the evaluation decides ----------------------------------------------------------------
 async def test_enough_goes_straight_to_the_answer(scripted_server, tmp_path: Path) -> None:
     s = scripted_server

@@ -20,6 +20,7 @@ StopReason = Literal[
     "cancelled",
     "model_error",
     "plan_failed",
+    "context_full",
     "error",
 ]
 PlanStatus = Literal["ready", "running", "done", "failed"]
@@ -179,6 +180,7 @@ class Notice(Event):
         "info",
         "plan_failed",
         "unverified_claim",
+        "context_full",
     ]
     message: str
     hint: str = ""

@@ -8,9 +8,11 @@ exceed `budget` tokens and short requests cost no counting at all. Characters ar
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from brainchat.usage import count_message_tokens, count_tokens
 
@@ -106,30 +108,78 @@ def fit_history(history: list[BaseMessage], fixed: int, budget: int) -> list[Bas
     return list(reversed(kept))
 
 
-def fit_run(
-    system: BaseMessage, history: list[BaseMessage], run: list[BaseMessage], budget: Budget
-) -> tuple[list[BaseMessage], int]:
-    """A request that fits: history trimmed oldest-first, then old tool results digested.
+REPLY_TOKENS = 150  # what an older reply or note keeps when the request still does not fit
+CALL_FRAMING = 20  # a tool call's id (sent twice: the call and its result) and wrappers
 
-    Returns the messages and how many tool results were replaced by digests.
+
+class Fitted(NamedTuple):
+    """A request fitted to a budget, and what was done to it (for an honest notice)."""
+
+    messages: list[BaseMessage]
+    digested: int  # tool results replaced by digests
+    shortened: int  # earlier replies and notes cut to their head and tail
+    dropped: int  # earlier turns of the conversation left out
+    tokens: int  # what the request costs, call framing included (an upper bound when short)
+    fits: bool  # False: even cut to the bone it exceeds the budget; do not send it
+
+
+def fit_run(
+    system: BaseMessage,
+    history: list[BaseMessage],
+    run: list[BaseMessage],
+    budget: Budget,
+    shape: Callable[[list[BaseMessage]], list[BaseMessage]] | None = None,
+) -> Fitted:
+    """A request that fits, reduced step by step until it does, or `fits=False` if it cannot.
+
+    The order keeps what matters most longest: history oldest-first, old tool results digested
+    (only where the digest is shorter), then the text of earlier replies, then any other
+    message of the run except the question and the newest message. The system prompt (with
+    prompt-mode tool text) and the question are never cut: a request that still does not fit
+    must not be sent. `shape` is what the request becomes on the wire (prompt mode's plain
+    messages), so the count is of what is really sent.
     """
-    limit = budget.tokens
+    calls = sum(len(getattr(m, "tool_calls", None) or []) for m in run)
+    limit = budget.tokens - CALL_FRAMING * calls  # message_tokens counts no call ids
+    wire = shape or (lambda messages: messages)
     run = [
         m.model_copy(update={"content": cut_text(m.content, budget.per_result)})
         if isinstance(m, ToolMessage) and isinstance(m.content, str)
         else m
         for m in run
     ]
-    fixed = message_tokens([system, *run], limit)
-    kept = fit_history(history, min(fixed, limit), limit)
-    digested = 0
+
+    def size() -> int:
+        return message_tokens(wire([system, *run]), limit)
+
+    fixed = size()
+    digested = shortened = 0
     for i, message in enumerate(run):
         if fixed <= limit:
             break
         if isinstance(message, ToolMessage) and not str(message.content).startswith("[digest"):
-            run[i] = digest(message)
-            digested += 1
-            fixed = message_tokens([system, *run], limit)
-    if digested:
-        kept = fit_history(history, fixed, limit)
-    return [system, *kept, *run], digested
+            short = digest(message)
+            if count_message_tokens([short]) < count_message_tokens([message]):
+                run[i] = short
+                digested += 1
+                fixed = size()
+    question = next((i for i, m in enumerate(run) if isinstance(m, HumanMessage)), -1)
+    later = [i for i, m in enumerate(run) if isinstance(m, AIMessage)]
+    later += [
+        i
+        for i, m in enumerate(run[:-1])
+        if not isinstance(m, AIMessage | ToolMessage) and i != question
+    ]
+    for i in later:
+        if fixed <= limit:
+            break
+        message = run[i]
+        if isinstance(message.content, str) and count_tokens(message.content) > REPLY_TOKENS:
+            run[i] = message.model_copy(update={"content": cut_text(message.content, REPLY_TOKENS)})
+            shortened += 1
+            fixed = size()
+    kept = fit_history(history, min(fixed, limit), limit)
+    messages = [system, *kept, *run]
+    tokens = message_tokens(wire(messages), limit) + CALL_FRAMING * calls  # as the window sees it
+    fits = tokens <= budget.tokens
+    return Fitted(messages, digested, shortened, len(history) - len(kept), tokens, fits)

@@ -22,7 +22,14 @@ from langchain_core.messages import (
 
 from brainchat import llm
 from brainchat.agent import modelcall, textcalls
-from brainchat.agent.budget import Budget, cut_text, fit_history, fit_run, message_tokens
+from brainchat.agent.budget import (
+    Budget,
+    Fitted,
+    cut_text,
+    fit_history,
+    fit_run,
+    message_tokens,
+)
 from brainchat.agent.offer import ToolOffer
 from brainchat.agent.plan_run import PlanRun, plan_limits
 from brainchat.agent.policy import (
@@ -32,7 +39,7 @@ from brainchat.agent.policy import (
     default_round_rule,
     next_step,
 )
-from brainchat.agent.state import AgentState, RunContext
+from brainchat.agent.state import AgentState, RunContext, clip
 from brainchat.agent.toolrun import ToolRunner
 from brainchat.events import Citations, Evaluation, ModelSwitch, Notice, ThinkingDone, emit
 from brainchat.llm import describe_error
@@ -43,6 +50,7 @@ from brainchat.usage import UsageCallback, count_message_tokens
 CURRENT_RUN: contextvars.ContextVar[RunContext] = contextvars.ContextVar("brainchat_run")
 CURRENT_DEPS: contextvars.ContextVar[Deps] = contextvars.ContextVar("brainchat_deps")
 CITATION = re.compile(r"\[(\d{1,3})\]")
+NOTE_TOKENS = 400  # the evaluation note beside a round: gists and short errors, never a dump
 
 
 @dataclass
@@ -146,25 +154,22 @@ class Nodes:
         self.cb.round = round_
         run = list(state["messages"])
         if state.get("verdict_note"):
-            run.append(
-                HumanMessage(f"(Evaluation of your last tool round: {state['verdict_note']}.)")
-            )
+            # The note repeats tool errors and gists: bounded, so it never crowds out the run.
+            note = cut_text(str(state["verdict_note"]), NOTE_TOKENS)
+            run.append(HumanMessage(f"(Evaluation of your last tool round: {note}.)"))
         if self.ctx.plan is not None and (progress := self.planner.prompt(self.ctx.plan)):
             run.append(HumanMessage(progress))
         system, budget = self._system(), self.d.budget("function_call")
         if (full := self._no_room(system, budget, round_)) is not None:
             return full
-        messages, digested = fit_run(system, self.ctx.history, run, budget)
-        if digested and not self.ctx.digest_told:
-            self.ctx.digest_told = True
-            emit(
-                Notice(
-                    kind="info",
-                    message=f"{digested} older tool result(s) were shortened to digests so the request fits {self.d.names['function_call']}'s context window.",
-                )
-            )
-        if self.d.tool_calling == "prompt":
-            messages = textcalls.as_plain(messages)
+        plain = textcalls.as_plain if self.d.tool_calling == "prompt" else None
+        fitted = fit_run(system, self.ctx.history, run, budget, shape=plain)
+        if not fitted.fits:
+            return self._context_full(fitted.tokens, budget, round_)
+        self._tell_fitted(fitted)
+        messages = fitted.messages
+        if plain is not None:
+            messages = plain(messages)
         started = time.perf_counter()
         try:
             reply = await asyncio.wait_for(self._stream(messages), max(self.ctx.remaining(), 0.1))
@@ -251,6 +256,62 @@ class Nodes:
         emit(Notice(kind="error", message=message, hint=hint))
         if gathered:  # as when the model fails: the answer says what was done and what remains
             return {"round": round_, "route": "answer", "stop_reason": "model_error", "error": None}
+        return {"round": round_, "route": "finish", "stop_reason": "error", "error": message}
+
+    def _tell_fitted(self, fitted: Fitted) -> None:
+        """Say what was really done to make the request fit, once per new kind of reduction
+        (a later round may cut more than the first one did: the counts are of this request)."""
+        done = {
+            "digested": f"{fitted.digested} older tool result(s) were shortened to digests",
+            "shortened": f"the text of {fitted.shortened} earlier reply(ies) or note(s) was cut "
+            "to its head and tail",
+            "dropped": f"{fitted.dropped} earlier message(s) of the conversation were left out",
+        }
+        counts = {"digested": fitted.digested, "shortened": fitted.shortened}
+        new = [k for k, n in counts.items() if n and k not in self.ctx.fit_told]
+        if not new:
+            return
+        self.ctx.fit_told.update(new)
+        parts = [done[k] for k, n in counts.items() if n]
+        if fitted.dropped:
+            parts.append(done["dropped"])
+        said = "; ".join(parts) + f" so the request fits {self.d.names['function_call']}'s "
+        emit(Notice(kind="info", message=said[0].upper() + said[1:] + "context window."))
+
+    def _context_full(self, tokens: int, budget: Budget, round_: int) -> dict[str, Any]:
+        """Even cut to the bone the next request exceeds the window: never send it.
+
+        With results gathered, the answer is written from them; with none, the run stops.
+        """
+        name = self.d.names["function_call"]
+        why = (
+            f"the next request to {name} needs about {tokens:,} tokens, more than the "
+            f"{budget.tokens:,} its context window of {budget.window:,} tokens leaves for input "
+            f"(after {budget.reserve:,} kept for the reply"
+            + (f" and {budget.tools:,} for the tool definitions" if budget.tools else "")
+            + ")"
+        )
+        emit(Evaluation(verdict="answer", reason=why, round=round_))
+        if self.ctx.ledger.successful():
+            emit(
+                Notice(
+                    kind="context_full",
+                    message=f"The run stopped gathering: {why}. The answer is written from the "
+                    "tool results gathered so far.",
+                    hint="Ask a narrower question, or choose a function-call model with a larger "
+                    "context window.",
+                )
+            )
+            return {"round": round_, "route": "answer", "stop_reason": "context_full"}
+        message = f"Nothing was sent: {why}."
+        emit(
+            Notice(
+                kind="error",
+                message=message,
+                hint="Shorten the message, or choose a function-call model with a larger context "
+                "window.",
+            )
+        )
         return {"round": round_, "route": "finish", "stop_reason": "error", "error": message}
 
     def _model_failed(self, exc: BaseException, round_: int) -> dict[str, Any]:
@@ -483,47 +544,76 @@ class Nodes:
         }
 
     def _answer_messages(self, state: AgentState) -> list[BaseMessage] | None:
-        """System prompt, the history that fits, and the verified results cut to fit the window."""
+        """System prompt, the history that fits, and the verified results cut to fit the window.
+
+        Each result's share halves until all fit; below a useful share the newest results are
+        kept and older ones listed by name only (the answer model may have a smaller window
+        than the function-call model that gathered them). Only when even the newest alone do
+        not fit does the run stop with a message.
+        """
         budget = self.d.budgets["answer"]
         system = SystemMessage(load_prompt("answer", self.d.prompt_variants.get("answer")))
-        cap = budget.per_result
+        stop = state.get("stop_reason")
+        cap, keep = budget.per_result, None
+        total = len(self.ctx.ledger.entries) + len(self.ctx.ledger.sources)
         while True:
-            question = HumanMessage(self._answer_input(state.get("stop_reason"), cap))
+            question = HumanMessage(self._answer_input(stop, cap, keep))
             fixed = message_tokens([system, question], budget.tokens)
-            if fixed <= budget.tokens or cap <= 50:
+            if fixed <= budget.tokens:
                 break
-            cap //= 2  # many results: each gets a smaller share, head and tail kept
-        if fixed > budget.tokens:
-            self.ctx.error = (
-                f"The request is too long for {self.d.names['answer']}'s context window."
-            )
-            emit(Notice(kind="error", message=self.ctx.error, hint="Ask a narrower question."))
-            return None
+            if cap > MIN_ANSWER_SHARE:
+                cap = max(cap // 2, MIN_ANSWER_SHARE)  # each result a smaller share
+            elif keep != 0:
+                keep = (total if keep is None else keep) // 2  # older results by name only
+            else:
+                self.ctx.error = (
+                    f"The request is too long for {self.d.names['answer']}'s context window "
+                    f"({budget.window:,} tokens): even with every tool result left out it needs "
+                    f"about {fixed:,} of the {budget.tokens:,} tokens left for input."
+                )
+                emit(Notice(kind="error", message=self.ctx.error, hint="Ask a narrower question."))
+                return None
         return [system, *fit_history(self.ctx.history, fixed, budget.tokens), question]
 
-    def _answer_input(self, stop_reason: str | None = None, cap: int = 3000) -> str:
-        """The question plus only the results that really exist (the ledger's successes)."""
+    def _answer_input(
+        self, stop_reason: str | None = None, cap: int = 3000, keep: int | None = None
+    ) -> str:
+        """The question plus only the results that really exist (the ledger's successes).
+
+        `cap` is each result's share in tokens; `keep`, when set, is how many of the newest
+        sources, results and failures are shown (older ones are counted by name only).
+        """
         ledger = self.ctx.ledger
+        chars = max(cap, 60)  # arguments, titles and URLs scale with the share too
         lines = [f"User request: {self.ctx.question}", ""]
+        sources, old_sources = _newest(ledger.sources, keep)
         if ledger.sources:
             lines.append("Web sources (cite as [n]):")
             lines += [
-                f"[{s['n']}] {s['title']} — {s['url']}\n    {cut_text(s['snippet'], max(cap // 4, 50))}"
-                for s in ledger.sources
+                f"[{s['n']}] {clip(s['title'], min(chars, 200))} — {clip(s['url'], min(chars, 300))}"
+                f"\n    {cut_text(s['snippet'], max(cap // 4, 50))}"
+                for s in sources
             ]
+            if old_sources:
+                lines.append(f"({len(old_sources)} earlier source(s) omitted to fit the window.)")
             lines.append("")
-        others = [e for e in ledger.successful() if not e.sources]
-        if others:
+        others, old = _newest([e for e in ledger.successful() if not e.sources], keep)
+        if others or old:
             lines.append("Tool results:")
+            if old:
+                lines.append(f"({len(old)} earlier result(s) omitted to fit: {_names(old)}.)")
             for e in others:
-                lines.append(
-                    f"- {e.name}({json.dumps(e.args, default=str)[:500]}):\n{cut_text(e.result, cap)}"
-                )
+                args = clip(json.dumps(e.args, default=str), min(chars, 500))
+                lines.append(f"- {e.name}({args}):\n{cut_text(e.result, cap)}")
             lines.append("")
-        failed = [e for e in ledger.entries if e.status in ("error", "refused")]
-        if failed:
+        failed, old_failed = _newest(
+            [e for e in ledger.entries if e.status in ("error", "refused")], keep
+        )
+        if failed or old_failed:
             lines.append("Tool calls that failed (do not use them as evidence):")
-            lines += [f"- {e.name}: {e.error}" for e in failed]
+            if old_failed:
+                lines.append(f"- ({len(old_failed)} earlier failure(s): {_names(old_failed)})")
+            lines += [f"- {e.name}: {clip(e.error or e.status, min(chars, 300))}" for e in failed]
         if self.ctx.plan is not None:
             lines.append(self.planner.answer_input(self.ctx.plan))
         if stop_reason in LIMIT_STOPS:
@@ -531,6 +621,25 @@ class Nodes:
         if len(lines) == 2:
             lines.append("No tools were used; answer from your own knowledge.")
         return "\n".join(lines)
+
+
+MIN_ANSWER_SHARE = 100  # tokens per result below which dropping older results reads better
+
+
+def _newest(items: list[Any], keep: int | None) -> tuple[list[Any], list[Any]]:
+    """(the newest `keep` items, the older rest); all of them when `keep` is None."""
+    if keep is None or len(items) <= keep:
+        return items, []
+    cut = len(items) - keep
+    return items[cut:], items[:cut]
+
+
+def _names(entries: list[Any]) -> str:
+    """Tool names with counts ("lookup ×30, psd"): what older results were, in a line."""
+    counts: dict[str, int] = {}
+    for e in entries:
+        counts[e.name] = counts.get(e.name, 0) + 1
+    return ", ".join(f"{n} ×{c}" if c > 1 else n for n, c in counts.items())
 
 
 LIMIT_STOPS = {
@@ -544,6 +653,7 @@ LIMIT_STOPS = {
         ("loop", "loop detection"),
         ("model_error", "a failure of the function-call model"),
         ("plan_failed", "a plan step that still failed after the allowed replans"),
+        ("context_full", "the function-call model's context window filling up"),
     )
 }
 

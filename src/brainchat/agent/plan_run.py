@@ -7,6 +7,7 @@ from typing import Any
 
 from brainchat.agent import modelcall
 from brainchat.agent.approval import Ask, request
+from brainchat.agent.budget import Budget, fit_run
 from brainchat.agent.plan import (
     Plan,
     PlanStep,
@@ -16,7 +17,7 @@ from brainchat.agent.plan import (
     unverified_claims,
     verify,
 )
-from brainchat.agent.state import LedgerEntry, RunContext
+from brainchat.agent.state import ERROR_CHARS, LedgerEntry, RunContext, clip
 from brainchat.events import (
     AnswerToken,
     Notice,
@@ -26,6 +27,7 @@ from brainchat.events import (
     emit,
 )
 from brainchat.llm import describe_error
+from brainchat.usage import tools_tokens
 
 
 class PlanRun:
@@ -53,6 +55,18 @@ class PlanRun:
             llm = llm.bind_tools([_plan_tool()])
         spec = self.d.specs.get("function_call")
         name = self.d.names["function_call"]
+        # Fitted like decide's requests: its own tool (submit_plan) counted, nothing over sent.
+        own = self.d.budgets["function_call"]
+        tools = 0 if self.d.tool_calling == "prompt" else tools_tokens([_plan_tool()])
+        budget = Budget(own.window, own.reserve, tools)
+        fitted = fit_run(messages[0], [], messages[1:], budget)
+        if not fitted.fits:
+            return None, (
+                f"the planner's request needs about {fitted.tokens:,} tokens, more than the "
+                f"{budget.tokens:,} that {name}'s context window of {budget.window:,} tokens "
+                "leaves for input"
+            )
+        messages = fitted.messages
         try:  # the way decide asks: stream_options refusal, "stream_tool_calls": false
             reply = await modelcall.ask(llm, messages, [ctx.callback], spec, name)
         except Exception as exc:  # noqa: BLE001 - no plan: the ordinary loop runs
@@ -103,6 +117,8 @@ class PlanRun:
         )
 
     def _mark(self, step: PlanStep, status: Any, detail: str) -> None:
+        # The detail goes into the replan request, every decide prompt and the answer: bounded.
+        detail = clip(detail, ERROR_CHARS)
         step.status, step.detail = status, detail
         emit(PlanStepUpdated(step_id=step.id, title=step.title, status=status, detail=detail))
 

@@ -12,6 +12,7 @@ from langchain_core.messages import BaseMessage
 from brainchat.usage import UsageLedger
 
 ANSWER_GRACE = 3.0  # seconds the answer may take when the deadline has already passed
+ERROR_CHARS = 600  # a failed call's error as summaries repeat it (verdicts, plan, answer input)
 CallStatus = Literal["pending", "success", "error", "refused", "skipped", "cancelled"]
 
 
@@ -34,7 +35,8 @@ class LedgerEntry:
     round: int
     status: CallStatus = "pending"
     result: str = ""
-    error: str | None = None
+    error: str | None = None  # bounded (ERROR_CHARS): summaries repeat it
+    error_text: str | None = None  # the whole error, for the call's own tool message and the UI
     sources: list[dict[str, Any]] = field(default_factory=list)  # numbered search results
     structured: Any = None
     cache_hit: bool = False
@@ -43,8 +45,20 @@ class LedgerEntry:
     finished_at: float | None = None
 
     def finish(self, status: CallStatus, result: str = "", error: str | None = None) -> None:
-        self.status, self.result, self.error = status, result, error
+        """Record the outcome. A tool's error can be a whole traceback (an MCP server's isError
+        text has no limit): `error` keeps its head and tail, since the verdict note, the plan's
+        step detail and the answer input all repeat it; `error_text` keeps it whole."""
+        self.status, self.result = status, result
+        self.error_text, self.error = error, None if error is None else clip(error, ERROR_CHARS)
         self.finished_at = time.time()
+
+
+def clip(text: str, limit: int) -> str:
+    """At most about `limit` characters: the head and the tail, with a marker of what was cut."""
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit * 2 // 3], text[len(text) - limit // 3 :]
+    return f"{head} [... {len(text) - len(head) - len(tail):,} characters cut ...] {tail}"
 
 
 class ToolLedger:
@@ -111,7 +125,7 @@ class RunContext:
     callback: Any = None  # the run's UsageCallback (tokens, usage, timings per role)
     answer_reserve: float = 0.0  # seconds of the limit kept for the answer stage
     last_round: list[LedgerEntry] = field(default_factory=list)  # what evaluate judges
-    digest_told: bool = False  # the user was told that old results became digests
+    fit_told: set[str] = field(default_factory=set)  # reductions the user was told of (fit_run)
     error: str | None = None
     plan: Any = None  # the run's Plan (agent/plan.py) in plan mode, else None
 

@@ -228,7 +228,7 @@ def _for_model(entry: LedgerEntry) -> str:
             f"and it failed: {entry.result}\nNothing changed since, so it would fail again: "
             "change the arguments or use another tool."
         )
-    return f"Error: {entry.error}"
+    return f"Error: {entry.error_text or entry.error}"  # whole: fit_run cuts it like a result
 
 
 def _reuse_note(seen: Seen) -> str:
@@ -260,6 +260,7 @@ def _finished_event(entry: LedgerEntry, duration: float) -> ToolFinished:
         summary = first[:200]
     else:
         summary = entry.error or entry.status
+    error = entry.error_text or entry.error
     return ToolFinished(
         call_id=entry.call_id,
         name=entry.name,
@@ -267,7 +268,7 @@ def _finished_event(entry: LedgerEntry, duration: float) -> ToolFinished:
         duration=round(duration, 4),
         summary=summary,
         content=entry.result[:4000],
-        error=entry.error if status != "success" else None,
+        error=error if status != "success" else None,
         cache_hit=entry.cache_hit,
         result_count=len(entry.sources) if entry.sources else None,
         top=top,

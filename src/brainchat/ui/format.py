@@ -16,6 +16,7 @@ ROLE_LABELS = {"chat": "chat", "function_call": "function call", "answer": "answ
 NOTICE_ICONS = {
     "iteration_limit": "⏱️",
     "timeout": "⏱️",
+    "context_full": "📏",
     "loop": "🔁",
     "error": "⚠️",
     "refused": "🚫",
