@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from brainchat import redact
 from brainchat.session import NOT_CONFIGURED, Session
 from brainchat.settings import (
     ConfigError,
@@ -317,3 +318,27 @@ def test_an_unset_api_key_env_with_a_valid_name_is_named() -> None:
     raw = json.dumps({"provider": "openai", "model": "gpt-4o-mini", "api_key_env": "lab_key_2"})
     [error] = load_settings({"CHAT_MODEL": raw}, dotenv=False).errors
     assert error.variable == "CHAT_MODEL.api_key" and "lab_key_2" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("env", "key"),
+    [
+        ({"OPENAI_API_KEY": "plain-default-key-31"}, "plain-default-key-31"),
+        (
+            {
+                "CHAT_MODEL": json.dumps({"model": "m", "api_key_env": "LAB_KEY"}),
+                "LAB_KEY": "plain-named-key-32",
+            },
+            "plain-named-key-32",
+        ),
+        (
+            {"CHAT_MODEL": json.dumps({"provider": "deepseek", "model": "deepseek-chat"})}
+            | {"DEEPSEEK_API_KEY": "plain-provider-key-33"},
+            "plain-provider-key-33",
+        ),
+    ],
+)
+def test_a_key_from_the_environment_is_masked_from_then_on(env, key) -> None:
+    settings = load_settings(env, dotenv=False)
+    assert settings.errors == () and settings.chat_model is not None
+    assert key not in redact.mask(f"server said: key {key} is not allowed")
