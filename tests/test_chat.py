@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
+from brainchat import redact
 from brainchat.chat import stream_chat, trim_history
 from brainchat.session import Session
-from brainchat.settings import Settings
+from brainchat.settings import Settings, load_settings
 from brainchat.testing.scripted_server import Drop, Fault, Malformed, Text
 from brainchat.usage import count_message_tokens, count_tokens
 
@@ -190,3 +193,27 @@ async def test_timeout_is_reported(scripted_server) -> None:
     events = await collect(stream_chat(spec(scripted_server, "chat-m", timeout=1), [], "hi"))
     message = of(events, "notice")[0].message
     assert f"chat-m at {scripted_server.base_url} sent nothing for 1 s (model timeout)" in message
+
+
+async def test_a_configured_key_a_server_quotes_back_is_masked_in_the_chat_and_log(
+    scripted_server, caplog
+) -> None:
+    # no key shape (no sk-, too short and plain for the random-string rule): only the key given in
+    # the configuration being remembered by `redact` keeps it out
+    key = "token-abc123-chat"
+    raw = (
+        f'{{"model": "chat-m", "base_url": "{scripted_server.base_url}", "api_key": "{key}",'
+        ' "max_retries": 0, "stream_usage": false}'
+    )
+    settings = load_settings({"CHAT_MODEL": raw}, dotenv=False)
+    assert settings.errors == () and settings.chat_model is not None
+    scripted_server.queue("chat-m", Fault(400, f"proxy rejected API key {key}"))
+    caplog.set_level(logging.DEBUG)
+    events = await collect(Session(settings).ask("hi"))
+    notices = of(events, "notice")
+    notice = next(n for n in notices if n.kind == "error")
+    assert "HTTP 400" in notice.message and "***" in notice.message
+    assert all(key not in n.message for n in notices)
+    # Chat mode logs nothing of the error itself; any brainchat log line that quotes it is masked
+    redact.get_logger("brainchat.chat").warning("model call failed: %s", f"rejected {key}")
+    assert "model call failed" in caplog.text and key not in caplog.text

@@ -10,8 +10,9 @@ import sys
 import pytest
 from langchain_core.tools import ToolException
 
+from brainchat.redact import mask
 from brainchat.tools.mcp import McpHub
-from brainchat.tools.mcp_config import McpServerConfig, ToolOverride
+from brainchat.tools.mcp_config import McpServerConfig, ToolOverride, parse_server
 from mcp_servers.helpers import EEG_LAB, lab_config, time_config
 
 from support import wait_until
@@ -170,3 +171,40 @@ async def test_calls_after_close_are_refused():
     await hub.close()
     with pytest.raises(ToolException, match="shut down"):
         await add.ainvoke({"a": 1, "b": 1})
+
+
+async def test_a_configured_credential_is_masked_in_a_crashing_servers_stderr(monkeypatch):
+    # no key shape, and the env entry's own name says nothing: only ${LAB_SERVICE_TOKEN} being
+    # remembered as it is expanded keeps it out of the status
+    monkeypatch.setenv("LAB_SERVICE_TOKEN", "violet-harbor-mcp-42")
+    crash = (
+        "import os, sys; sys.stderr.write('bad token ' + os.environ['UPSTREAM'] + ' / '"
+        " + os.environ['HEADER_LIKE']); sys.exit(2)"
+    )
+    config = parse_server(
+        "leaks",
+        {
+            "command": sys.executable,
+            "args": ["-c", crash],
+            "env": {"UPSTREAM": "${LAB_SERVICE_TOKEN}", "HEADER_LIKE": "plain-setting-value"},
+        },
+    )
+    hub = McpHub([config])
+    await hub.start()
+    try:
+        [row] = hub.status()
+        assert row["state"] == "failed" and "bad token" in row["error"]
+        assert "violet-harbor-mcp-42" not in row["error"]
+        assert "plain-setting-value" in row["error"]  # not a credential: not masked everywhere
+    finally:
+        await hub.close()
+
+
+def test_a_literal_credential_in_mcp_env_or_headers_is_remembered():
+    parse_server("literal", {"command": "x", "env": {"API_KEY": "amber-literal-key-7"}})
+    parse_server(
+        "remote",
+        {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer quiet-bearer-8"}},
+    )
+    shown = mask("failed with amber-literal-key-7; token quiet-bearer-8 refused")
+    assert "amber-literal-key-7" not in shown and "quiet-bearer-8" not in shown

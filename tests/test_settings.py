@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from brainchat import redact
 from brainchat.session import NOT_CONFIGURED, Session
 from brainchat.settings import (
     ConfigError,
@@ -247,3 +248,116 @@ def test_settings_panel_offers_tool_calling_for_the_function_call_model() -> Non
     assert "tool calling prompt, not streamed" in panel.summary(session)
     again = {w.id: w for w in panel.widgets(session)}
     assert again["function_call_tool_calling"].initial_value == "prompt"
+
+
+NUMERIC_FIELDS = (
+    "temperature",
+    "max_tokens",
+    "timeout",
+    "max_retries",
+    "input_price",
+    "output_price",
+    "context_window",
+)
+
+
+@pytest.mark.parametrize("field", NUMERIC_FIELDS)
+@pytest.mark.parametrize("number", ["1e999", "-1e999", "NaN", "Infinity"])
+def test_an_infinite_or_nan_number_is_one_config_error_not_a_crash(field, number) -> None:
+    # raw JSON text: Python's json reads 1e999 as inf and NaN as nan, and int(inf) overflows
+    raw = spec()[:-1] + f', "{field}": {number}}}'
+    settings = load_settings({"CHAT_MODEL": raw}, dotenv=False)
+    assert settings.chat_model is None
+    assert [e.variable for e in settings.errors] == [f"CHAT_MODEL.{field}"]
+    assert "expected" in str(settings.errors[0]) or "range" in str(settings.errors[0])
+
+
+@pytest.mark.parametrize("number", ["1e999", "-1e999", "nan", "inf"])
+def test_an_infinite_or_nan_environment_number_is_a_config_error(number) -> None:
+    settings = load_settings(
+        {"AGENT_MAX_EXECUTION_TIME": number, "AGENT_MAX_ITERATIONS": number}, dotenv=False
+    )
+    assert {e.variable for e in settings.errors} == {
+        "AGENT_MAX_EXECUTION_TIME",
+        "AGENT_MAX_ITERATIONS",
+    }
+    assert settings.limits.max_execution_time == 60.0 and settings.limits.max_iterations == 10
+
+
+@pytest.mark.parametrize("value", [12345678901234, ["sk-a", "sk-b"], {"k": "v"}, True])
+def test_an_api_key_that_is_not_a_string_is_refused_without_showing_it(value) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_model_spec("CHAT_MODEL", spec(api_key=value), {})
+    assert err.value.variable == "CHAT_MODEL.api_key" and "string" in str(err.value)
+    assert "12345678901234" not in str(err.value) and "sk-a" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("label", 5),
+        ("label", ["a"]),
+        ("prompt_variant", 5),
+        ("prompt_variant", "../../etc/passwd"),
+        ("prompt_variant", "short/../x"),
+        ("base_url", "http://"),
+        ("base_url", "http://h/v1 extra"),
+        ("base_url", "http://h:notaport/v1"),
+        ("base_url", 8000),
+        ("base_url", "ftp://h/v1"),
+    ],
+)
+def test_a_spec_field_of_the_wrong_type_or_shape_names_the_field(field, value) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_model_spec("CHAT_MODEL", spec(**{field: value}), {})
+    assert err.value.variable == f"CHAT_MODEL.{field}"
+
+
+def test_a_safe_prompt_variant_and_label_are_kept() -> None:
+    parsed = parse_model_spec("CHAT_MODEL", spec(prompt_variant="short_v-2", label="Lab"), {})
+    assert parsed.prompt_variant == "short_v-2" and parsed.name == "Lab"
+
+
+@pytest.mark.parametrize("raw", ['["gpt-4o-mini"]', '"gpt-4o-mini"', "[gpt-4o]", "gpt{4}"])
+def test_a_json_array_or_string_is_not_taken_as_a_bare_model_name(raw) -> None:
+    settings = load_settings({"CHAT_MODEL": raw}, dotenv=False)
+    assert settings.chat_model is None and [e.variable for e in settings.errors] == ["CHAT_MODEL"]
+
+
+@pytest.mark.parametrize("pasted", ["violet-harbor-42", "my key 123", "abc.def"])
+def test_a_key_pasted_into_api_key_env_is_not_echoed(pasted) -> None:
+    raw = json.dumps({"provider": "openai", "model": "gpt-4o-mini", "api_key_env": pasted})
+    settings = load_settings({"CHAT_MODEL": raw}, dotenv=False)
+    [error] = settings.errors
+    assert error.variable == "CHAT_MODEL.api_key_env" and pasted not in str(error)
+    assert "name of an environment variable" in str(error)
+
+
+def test_an_unset_api_key_env_with_a_valid_name_is_named() -> None:
+    raw = json.dumps({"provider": "openai", "model": "gpt-4o-mini", "api_key_env": "lab_key_2"})
+    [error] = load_settings({"CHAT_MODEL": raw}, dotenv=False).errors
+    assert error.variable == "CHAT_MODEL.api_key" and "lab_key_2" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("env", "key"),
+    [
+        ({"OPENAI_API_KEY": "plain-default-key-31"}, "plain-default-key-31"),
+        (
+            {
+                "CHAT_MODEL": json.dumps({"model": "m", "api_key_env": "LAB_KEY"}),
+                "LAB_KEY": "plain-named-key-32",
+            },
+            "plain-named-key-32",
+        ),
+        (
+            {"CHAT_MODEL": json.dumps({"provider": "deepseek", "model": "deepseek-chat"})}
+            | {"DEEPSEEK_API_KEY": "plain-provider-key-33"},
+            "plain-provider-key-33",
+        ),
+    ],
+)
+def test_a_key_from_the_environment_is_masked_from_then_on(env, key) -> None:
+    settings = load_settings(env, dotenv=False)
+    assert settings.errors == () and settings.chat_model is not None
+    assert key not in redact.mask(f"server said: key {key} is not allowed")

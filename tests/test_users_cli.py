@@ -76,3 +76,25 @@ def test_a_non_loopback_host_without_login_is_refused_and_names_the_setting(tmp_
 def test_a_bad_database_url_is_named_without_its_password(tmp_path: Path) -> None:
     bad = users(tmp_path, "users", "list", DATABASE_URL="mysql://bob:hunter2@db/x")
     assert bad.returncode == 2 and "DATABASE_URL" in bad.stderr and "hunter2" not in bad.stderr
+
+
+def test_the_documented_sqlite_urls_open_where_they_say(tmp_path: Path) -> None:
+    absolute = tmp_path / "elsewhere" / "a.db"
+    done = users(tmp_path, "users", "list", DATABASE_URL=f"sqlite:///{absolute}")
+    assert done.returncode == 0, done.stderr
+    assert absolute.is_file()
+    done = users(tmp_path, "users", "list", DATABASE_URL="sqlite:///rel/b.db")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "rel" / "b.db").is_file()
+
+
+def test_a_database_url_with_a_bad_port_is_named_without_a_traceback(tmp_path: Path) -> None:
+    bad = users(tmp_path, "users", "list", DATABASE_URL="postgresql://u:hunter2x@db:notaport/x")
+    assert bad.returncode == 2 and "DATABASE_URL" in bad.stderr and "port" in bad.stderr
+    assert "hunter2x" not in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_an_unreachable_database_is_one_line_without_a_traceback(tmp_path: Path) -> None:
+    down = users(tmp_path, "users", "list", DATABASE_URL="postgresql://u:hunter3x@127.0.0.1:9/x")
+    assert down.returncode == 1 and "cannot use the database" in down.stderr
+    assert "hunter3x" not in down.stderr and "Traceback" not in down.stderr

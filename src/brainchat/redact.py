@@ -49,7 +49,8 @@ _VALUE_RULES = [
     ),
     re.compile(r"(?i)(?<!\S)--?" + _NAME + r"\s+(?P<v>[^\s-]\S*)"),  # --api-key VALUE
     re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://(?P<v>[^/\s@'\"?#]+)@"),  # scheme://userinfo@
-    re.compile(r"(?<![\w/:.@%+-])[\w.%+-]+:(?P<v>[^\s/@'\":]+)@(?=[\w-])"),  # user:pw@host
+    # user:pw@host, also after a '/' (`postgresql//u:pw@host`, a URL missing its ':')
+    re.compile(r"(?<![\w:.@%+-])[\w.%+-]+:(?P<v>[^\s/@'\":]+)@(?=[\w-])"),
 ]
 _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s'\"<>]+")
 _QUERY_VALUE = re.compile(r"[?&][^=&#\s]+=(?P<v>[^&#\s]+)")
@@ -77,6 +78,9 @@ _KNOWN: set[str] = set()  # secrets a user gave at run time (connection keys), m
 
 
 MIN_REMEMBERED = 8  # shorter "keys" are placeholders (Ollama's `ollama`, vLLM's `EMPTY`)
+# Longer placeholder keys that servers without auth accept: masking them would hide ordinary text
+# (`not-needed` is brainchat's own stand-in for "no key").
+PLACEHOLDERS = {"not-needed", "no-key-required", "sk-no-key-required"}
 
 
 def remember(secret: str | None) -> None:
@@ -86,8 +90,14 @@ def remember(secret: str | None) -> None:
     keys) does not consult these, or one user's key would refuse another user's provider name,
     and trying names would tell whether a string is somebody's key.
     """
-    if secret and len(secret) >= MIN_REMEMBERED:
+    if secret and len(secret) >= MIN_REMEMBERED and secret.lower() not in PLACEHOLDERS:
         _KNOWN.add(secret)
+
+
+def secret_name(name: str) -> bool:
+    """Whether a variable or header name says its value is a credential (GITHUB_TOKEN, API_KEY,
+    Authorization, X-Api-Key; not max_tokens)."""
+    return bool(re.fullmatch(r"(?i)" + _NAME, name))
 
 
 def _spans(text: str, *, known: bool = True) -> list[tuple[int, int]]:

@@ -10,10 +10,12 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
+from urllib.parse import urlsplit
 
 from brainchat import redact
 
@@ -52,6 +54,8 @@ KEY_AS_MODEL = (
     "it looks like an API key, not a model name; put the key in api_key (or OPENAI_API_KEY) "
     "and give a model name such as gpt-4o-mini"
 )
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+VARIANT = re.compile(r"[A-Za-z0-9_-]{1,40}")
 Mode = Literal["chat", "agent"]
 ExecutionMode = Literal["auto", "single_step"]
 Evaluation = Literal["rule", "model"]
@@ -166,9 +170,9 @@ def _num(var: str, raw: object, kind: type, lo: float, hi: float) -> Any:
         value = kind(raw)
         if isinstance(raw, bool) or (kind is int and isinstance(raw, float)):
             raise ValueError
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # int(1e999) overflows: JSON reads it as inf
         raise ConfigError(var, raw, f"expected a {kind.__name__} from {lo} to {hi}") from None
-    if not lo <= value <= hi:
+    if not lo <= value <= hi:  # NaN fails every comparison, inf the bound: both refused
         raise ConfigError(var, raw, f"allowed range is {lo} to {hi}")
     return value
 
@@ -189,7 +193,8 @@ def parse_model_spec(var: str, raw: str | Mapping[str, Any], env: Mapping[str, s
     if isinstance(raw, str):
         text = raw.strip()
         if not text.startswith("{"):
-            if not text or any(c.isspace() for c in text):
+            # a JSON array or string is not a model name: `["gpt-4o"]` would be sent as the id
+            if not text or any(c.isspace() or c in "[]{}\"'" for c in text):
                 raise ConfigError(var, raw, f"expected {SPEC_EXAMPLE} or a model name")
             data: dict[str, Any] = {"model": text}
         else:
@@ -241,12 +246,24 @@ def parse_model_spec(var: str, raw: str | Mapping[str, Any], env: Mapping[str, s
             None,
             f"provider {provider!r} needs a base_url such as http://localhost:8000/v1",
         )
-    if not str(base_url).startswith(("http://", "https://")):
-        raise ConfigError(f"{var}.base_url", base_url, "must start with http:// or https://")
+    if not _http_url(base_url):
+        raise ConfigError(
+            f"{var}.base_url",
+            base_url,
+            "expected an http:// or https:// URL with a host and no spaces, such as "
+            "http://localhost:8000/v1",
+        )
     api_key = data.get("api_key")
+    if api_key is not None and not isinstance(api_key, str):
+        # not shown: a key typed as a number or list is still a key
+        raise ConfigError(f"{var}.api_key", None, "expected the key as a JSON string", secret=True)
     key_env = data.get("api_key_env") or preset["key_env"]
-    if key_env and redact.looks_secret(str(key_env)):
-        allowed = "the name of an environment variable holding the key, not the key itself"
+    if key_env and not (isinstance(key_env, str) and ENV_NAME.fullmatch(key_env)):
+        # not shown: users paste the key itself here, and it need not look like one
+        allowed = (
+            "the name of an environment variable holding the key (letters, digits and '_', "
+            "such as OPENAI_API_KEY), not the key itself"
+        )
         raise ConfigError(f"{var}.api_key_env", None, allowed, secret=True)
     if not api_key and key_env:
         api_key = env.get(str(key_env))
@@ -256,6 +273,18 @@ def parse_model_spec(var: str, raw: str | Mapping[str, Any], env: Mapping[str, s
                 None,
                 f"set the environment variable {key_env} or give api_key / api_key_env in the spec",
             )
+    # Masked from now on in every message and log line, also a key with no key shape that a
+    # server quotes back in an error ("proxy rejected API key token-abc123").
+    redact.remember(api_key)
+    for name in ("label", "prompt_variant"):
+        if data.get(name) is not None and not isinstance(data[name], str):
+            raise ConfigError(f"{var}.{name}", data[name], "expected a JSON string")
+    variant = data.get("prompt_variant") or None  # "" is the default prompt
+    if variant is not None and not VARIANT.fullmatch(variant):
+        # load_prompt joins it into a file name: no '/', no '..'
+        raise ConfigError(
+            f"{var}.prompt_variant", variant, "allowed: letters, digits, '_' and '-' (1-40)"
+        )
     window = _num(f"{var}.context_window", data.get("context_window", 16000), int, 512, 10_000_000)
     max_tokens = (
         None
@@ -289,12 +318,24 @@ def parse_model_spec(var: str, raw: str | Mapping[str, Any], env: Mapping[str, s
         output_price=None
         if data.get("output_price") is None
         else _num(f"{var}.output_price", data["output_price"], float, 0, 10_000),
-        prompt_variant=data.get("prompt_variant"),
+        prompt_variant=variant,
         context_window=window,
         label=data.get("label"),
         tool_calling=parse_tool_calling(f"{var}.tool_calling", data.get("tool_calling", "native")),
         stream_tool_calls=_bool(f"{var}.stream_tool_calls", data.get("stream_tool_calls", True)),
     )
+
+
+def _http_url(value: object) -> bool:
+    """An http(s) URL with a host and no whitespace (`http://` alone is not one)."""
+    if not isinstance(value, str) or any(c.isspace() for c in value):
+        return False
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 def parse_tool_calling(var: str, raw: object) -> ToolCalling:

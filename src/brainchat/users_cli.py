@@ -15,6 +15,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from brainchat.redact import mask
 from brainchat.store.accounts import AccountError, Accounts, check_name
 from brainchat.store.config import StoreConfig, load_store_config
 
@@ -51,6 +52,13 @@ def main(argv: list[str]) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # noqa: BLE001 - an unreachable database: one line, not a traceback
+        print(
+            f"error: cannot use the database {cfg.shown_url}: {type(exc).__name__}: "
+            f"{mask(str(exc))[:300]}",
+            file=sys.stderr,
+        )
+        return 1
 
 
 def read_password(from_stdin: bool) -> str:

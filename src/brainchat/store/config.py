@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from brainchat.redact import mask_url
+from brainchat.redact import mask_url, remember, show
 
 STATE_ENV, AUTH_ENV, TITLES_ENV, DB_ENV = (
     "BRAINCHAT_STATE_DIR",
@@ -74,14 +75,15 @@ def load_store_config(env: Mapping[str, str] | None = None) -> StoreConfig:
     auth = (env.get(AUTH_ENV) or "local").strip().lower()
     if auth not in ("local", "password"):
         errors.append(
-            f"{AUTH_ENV}={auth[:40]!r} is not valid; allowed: local (one user, no "
-            "login, loopback only) or password (accounts from `brainchat users add`)"
+            f"{AUTH_ENV} is not valid (its value is not shown: it may be a password); allowed: "
+            "local (one user, no login, loopback only) or password (accounts from `brainchat "
+            "users add`)"
         )
         auth = "password"  # fail closed
     titles = (env.get(TITLES_ENV) or "question").strip().lower()
     if titles not in ("question", "model"):
         errors.append(
-            f"{TITLES_ENV}={titles[:40]!r} is not valid; allowed: question (the first "
+            f"{TITLES_ENV}={show(titles, 40)} is not valid; allowed: question (the first "
             "question, default) or model (a short title written by the chat model)"
         )
         titles = "question"
@@ -93,24 +95,51 @@ def sqlite_url(path: Path) -> str:
 
 
 def async_url(raw: str) -> str:
-    """DATABASE_URL as an async SQLAlchemy URL (asyncpg for Postgres, aiosqlite for SQLite)."""
+    """DATABASE_URL as an async SQLAlchemy URL (asyncpg for Postgres, aiosqlite for SQLite).
+
+    Built by replacing the scheme in the raw text, not by `urlunsplit`: on Python 3.11 that drops
+    an empty host, so `sqlite:////abs/a.db` became host `abs` and `sqlite:///a.db` lost its `//`.
+    Raises ValueError naming DATABASE_URL, with the password (and any userinfo) hidden.
+    """
+    scheme, sep, rest = raw.partition("://")
     try:
-        parts = urlsplit(raw)
+        parts = urlsplit(raw) if sep else None
     except ValueError:
         parts = None
-    scheme = parts.scheme.lower() if parts else ""
-    if parts is None or scheme not in POSTGRES_SCHEMES + SQLITE_SCHEMES:
+    if parts is None or scheme.lower() not in POSTGRES_SCHEMES + SQLITE_SCHEMES:
         raise ValueError(
-            f"{DB_ENV}={mask_url(raw, drop_query=True)[:80]!r} is not a database URL brainchat "
-            "can use; allowed: postgresql://user:password@host:5432/dbname (Postgres, through "
-            "asyncpg) or sqlite:////absolute/path.db; leave it unset for the SQLite file in the "
-            f"state folder ({STATE_ENV})"
+            f"{DB_ENV}={_shown(raw)!r} is not a database URL brainchat can use; allowed: "
+            "postgresql://user:password@host:5432/dbname (Postgres, through asyncpg) or "
+            "sqlite:////absolute/path.db; leave it unset for the SQLite file in the state folder "
+            f"({STATE_ENV})"
         )
-    if scheme in SQLITE_SCHEMES:
-        return urlunsplit(parts._replace(scheme="sqlite+aiosqlite"))
+    if scheme.lower() in SQLITE_SCHEMES:
+        return "sqlite+aiosqlite://" + rest
+    if parts.password:
+        remember(parts.password)  # masked in any later message, even when it looks like a word
+    try:
+        port_ok = parts.port is not None or not parts.netloc.rpartition("@")[2].endswith(":")
+    except ValueError:  # not a number, or out of range: asyncpg would raise it at connect time
+        port_ok = False
+    socket = any(k == "host" for k, _ in parse_qsl(parts.query))  # postgresql:///db?host=/run
+    if not (parts.hostname or socket) or not port_ok:
+        raise ValueError(
+            f"{DB_ENV}={_shown(raw)!r} has no usable host and port; write "
+            "postgresql://user:password@host:5432/dbname (the port a number from 0 to 65535), "
+            "or postgresql://user@/dbname?host=/socket/folder"
+        )
     # asyncpg takes ssl=..., not libpq's sslmode=...
-    query = [("ssl" if k == "sslmode" else k, v) for k, v in parse_qsl(parts.query)]
-    return urlunsplit(parts._replace(scheme="postgresql+asyncpg", query=urlencode(query)))
+    query = urlencode([("ssl" if k == "sslmode" else k, v) for k, v in parse_qsl(parts.query)])
+    return f"postgresql+asyncpg://{parts.netloc}{parts.path}" + (f"?{query}" if query else "")
+
+
+def _shown(raw: str) -> str:
+    """DATABASE_URL for an error message: no query, and nothing before an '@' (user, password),
+    which `mask` cannot find in a URL too broken to parse (`postgresql//u:pw@host`)."""
+    text = re.split(r"[?#]", raw, maxsplit=1)[0]
+    if "@" in text:
+        text = "***@" + text.rsplit("@", 1)[1]
+    return mask_url(text)[:80]
 
 
 def is_loopback(host: str) -> bool:

@@ -7,7 +7,7 @@ import fcntl
 from pathlib import Path
 from typing import IO, Any
 
-from sqlalchemy import Connection, event, func, insert, inspect, select, text, update
+from sqlalchemy import Connection, event, func, insert, inspect, make_url, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from brainchat.store import schema
@@ -22,8 +22,10 @@ class SchemaError(RuntimeError):
 def make_engine(url: str, **kw: Any) -> AsyncEngine:
     """An engine for an async URL; SQLite gets WAL, foreign keys and a busy timeout."""
     if url.startswith("sqlite"):
-        path = url.split(":///", 1)[1]
-        if path and path != ":memory:":
+        # SQLAlchemy's own reading of the URL, the one it will open: `sqlite://` (memory) and
+        # `sqlite:///rel.db` have no ":///" + absolute path to split on
+        path = make_url(url).database
+        if path and path != ":memory:" and not path.startswith("file:"):
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         engine = create_async_engine(url, connect_args={"timeout": 30}, **kw)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)

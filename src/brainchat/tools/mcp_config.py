@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from brainchat.redact import mask_args, mask_url, show
+from brainchat.redact import mask_args, mask_url, remember, secret_name, show
 from brainchat.tools.registry import ToolFailure
 
 Transport = Literal["stdio", "streamable_http", "sse"]
@@ -213,7 +213,7 @@ def parse_server(name: str, entry: Any, *, base_dir: Path | None = None) -> McpS
         return McpServerConfig(
             command=command,
             args=[_expand(a, "args") for a in _str_list(entry, "args")],
-            env={k: _expand(v, f"env.{k}") for k, v in _str_dict(entry, "env").items()}
+            env={k: _expand(v, f"env.{k}", k) for k, v in _str_dict(entry, "env").items()}
             if "env" in entry
             else None,
             cwd=cwd,
@@ -222,7 +222,7 @@ def parse_server(name: str, entry: Any, *, base_dir: Path | None = None) -> McpS
     url = _expand(_str(entry, "url"), "url")
     if not re.match(r"^https?://[^/\s]+", url or ""):
         raise ConfigError(f"'url' must be an http(s) URL for a {transport} server, got {show(url)}")
-    headers = {k: _expand(v, f"headers.{k}") for k, v in _str_dict(entry, "headers").items()}
+    headers = {k: _expand(v, f"headers.{k}", k) for k, v in _str_dict(entry, "headers").items()}
     return McpServerConfig(url=url, headers=headers, **common)
 
 
@@ -240,8 +240,14 @@ def _transport(entry: dict[str, Any]) -> Transport:
     return _TRANSPORT_ALIASES[key]
 
 
-def _expand(value: str | None, key: str) -> str:
-    """Replace ${VAR} / ${env:VAR} with the environment's value (a missing one is an error)."""
+def _expand(value: str | None, key: str, name: str | None = None) -> str:
+    """Replace ${VAR} / ${env:VAR} with the environment's value (a missing one is an error).
+
+    A credential (an env or header `name` like GITHUB_TOKEN or Authorization, or a ${VAR} like
+    ${API_KEY}) is remembered by `redact`: a server's stderr or error may quote it back, and it
+    need not look like a key. Other values (NODE_ENV=production) are not: masking them everywhere
+    would hide ordinary words.
+    """
     if value is None:
         return ""
 
@@ -250,9 +256,16 @@ def _expand(value: str | None, key: str) -> str:
             raise ConfigError(
                 f"'{key}' uses ${{{m.group(1)}}} but that environment variable is not set"
             )
+        if secret_name(m.group(1)):
+            remember(os.environ[m.group(1)])
         return os.environ[m.group(1)]
 
-    return _VAR_RE.sub(sub, value)
+    expanded = _VAR_RE.sub(sub, value)
+    if name is not None and secret_name(name):
+        remember(expanded)
+        # "Bearer XYZ": the credential after the scheme word, as a server may quote it alone
+        remember(expanded.split(None, 1)[-1])
+    return expanded
 
 
 def _str(entry: dict[str, Any], key: str) -> str | None:

@@ -18,6 +18,8 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from brainchat.redact import show
+
 log = logging.getLogger(__name__)
 
 ENV = "BRAINCHAT_ALLOWED_ORIGINS"
@@ -65,7 +67,7 @@ def parse_allowed(value: str | None) -> tuple[frozenset[str], list[str]]:
             allowed.add(origin)
         else:
             errors.append(
-                f"{ENV}: {entry[:LOGGED_CHARS]!r} is not an origin; list origins like "
+                f"{ENV}: {show(entry, LOGGED_CHARS)} is not an origin; list origins like "
                 "'https://brainchat.example.org' or 'http://localhost:5173', comma-separated "
                 "(a scheme http or https, a host, an optional port; no path, no '*')"
             )

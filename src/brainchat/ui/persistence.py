@@ -107,8 +107,9 @@ async def _check_database(cfg: StoreConfig) -> str | None:
     from brainchat.store.database import SchemaError, make_engine, migrate
     from brainchat.store.records import Store
 
-    engine = make_engine(cfg.database_url)
+    engine = None
     try:
+        engine = make_engine(cfg.database_url)  # in the try: a URL it refuses is named, not raised
         before, after = await migrate(engine)
         if before != after:
             log.info("database %s: schema version %s -> %s", cfg.shown_url, before, after)
@@ -122,7 +123,8 @@ async def _check_database(cfg: StoreConfig) -> str | None:
     except Exception as exc:  # noqa: BLE001 - an unreachable database is named, then we stop
         return f"cannot open the database {cfg.shown_url}: {type(exc).__name__}: {mask(str(exc))[:200]}"
     finally:
-        await engine.dispose()
+        if engine is not None:
+            await engine.dispose()
     return None
 
 
