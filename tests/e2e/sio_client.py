@@ -49,6 +49,14 @@ class ChainlitSocket:
                 return str(json.loads(data)["thread_id"])
         return None
 
+    async def wait_thread_id(self, timeout: float = 30) -> str:
+        """The thread id; Chainlit sends first_interaction after its own thread write, which on a
+        loaded machine can come after the turn's answer."""
+        async with asyncio.timeout(timeout):
+            while (tid := self.thread_id) is None:
+                await asyncio.sleep(0.05)
+        return tid
+
     def text(self) -> str:
         return "\n".join(data for _, data in self.events)
 

@@ -103,7 +103,7 @@ async def test_a_mode_switch_riding_on_a_message_is_saved_with_the_thread(
     await sock.start_chat()
     await sock.send(QUESTION, modes={"mode": "agent"})
     await sock.wait_for("An agent answer.", timeout=60)
-    tid = sock.thread_id
+    tid = await sock.wait_thread_id()
     await sock.close()
     assert tid and not model_server.requests_for("chat-m")  # the turn ran in Agent mode
     async with httpx.AsyncClient(base_url=url, headers={"Cookie": cookie}) as http:

@@ -70,8 +70,7 @@ async def test_a_thread_started_on_one_process_resumes_on_the_other(model_server
     await on_a.send("Train CSP+LDA on subject 1")
     await on_a.wait_for("Trained on process A.", timeout=120)
     before = accuracy(model_server)
-    tid = on_a.thread_id
-    assert tid
+    tid = await on_a.wait_thread_id()
     await stored_answer(b, cookie, tid, "Trained on process A.")  # A's writes, seen through B
     await on_a.close()
 
