@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from brainchat.eeg.state import Op, Step
-from brainchat.eeg.study import Study
+from brainchat.eeg.study import Study, Turn
 from brainchat.events import current_tool_call
 from brainchat.tools.registry import set_flags
 
@@ -22,14 +22,18 @@ DESTRUCTIVE = {"destructive": True}
 
 
 async def run_op(
-    study: Study, op: Op, mutates_data: bool = False, record: dict[str, Any] | None = None
+    study: Study,
+    op: Op,
+    mutates_data: bool = False,
+    record: dict[str, Any] | None = None,
+    turn: Turn | None = None,
 ) -> str:
     """Run an op; unexpected library errors become a clear ToolException (the study is unchanged).
 
     `record` is the op's entry in the study's log (replayed when the conversation is resumed).
     """
     try:
-        return await study.run(op, mutates_data=mutates_data, record=record)
+        return await study.run(op, mutates_data=mutates_data, record=record, turn=turn)
     except ToolException:
         raise
     except (ValueError, RuntimeError, TypeError, KeyError, OSError, MemoryError) as exc:
