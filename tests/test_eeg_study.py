@@ -407,3 +407,38 @@ async def test_when_the_undo_fails_too_the_study_is_emptied_and_says_why(
     assert h.study.stage == "empty" and h.study.log == [] and h.study.state.raws == ()
     (change,) = [e for e in h.events if isinstance(e, events.StudyChanged)][-1:]
     assert "could not be rebuilt" in change.change and "Load the data again" in change.change
+
+
+def test_the_first_eeg_tools_import_mne_and_torch_off_the_event_loop(tmp_path: Path) -> None:
+    """MNE and torch take seconds to import; imported by the first tool call on the event loop,
+    they would stall every session. A fresh process records which thread imports them."""
+    import json
+    import subprocess
+    import sys
+
+    code = f"""
+import asyncio, json, sys, threading
+from langchain_core.tools import ToolException
+on_loop = {{}}
+class Spy:  # sees each module's first import, and the thread it happens on
+    def find_spec(self, name, path=None, target=None):
+        if name in ("mne", "torch", "brainchat.eeg.preprocessing", "brainchat.eeg.training"):
+            on_loop.setdefault(name, threading.current_thread() is threading.main_thread())
+sys.meta_path.insert(0, Spy())
+from brainchat.eeg.study import Study
+from brainchat.eeg.tools import build_eeg_tools
+async def main():
+    tools = {{t.name: t for t in build_eeg_tools(Study({str(tmp_path)!r}))}}
+    await tools["get_study_state"].ainvoke({{}})
+    try:
+        await tools["train_model"].ainvoke({{"model": "eegnet"}})
+    except ToolException:
+        pass  # nothing to train on: the imports are what this looks at
+asyncio.run(main())
+print(json.dumps(on_loop))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr
+    on_loop = json.loads(out.stdout.strip().splitlines()[-1])
+    assert {"torch", "brainchat.eeg.preprocessing", "brainchat.eeg.training"} <= set(on_loop)
+    assert not any(on_loop.values()), on_loop

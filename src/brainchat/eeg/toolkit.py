@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import importlib
 import inspect
+import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
@@ -19,6 +21,19 @@ from brainchat.tools.registry import set_flags
 
 READ_ONLY = {"read_only": True}
 DESTRUCTIVE = {"destructive": True}
+
+
+# Imported before an EEG tool first runs, in a thread: MNE (and torch, for training) take a second
+# or two to import, and an import on the event loop would stall every session meanwhile.
+STUDY_MODULES = ("brainchat.eeg.preprocessing",)
+TRAINING_MODULES = ("brainchat.eeg.training",)
+
+
+async def preload(names: tuple[str, ...]) -> None:
+    """Import `names` in a worker thread unless already imported (then it costs nothing)."""
+    for name in names:
+        if name not in sys.modules:
+            await asyncio.to_thread(importlib.import_module, name)
 
 
 async def run_op(
@@ -76,7 +91,12 @@ def make_tool(
     """A flagged local tool. A plain (blocking) function body runs through `in_thread`; it must
     accept a `stop` keyword; a coroutine function runs on the event loop and must not block."""
     if inspect.iscoroutinefunction(fn):
-        coroutine: Callable[..., Awaitable[str]] = fn
+
+        @functools.wraps(fn)
+        async def coroutine(**kwargs: Any) -> str:
+            await preload(STUDY_MODULES)
+            return await fn(**kwargs)
+
     else:
 
         @functools.wraps(fn)

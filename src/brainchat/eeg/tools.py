@@ -15,8 +15,10 @@ from brainchat.eeg.study import Study
 from brainchat.eeg.toolkit import (
     DESTRUCTIVE,
     READ_ONLY,
+    TRAINING_MODULES,
     in_thread,
     make_tool,
+    preload,
     run_op,
     step,
 )
@@ -197,6 +199,7 @@ def _analysis_tools(study: Study) -> list[BaseTool]:
         return await run_op(study, split_op(by, test_ratio, val_ratio, seed), record=record)
 
     async def train_model(**kwargs: Any) -> str:
+        await preload(TRAINING_MODULES)  # torch: imported off the event loop
         from brainchat.eeg.decoding import seeded_turn, train_op
         from brainchat.eeg.training import TrainConfig
 
@@ -213,6 +216,7 @@ def _analysis_tools(study: Study) -> list[BaseTool]:
         return done.text(study.data_dir)
 
     async def evaluate_model(model: str | None = None) -> str:
+        await preload(TRAINING_MODULES)
         from brainchat.eeg.decoding import evaluate_op
 
         return await run_op(study, evaluate_op(model))
