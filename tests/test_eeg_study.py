@@ -349,8 +349,8 @@ async def test_study_changes_say_only_what_changed(h: Harness) -> None:
 
 async def test_a_stop_returns_at_once_and_the_next_step_waits_saying_why(h: Harness) -> None:
     """A library call in a step's thread cannot be interrupted (an ICA fit): Stop still ends the
-    tool call at once; the study stays locked until the thread ends, and the next step says it
-    waits for the stopped one."""
+    tool call at once; the study stays locked until the thread ends, the next step says it waits
+    for the stopped one, and what the stopped step still reports is dropped."""
     import threading
 
     from brainchat.eeg.study import FINISHING
@@ -363,6 +363,7 @@ async def test_a_stop_returns_at_once_and_the_next_step_waits_saying_why(h: Harn
         started.set()
         release.wait(120)  # the library call: it looks at no stop flag
         stop_seen.append(stop.is_set())
+        events.emit(events.ToolProgress(call_id="slow", name="ica_fit", message="late"))
         return state, "done"
 
     events.set_tool_call("slow", "ica_fit")
@@ -380,6 +381,8 @@ async def test_a_stop_returns_at_once_and_the_next_step_waits_saying_why(h: Harn
     release.set()
     assert await following == "next ran"
     assert stop_seen == [True] and h.study.stage == "loaded"
+    # the stopped call has ended for the user: its late progress is dropped
+    assert "late" not in [getattr(e, "message", "") for e in h.events]
 
 
 async def test_when_the_undo_fails_too_the_study_is_emptied_and_says_why(
