@@ -19,6 +19,7 @@ from brainchat.eeg.tools import build_eeg_tools
 from brainchat.tools.registry import flags_of
 
 from gdf_writer import write_raw_gdf
+from support import wait_until
 
 PNG = b"\x89PNG\r\n\x1a\n"
 FILES = [f"sub-0{s}_ses-0{k}_task-mi_eeg.edf" for s in (1, 2) for k in (1, 2)]
@@ -344,3 +345,103 @@ async def test_study_changes_say_only_what_changed(h: Harness) -> None:
     assert said[4].startswith("trained csp_lda")
     assert said[5].startswith("csp_lda test accuracy ")
     assert all(e.call_id.startswith("call-") for e in changed)  # each names its tool call
+
+
+async def test_a_stop_returns_at_once_and_the_next_step_waits_saying_why(h: Harness) -> None:
+    """A library call in a step's thread cannot be interrupted (an ICA fit): Stop still ends the
+    tool call at once; the study stays locked until the thread ends, the next step says it waits
+    for the stopped one, and what the stopped step still reports is dropped."""
+    import threading
+
+    from brainchat.eeg.study import FINISHING
+
+    await loaded(h)
+    started, release = threading.Event(), threading.Event()
+    stop_seen: list[bool] = []
+
+    def uninterruptible(state, stop):
+        started.set()
+        release.wait(120)  # the library call: it looks at no stop flag
+        stop_seen.append(stop.is_set())
+        events.emit(events.ToolProgress(call_id="slow", name="ica_fit", message="late"))
+        return state, "done"
+
+    events.set_tool_call("slow", "ica_fit")
+    task = asyncio.create_task(h.study.run(uninterruptible))
+    await asyncio.to_thread(started.wait, 60)
+    asyncio.get_running_loop().call_later(30, release.set)  # a safety net if Stop hangs
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not release.is_set()  # Stop came back while the thread was still running
+    events.set_tool_call("next", "get_study_state")
+    following = asyncio.create_task(h.study.run(lambda s, _: (s, "next ran")))
+    await wait_until(lambda: FINISHING in [getattr(e, "message", "") for e in h.events])
+    assert not following.done()  # the study is still locked by the stopped step
+    release.set()
+    assert await following == "next ran"
+    assert stop_seen == [True] and h.study.stage == "loaded"
+    # the stopped call has ended for the user: its late progress is dropped
+    assert "late" not in [getattr(e, "message", "") for e in h.events]
+
+
+async def test_when_the_undo_fails_too_the_study_is_emptied_and_says_why(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A step changed the recordings in place and failed; rebuilding them fails as well (a file
+    went away): the study must not keep recordings that no longer match its history."""
+    import shutil
+
+    from brainchat.eeg import preprocessing
+
+    write_demo_set(tmp_path, subjects=1, sessions=2, trials=24, seed=1)
+    h = Harness(tmp_path)
+    await h.call("load_data", {"files": FILES[:2]})
+    real = preprocessing.apply_step
+
+    def half_then_fail(raws, step):
+        real(raws[:1], step)  # the first recording was changed in place, then it breaks
+        shutil.move(tmp_path / FILES[1], tmp_path / "moved.edf")
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(preprocessing, "apply_step", half_then_fail)
+    with pytest.raises(ToolException, match="disk on fire"):
+        await h.call("resample_data", {"sfreq": 100})
+    assert h.study.stage == "empty" and h.study.log == [] and h.study.state.raws == ()
+    (change,) = [e for e in h.events if isinstance(e, events.StudyChanged)][-1:]
+    assert "could not be rebuilt" in change.change and "Load the data again" in change.change
+
+
+def test_the_first_eeg_tools_import_mne_and_torch_off_the_event_loop(tmp_path: Path) -> None:
+    """MNE and torch take seconds to import; imported by the first tool call on the event loop,
+    they would stall every session. A fresh process records which thread imports them."""
+    import json
+    import subprocess
+    import sys
+
+    code = f"""
+import asyncio, json, sys, threading
+from langchain_core.tools import ToolException
+on_loop = {{}}
+class Spy:  # sees each module's first import, and the thread it happens on
+    def find_spec(self, name, path=None, target=None):
+        if name in ("mne", "torch", "brainchat.eeg.preprocessing", "brainchat.eeg.training"):
+            on_loop.setdefault(name, threading.current_thread() is threading.main_thread())
+sys.meta_path.insert(0, Spy())
+from brainchat.eeg.study import Study
+from brainchat.eeg.tools import build_eeg_tools
+async def main():
+    tools = {{t.name: t for t in build_eeg_tools(Study({str(tmp_path)!r}))}}
+    await tools["get_study_state"].ainvoke({{}})
+    try:
+        await tools["train_model"].ainvoke({{"model": "eegnet"}})
+    except ToolException:
+        pass  # nothing to train on: the imports are what this looks at
+asyncio.run(main())
+print(json.dumps(on_loop))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr
+    on_loop = json.loads(out.stdout.strip().splitlines()[-1])
+    assert {"torch", "brainchat.eeg.preprocessing", "brainchat.eeg.training"} <= set(on_loop)
+    assert not any(on_loop.values()), on_loop

@@ -78,7 +78,7 @@ async def test_cancel_mid_training_leaves_the_study_unchanged(data_dir: Path) ->
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 60)
-    # the cancel returns only once the training thread has stopped (Study waits for it)
+    # the cancel returns at once; the thread stops at its next batch, and says nothing more
     seen = len(got)
     for _ in range(5):
         await asyncio.sleep(0)  # let progress already queued from the thread arrive
@@ -124,12 +124,12 @@ def edf_names(folder: Path) -> list[str]:
 async def test_a_training_that_waits_for_another_sessions_says_so(data_dir: Path) -> None:
     """Seeded trainings take turns per process: the one that waits tells its user why nothing
     moves, through the training's own progress, before its first epoch."""
-    from brainchat.eeg import training
+    from brainchat.eeg import seeded
     from brainchat.eeg.decoding import WAITING
 
     _, tools, got = await prepared(data_dir)
     events.set_tool_call("train-w", "train_model")
-    training._SEEDED.acquire()  # another session's training holds the turn
+    seeded._SEEDED.acquire()  # another session's training holds the turn
     try:
         task = asyncio.create_task(
             tools["train_model"].ainvoke({"model": "eegnet", "epochs": 5, "device": "cpu"})
@@ -138,7 +138,7 @@ async def test_a_training_that_waits_for_another_sessions_says_so(data_dir: Path
         progress = [e.message for e in got if isinstance(e, events.ToolProgress)]
         assert progress == [WAITING] and not task.done()
     finally:
-        training._SEEDED.release()
+        seeded._SEEDED.release()
     await asyncio.wait_for(task, 120)
     progress = [e.message for e in got if isinstance(e, events.ToolProgress)]
     assert progress[0] == WAITING and progress.count(WAITING) == 1 and "epoch 5/5" in progress[-1]
@@ -146,3 +146,29 @@ async def test_a_training_that_waits_for_another_sessions_says_so(data_dir: Path
     got.clear()
     await tools["train_model"].ainvoke({"model": "eegnet", "epochs": 1, "device": "cpu"})
     assert WAITING not in [e.message for e in got if isinstance(e, events.ToolProgress)]
+
+
+async def test_trainings_waiting_for_their_turn_leave_the_shared_threads_free(
+    data_dir: Path, scripted_server
+) -> None:
+    """More sessions train at once than asyncio's default pool has threads: the ones waiting for
+    the seeded turn wait on the event loop, so a password check (to_thread) and a new connection
+    (getaddrinfo runs on that pool) still go through before the first training ends."""
+    import os
+
+    import httpx
+
+    n = (os.cpu_count() or 1) + 5  # the default pool has min(32, cpu + 4) threads
+    sessions = [await prepared(data_dir) for _ in range(n)]
+    args = {"model": "eegnet", "epochs": 15, "device": "cpu"}
+    seen: list[events.Event] = []
+    events._sink.set(seen.append)  # every session's progress, here
+    tasks = [asyncio.create_task(t["train_model"].ainvoke(args)) for _, t, _ in sessions]
+    await wait_until(lambda: any(isinstance(e, events.ToolProgress) for e in seen))
+    await asyncio.to_thread(lambda: None)
+    async with httpx.AsyncClient() as client:
+        reply = await client.get(f"{scripted_server.url}/v1/models")
+    assert reply.status_code == 200
+    done_meanwhile = sum(t.done() for t in tasks)
+    await asyncio.gather(*tasks)
+    assert done_meanwhile == 0

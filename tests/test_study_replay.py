@@ -157,3 +157,95 @@ async def test_restoring_a_network_draws_nothing_from_torchs_random_generator(
     trained = first.study.state.models["eegnet"].predictor.predict_proba(X)
     assert np.array_equal(restored.predictor.predict_proba(X), trained)
     assert not any(p.is_meta for p in restored.predictor.module.parameters())
+
+
+def filtered_log(steps: int) -> list[dict]:
+    """A saved study: the two recordings, then `steps` band-pass filters (each a real entry)."""
+    band = {"op": "bandpass", "params": {"l_freq": 1.0, "h_freq": 40.0}, "label": "band-pass"}
+    return [{"op": "load", "files": FILES}] + [{"op": "step", "step": band}] * steps
+
+
+async def test_a_stop_during_the_replay_keeps_the_saved_study(data_dir: Path) -> None:
+    """Stop while a resumed study is replayed: the saved log must still be what the conversation
+    saves (it is replayed at the next use), never an empty study."""
+    import types
+
+    from brainchat.store.history import ThreadUsage
+    from brainchat.ui import resume
+
+    log = filtered_log(6)
+    h = Harness(data_dir)
+    h.study.pending = list(log)
+    task = asyncio.create_task(h.study.restore())
+    await asyncio.sleep(0)  # the replay has started in its thread
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert h.study.pending == log
+    conv = types.SimpleNamespace(session=h, custom_ids={}, usage=ThreadUsage(), titled=False)
+    h.mode, h.overrides = "agent", {}  # the Session fields the snapshot reads besides the study
+    assert resume.snapshot(conv)["study"] == log
+    # the next use replays it in full
+    await h.study.restore()
+    assert h.study.pending is None and h.study.log == log and h.study.stage == "loaded"
+    assert len(h.study.state.history) == 6
+
+
+async def test_a_stopped_replay_ends_at_the_next_entry(data_dir: Path) -> None:
+    """The replay checks the stop flag between entries: a Stop waits for one entry at most."""
+    import threading
+
+    from brainchat.eeg.replay import ReplayStopped, replay
+
+    class StopAfter(threading.Event):
+        """Set once the replay has asked `checks` times (once per entry): deterministic."""
+
+        def __init__(self, checks: int) -> None:
+            super().__init__()
+            self.left, self.asked = checks, 0
+
+        def is_set(self) -> bool:
+            self.asked += 1
+            if self.asked > self.left:
+                self.set()
+            return super().is_set()
+
+    stop = StopAfter(2)  # stop comes while the second entry runs
+    with pytest.raises(ReplayStopped, match="stopped before band-pass"):
+        await asyncio.to_thread(replay, filtered_log(8), data_dir, KEY, stop)
+    assert stop.asked == 3  # load, one filter, then stopped: the other 7 filters never ran
+
+
+async def test_a_stop_while_the_agent_restores_keeps_the_saved_study(
+    data_dir: Path, scripted_server
+) -> None:
+    """The agent's first EEG tool call replays a resumed study; the user stops the run then: the
+    conversation still saves the study's log, and the next turn restores it."""
+    import types
+
+    from brainchat.session import Session
+    from brainchat.settings import Settings
+    from brainchat.store.history import ThreadUsage
+    from brainchat.testing.scripted_server import Call, Text, ToolCalls
+    from brainchat.ui import resume
+
+    from support import collect, spec, wait_until
+
+    srv = scripted_server
+    session = Session(Settings(function_call_model=spec(srv, "fc"), answer_model=spec(srv, "ans"),
+                               default_mode="agent", data_dir=data_dir))  # fmt: skip
+    log = filtered_log(20)
+    session.study.pending = list(log)  # what ui/resume.restore queues for a resumed thread
+    conv = types.SimpleNamespace(session=session, custom_ids={}, usage=ThreadUsage(), titled=False)
+    srv.queue("fc", ToolCalls([Call("get_study_state", {})]))
+    srv.queue("ans", Text("state"))
+    task = asyncio.create_task(collect(session.ask("what is in my study?")))
+    await wait_until(session.study._lock.locked, what="the replay to start")
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert resume.snapshot(conv)["study"] == log
+    await session.study.settled()
+    srv.queue("fc", ToolCalls([Call("get_study_state", {})]))
+    srv.queue("ans", Text("state"))
+    await collect(session.ask("and now?"))
+    assert session.study.pending is None and session.study.log == log

@@ -290,6 +290,14 @@ def emit(event: Event) -> None:
         sink(event)
 
 
+def silence_after(stop: threading.Event) -> None:
+    """From now on in this context, drop events once `stop` is set: a stopped step still finishing
+    in its thread must not add progress under a tool call that has ended for the user."""
+    sink = _sink.get()
+    if sink is not None:
+        _sink.set(lambda event: None if stop.is_set() else sink(event))
+
+
 def current_tool_call() -> tuple[str, str]:
     """(call_id, tool name) of the tool call running in this context, or ("", "")."""
     return _tool_call.get() or ("", "")

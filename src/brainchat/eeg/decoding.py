@@ -41,7 +41,7 @@ WAITING = "waiting for another session's training to finish"
 
 
 def _waiting() -> None:
-    """Progress while another session holds the seeded-training turn (training.seeded_turn)."""
+    """Progress while another session holds the seeded-training turn (seeded.take_turn)."""
     call_id, name = current_tool_call()
     emit(ToolProgress(call_id=call_id, name=name, message=WAITING))
 
@@ -73,9 +73,8 @@ def train_op(cfg) -> Op:
             if cfg.model == "csp_lda":
                 fit = training.train_csp_lda(data, stop, _progress)
             else:
-                # one seeded training at a time per process; a wait is reported as progress
-                with training.seeded_turn(stop, _waiting):
-                    fit = training.train_torch(_build(state, cfg), data, cfg, stop, _progress)
+                # runs holding the process's seeded turn, taken on the event loop (seeded_turn)
+                fit = training.train_torch(_build(state, cfg), data, cfg, stop, _progress)
         except training.TrainingCancelled:
             raise ToolException("training cancelled; the study is unchanged") from None
         name = (
@@ -97,6 +96,15 @@ def train_op(cfg) -> Op:
         )
 
     return op
+
+
+def seeded_turn(cfg):
+    """The turn train_op(cfg) must hold (None for CSP+LDA, which draws nothing from torch)."""
+    if cfg.model == "csp_lda":
+        return None
+    from brainchat.eeg.seeded import take_turn
+
+    return lambda: take_turn(_waiting)
 
 
 def _build(state: StudyState, cfg):
@@ -173,6 +181,10 @@ def ica_fit_op(n_components: int, method: str, seed: int) -> Op:
         ica = mne.preprocessing.ICA(
             n_components=n_components, method=method, rng=seed, max_iter="auto"
         )
+        # MNE's fit cannot be interrupted (max_iter="auto" bounds it): a Stop that came while the
+        # recordings were joined skips it; one that comes during it takes effect when it ends
+        if stop.is_set():
+            raise ToolException("ICA fit stopped; the study is unchanged")
         ica.fit(data, picks="eeg", decim=max(1, int(data.info["sfreq"] // 100)), verbose="error")
         hp = data.info["highpass"]
         note = (

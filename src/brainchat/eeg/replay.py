@@ -54,6 +54,11 @@ def label(entry: Entry) -> str:
     return op
 
 
+class ReplayStopped(Exception):
+    """The stop flag was set (the user pressed Stop): the replay ended between two entries and
+    its partial result must not be kept (the saved log stays pending)."""
+
+
 @dataclass
 class Replayed:
     state: StudyState
@@ -65,6 +70,8 @@ def replay(log: list[Entry], data_dir: Path, key: bytes, stop: threading.Event) 
     """Rebuild a study from its log; stop at the first entry that fails (the study keeps the rest)."""
     out = Replayed(StudyState())
     for entry in log:
+        if stop.is_set():  # checked between entries: a Stop waits for one entry at most
+            raise ReplayStopped(f"stopped before {label(entry)}")
         try:
             out.state = apply(entry, out.state, data_dir, key, stop)
         except (ToolException, ValueError, RuntimeError, KeyError, OSError, TypeError) as exc:

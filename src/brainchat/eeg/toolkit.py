@@ -5,15 +5,17 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import importlib
 import inspect
+import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
 from brainchat.eeg.state import Op, Step
-from brainchat.eeg.study import Study
+from brainchat.eeg.study import Study, Turn
 from brainchat.events import current_tool_call
 from brainchat.tools.registry import set_flags
 
@@ -21,15 +23,32 @@ READ_ONLY = {"read_only": True}
 DESTRUCTIVE = {"destructive": True}
 
 
+# Imported before an EEG tool first runs, in a thread: MNE (and torch, for training) take a second
+# or two to import, and an import on the event loop would stall every session meanwhile.
+STUDY_MODULES = ("brainchat.eeg.preprocessing",)
+TRAINING_MODULES = ("brainchat.eeg.training",)
+
+
+async def preload(names: tuple[str, ...]) -> None:
+    """Import `names` in a worker thread unless already imported (then it costs nothing)."""
+    for name in names:
+        if name not in sys.modules:
+            await asyncio.to_thread(importlib.import_module, name)
+
+
 async def run_op(
-    study: Study, op: Op, mutates_data: bool = False, record: dict[str, Any] | None = None
+    study: Study,
+    op: Op,
+    mutates_data: bool = False,
+    record: dict[str, Any] | None = None,
+    turn: Turn | None = None,
 ) -> str:
     """Run an op; unexpected library errors become a clear ToolException (the study is unchanged).
 
     `record` is the op's entry in the study's log (replayed when the conversation is resumed).
     """
     try:
-        return await study.run(op, mutates_data=mutates_data, record=record)
+        return await study.run(op, mutates_data=mutates_data, record=record, turn=turn)
     except ToolException:
         raise
     except (ValueError, RuntimeError, TypeError, KeyError, OSError, MemoryError) as exc:
@@ -72,7 +91,12 @@ def make_tool(
     """A flagged local tool. A plain (blocking) function body runs through `in_thread`; it must
     accept a `stop` keyword; a coroutine function runs on the event loop and must not block."""
     if inspect.iscoroutinefunction(fn):
-        coroutine: Callable[..., Awaitable[str]] = fn
+
+        @functools.wraps(fn)
+        async def coroutine(**kwargs: Any) -> str:
+            await preload(STUDY_MODULES)
+            return await fn(**kwargs)
+
     else:
 
         @functools.wraps(fn)

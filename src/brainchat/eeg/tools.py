@@ -12,7 +12,16 @@ from brainchat.eeg import schemas as s
 from brainchat.eeg.listing import MAX_LISTED_ENTRIES
 from brainchat.eeg.state import Op, StudyState
 from brainchat.eeg.study import Study
-from brainchat.eeg.toolkit import DESTRUCTIVE, READ_ONLY, in_thread, make_tool, run_op, step
+from brainchat.eeg.toolkit import (
+    DESTRUCTIVE,
+    READ_ONLY,
+    TRAINING_MODULES,
+    in_thread,
+    make_tool,
+    preload,
+    run_op,
+    step,
+)
 from brainchat.eeg.view_tools import ica_tools, plot_tools
 
 
@@ -190,12 +199,14 @@ def _analysis_tools(study: Study) -> list[BaseTool]:
         return await run_op(study, split_op(by, test_ratio, val_ratio, seed), record=record)
 
     async def train_model(**kwargs: Any) -> str:
-        from brainchat.eeg.decoding import train_op
+        await preload(TRAINING_MODULES)  # torch: imported off the event loop
+        from brainchat.eeg.decoding import seeded_turn, train_op
         from brainchat.eeg.training import TrainConfig
 
         cfg = TrainConfig(**kwargs)
         before = set(study.state.models)
-        text = await run_op(study, train_op(cfg), record={"op": "train", "config": vars(cfg)})
+        record = {"op": "train", "config": vars(cfg)}
+        text = await run_op(study, train_op(cfg), record=record, turn=seeded_turn(cfg))
         return text + await study.save_new_models(before)
 
     async def export_analysis() -> str:
@@ -205,6 +216,7 @@ def _analysis_tools(study: Study) -> list[BaseTool]:
         return done.text(study.data_dir)
 
     async def evaluate_model(model: str | None = None) -> str:
+        await preload(TRAINING_MODULES)
         from brainchat.eeg.decoding import evaluate_op
 
         return await run_op(study, evaluate_op(model))

@@ -5,8 +5,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,32 +18,6 @@ Progress = Callable[[int, int, dict[str, float]], None]  # epoch (1-based), epoc
 
 class TrainingCancelled(Exception):
     """The stop flag was set: training ended early and nothing must be kept."""
-
-
-# PyTorch's default random generator is one per process: a network's initial weights and its
-# dropout masks draw from it. Two sessions training at once would interleave their draws, and
-# neither model would be what its seed promises (nor what its exported script reproduces), so
-# seeded network training takes turns. A stop request ends the wait.
-_SEEDED = threading.Lock()
-
-
-@contextmanager
-def seeded_turn(stop: threading.Event, waiting: Callable[[], None] | None = None) -> Iterator[None]:
-    """Hold the process's seeded-RNG turn (another training waits); TrainingCancelled on stop.
-
-    `waiting` is called once, when the turn is taken (another session is training), so the user
-    sees why nothing moves instead of a silent wait."""
-    told = False
-    while not _SEEDED.acquire(timeout=0.05):
-        if not told and waiting is not None:
-            waiting()
-            told = True
-        if stop.is_set():
-            raise TrainingCancelled()
-    try:
-        yield
-    finally:
-        _SEEDED.release()
 
 
 @dataclass

@@ -9,6 +9,7 @@ the live objects under "brainchat" and a JSON snapshot (mode, panel overrides) u
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,10 +131,24 @@ async def resume_thread(shared_tools: ToolSet | None, thread: dict[str, Any]) ->
     return conv
 
 
-def data_folder_empty(path: Path) -> bool:
+EMPTY_CHECK_ENTRIES = 1_000  # entries the welcome's empty-folder check looks at, at most
+
+
+def data_folder_empty(path: Path, limit: int = EMPTY_CHECK_ENTRIES) -> bool:
+    """No EEG recording in the data folder (the welcome then offers the demo set).
+
+    Bounded: it runs for every new chat, and a large folder must not slow that down; a folder
+    with more than `limit` entries counts as not empty (it holds something worth listing)."""
     if not path.is_dir():
         return True
-    return not any(p.suffix.lower() in EEG_SUFFIXES for p in path.rglob("*") if p.is_file())
+    seen = 0
+    for _folder, dirs, files in os.walk(path):
+        seen += len(dirs) + len(files)
+        if any(Path(f).suffix.lower() in EEG_SUFFIXES for f in files):
+            return False
+        if seen >= limit:
+            return False
+    return True
 
 
 async def welcome(conv: Conversation) -> None:
@@ -163,7 +178,7 @@ async def welcome(conv: Conversation) -> None:
     if demo.active():
         lines.insert(1, demo.WELCOME)
     actions = [cl.Action(name="show_tools", payload={}, label="Show tools", icon="wrench")]
-    if data_folder_empty(s.settings.data_dir):
+    if await asyncio.to_thread(data_folder_empty, s.settings.data_dir):
         from brainchat.eeg.synthetic import demo_folder
 
         lines.append(
