@@ -410,6 +410,10 @@ async def test_when_the_undo_fails_too_the_study_is_emptied_and_says_why(
     assert h.study.stage == "empty" and h.study.log == [] and h.study.state.raws == ()
     (change,) = [e for e in h.events if isinstance(e, events.StudyChanged)][-1:]
     assert "could not be rebuilt" in change.change and "Load the data again" in change.change
+    # a Stop may have ended the run before that event: the agent is told next round, once
+    told = h.study.context()
+    assert "Note for the user: the study was emptied" in told and "could not be rebuilt" in told
+    assert "Note for the user" not in h.study.context()
 
 
 def test_the_first_eeg_tools_import_mne_and_torch_off_the_event_loop(tmp_path: Path) -> None:

@@ -216,6 +216,41 @@ async def test_a_stopped_replay_ends_at_the_next_entry(data_dir: Path) -> None:
     assert stop.asked == 3  # load, one filter, then stopped: the other 7 filters never ran
 
 
+async def test_a_replay_failing_in_an_unexpected_way_keeps_what_it_rebuilt(
+    data_dir: Path, monkeypatch
+) -> None:
+    """Any failure of an entry (a replaced weights file raises pickle's UnpicklingError) ends the
+    replay with the entries before it: escaping, it would come back on every later step, since
+    the log stays pending until a replay commits, and the conversation's EEG tools would be dead."""
+    import pickle
+    import threading
+
+    from brainchat.eeg import replay as replay_module
+
+    real = replay_module.apply
+    calls = {"n": 0}
+
+    def third_breaks(entry, state, *args):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise pickle.UnpicklingError("invalid load key, 'x'.")
+        return real(entry, state, *args)
+
+    monkeypatch.setattr(replay_module, "apply", third_breaks)
+    done = await asyncio.to_thread(
+        replay_module.replay, filtered_log(4), data_dir, KEY, threading.Event()
+    )
+    assert len(done.done) == 2 and "invalid load key" in (done.problem or "")
+    calls["n"] = 0
+    h = Harness(data_dir)
+    h.study.pending = filtered_log(4)
+    await h.study.restore()
+    assert h.study.pending is None and h.study.stage == "loaded"
+    assert len(h.study.state.history) == 1  # load and the first filter; the rest reported
+    await h.call("clear_study", {})
+    assert h.study.stage == "empty"
+
+
 async def test_a_stop_while_the_agent_restores_keeps_the_saved_study(
     data_dir: Path, scripted_server
 ) -> None:

@@ -74,7 +74,11 @@ def replay(log: list[Entry], data_dir: Path, key: bytes, stop: threading.Event) 
             raise ReplayStopped(f"stopped before {label(entry)}")
         try:
             out.state = apply(entry, out.state, data_dir, key, stop)
-        except (ToolException, ValueError, RuntimeError, KeyError, OSError, TypeError) as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure (a replaced .pt file: pickle's
+            # UnpicklingError) ends the replay with what it rebuilt; escaping, it would come back
+            # on every later step, since the log stays pending until a replay commits
+            if stop.is_set():
+                raise ReplayStopped(f"stopped during {label(entry)}") from exc
             first = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
             out.problem = f"{label(entry)}: {first}"
             break

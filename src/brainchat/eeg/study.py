@@ -53,6 +53,7 @@ class Study:
         self.model_dir: Path | None = None  # where trained models are saved (None: not saved)
         self.key = b""  # signs saved models that can only be pickled
         self.uploads: list[str] = []  # files uploaded in this conversation, one line each
+        self.emptied: str | None = None  # why a failed undo emptied the study (not yet told)
         # the model and agent settings an export reports (names only, never keys); set by the session
         self.settings_info: Callable[[], dict[str, Any]] | None = None
         self._finishing: asyncio.Future | None = None  # a stopped step still in its thread
@@ -71,6 +72,9 @@ class Study:
     def context(self) -> str:
         """What the agent is told each round: the summary, and the files uploaded so far."""
         text = self.summary()
+        if self.emptied:  # said once, on the next round after it happened: the UI may have
+            text += f"\nNote for the user: {self.emptied}"  # missed the event (the run had ended)
+            self.emptied = None
         if self.uploads:
             shown = self.uploads[-UPLOADS_SHOWN:]
             more = len(self.uploads) - len(shown)
@@ -198,16 +202,15 @@ class Study:
     def _broken(self, exc: BaseException) -> None:
         first = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
         self.state, self.log = StudyState(), []
+        change = (
+            f"the study was emptied: its recordings could not be rebuilt after a failed "
+            f"step ({type(exc).__name__}: {first}). Load the data again"
+        )
+        self.emptied = change  # told to the agent next round, when a stopped run missed the event
         call_id, _ = current_tool_call()
         emit(
             StudyChanged(
-                stage=self.state.stage,
-                summary=self.summary(),
-                change=(
-                    f"the study was emptied: its recordings could not be rebuilt after a failed "
-                    f"step ({type(exc).__name__}: {first}). Load the data again"
-                ),
-                call_id=call_id,
+                stage=self.state.stage, summary=self.summary(), change=change, call_id=call_id
             )
         )
 
