@@ -97,6 +97,40 @@ def test_a_database_password_is_remembered_for_later_messages() -> None:
 def test_placeholder_keys_are_not_remembered() -> None:
     redact.remember("not-needed")
     assert redact.mask("api_key not-needed here") == "api_key not-needed here"
+    redact.remember("lm-studio")  # LM Studio's usual stand-in: its host names stay readable
+    assert redact.mask("LM Studio at http://lm-studio.lan:1234") == (
+        "LM Studio at http://lm-studio.lan:1234"
+    )
+
+
+def test_a_default_database_password_does_not_hide_the_word_everywhere() -> None:
+    """postgres:postgres (Docker's default) and the README's user:password example: remembering
+    them would turn every later 'postgres' or 'password' in any message into ***."""
+    cfg = load_store_config({"DATABASE_URL": "postgresql://postgres:postgres@localhost:5432/bc"})
+    assert cfg.shown_url.startswith("postgresql+asyncpg://") and "localhost:5432/bc" in cfg.shown_url
+    async_url("postgresql://user:password@host:5432/db")
+    said = "the postgres server asked for a password"
+    assert redact.mask(said) == said
+
+
+def test_a_remembered_secret_is_masked_as_a_whole_word_only() -> None:
+    redact.remember("Lovelace-lab-77")
+    assert redact.mask("key Lovelace-lab-77, again (Lovelace-lab-77)") == "key ***, again (***)"
+    assert redact.mask("xLovelace-lab-77y") == "xLovelace-lab-77y"  # a longer word, not the key
+
+
+@pytest.mark.parametrize(
+    ("name", "credential"),
+    [
+        ("GITHUB_TOKEN", True), ("OPENAI_API_KEY", True), ("Authorization", True),
+        ("X-Api-Key", True), ("apiKey", True), ("accessToken", True), ("DB_PASSWORD", True),
+        ("client_secret", True), ("SESSION_ID", True),
+        ("max_tokens", False), ("GIT_AUTHOR_NAME", False), ("KEYBOARD_LAYOUT", False),
+        ("KEYCLOAK_URL", False), ("OAUTH_REDIRECT_URI", False), ("NODE_ENV", False),
+    ],
+)  # fmt: skip
+def test_credential_names_are_told_by_their_parts(name: str, credential: bool) -> None:
+    assert redact.secret_name(name) is credential
 
 
 @pytest.mark.parametrize("value", ["sk-abcdefgh12345678", "hunter2hunter2"])

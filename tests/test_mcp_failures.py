@@ -208,3 +208,12 @@ def test_a_literal_credential_in_mcp_env_or_headers_is_remembered():
     )
     shown = mask("failed with amber-literal-key-7; token quiet-bearer-8 refused")
     assert "amber-literal-key-7" not in shown and "quiet-bearer-8" not in shown
+
+
+def test_names_that_only_contain_a_credential_word_are_not_remembered():
+    """GIT_AUTHOR_NAME is not a credential: remembering it (and its last word) would mask the
+    author's name in every later message of every user."""
+    parse_server("git", {"command": "x", "env": {"GIT_AUTHOR_NAME": "Ada Byron-King"}})
+    parse_server("kb", {"command": "x", "env": {"KEYBOARD_LAYOUT": "dvorak-intl"}})
+    said = "commit by Ada Byron-King (Byron-King lab), layout dvorak-intl"
+    assert mask(said) == said

@@ -78,9 +78,13 @@ _KNOWN: set[str] = set()  # secrets a user gave at run time (connection keys), m
 
 
 MIN_REMEMBERED = 8  # shorter "keys" are placeholders (Ollama's `ollama`, vLLM's `EMPTY`)
-# Longer placeholder keys that servers without auth accept: masking them would hide ordinary text
-# (`not-needed` is brainchat's own stand-in for "no key").
-PLACEHOLDERS = {"not-needed", "no-key-required", "sk-no-key-required"}
+# Longer placeholder keys that servers without auth accept, and the default passwords of local
+# databases: masking them would hide ordinary text ("the postgres server", "lm-studio.lan") and
+# hides nothing anyone could not guess (`not-needed` is brainchat's own stand-in for "no key").
+PLACEHOLDERS = {
+    "not-needed", "no-key-required", "sk-no-key-required", "lm-studio", "anything", "dummy-key",
+    "postgres", "password", "changeme", "localhost", "123456789",
+}  # fmt: skip
 
 
 def remember(secret: str | None) -> None:
@@ -94,10 +98,19 @@ def remember(secret: str | None) -> None:
         _KNOWN.add(secret)
 
 
+_SECRET_PARTS = re.compile(
+    r"(?:api)?key|(?:access|refresh|id|auth|bearer)?token|secret|passw(?:or)?d|passphrase|pwd"
+    r"|auth|authorization|credentials?|cookie|signature|sessionid|pat"
+)
+
+
 def secret_name(name: str) -> bool:
     """Whether a variable or header name says its value is a credential (GITHUB_TOKEN, API_KEY,
-    Authorization, X-Api-Key; not max_tokens)."""
-    return bool(re.fullmatch(r"(?i)" + _NAME, name))
+    Authorization, X-Api-Key, apiKey; not max_tokens, GIT_AUTHOR_NAME or KEYBOARD_LAYOUT): one of
+    its parts (split at `_`, `-`, `.` and lower-to-upper case changes) is a credential word."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    parts = [p for p in re.split(r"[_.\-\s]+", spaced.lower()) if p]
+    return any(_SECRET_PARTS.fullmatch(p) for p in parts) or "sessionid" in "".join(parts)
 
 
 def _spans(text: str, *, known: bool = True) -> list[tuple[int, int]]:
@@ -106,7 +119,9 @@ def _spans(text: str, *, known: bool = True) -> list[tuple[int, int]]:
     for secret in tuple(_KNOWN) if known else ():
         at = text.find(secret)
         while at >= 0:
-            found.append((at, at + len(secret)))
+            end = at + len(secret)
+            if not (_joined(text, at - 1, secret[0]) or _joined(text, end, secret[-1])):
+                found.append((at, end))  # a whole token, not a piece of a longer word
             at = text.find(secret, at + 1)
     found += [m.span() for m in _RUN.finditer(text) if _random_looking(m.group())]
     for rule in _VALUE_RULES:
@@ -117,6 +132,12 @@ def _spans(text: str, *, known: bool = True) -> list[tuple[int, int]]:
             for m in _QUERY_VALUE.finditer(url.group())
         ]
     return _merge(found)
+
+
+def _joined(text: str, i: int, edge: str) -> bool:
+    """Whether text[i], beside a remembered secret whose end character is `edge`, continues the
+    same word (both letters or digits): then the match is part of a longer word, not the secret."""
+    return 0 <= i < len(text) and text[i].isalnum() and edge.isalnum()
 
 
 def _merge(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -264,7 +264,9 @@ def _expand(value: str | None, key: str, name: str | None = None) -> str:
     if name is not None and secret_name(name):
         remember(expanded)
         # "Bearer XYZ": the credential after the scheme word, as a server may quote it alone
-        remember(expanded.split(None, 1)[-1])
+        scheme, _, credential = expanded.partition(" ")
+        if scheme.lower() in ("bearer", "basic", "token"):
+            remember(credential.strip())
     return expanded
 
 
