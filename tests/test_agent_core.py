@@ -233,6 +233,9 @@ async def test_a_later_round_whose_tools_fill_the_window_is_not_sent(scripted_se
         assert input_tokens(request) <= 4000 - 200
     notice = [n for n in of(events, "notice") if n.kind == "error"][0]
     assert "The tool definitions offered take" in notice.message
+    assert of(events, "run_finished")[0].reason == "context_full"  # not a model failure
+    answer_input = str(s.requests_for("ans")[0].messages)
+    assert "context window" in answer_input and "failure of the function-call" not in answer_input
 
 
 async def test_a_too_long_question_reports_its_own_size(scripted_server) -> None:

@@ -107,7 +107,9 @@ def test_a_default_database_password_does_not_hide_the_word_everywhere() -> None
     """postgres:postgres (Docker's default) and the README's user:password example: remembering
     them would turn every later 'postgres' or 'password' in any message into ***."""
     cfg = load_store_config({"DATABASE_URL": "postgresql://postgres:postgres@localhost:5432/bc"})
-    assert cfg.shown_url.startswith("postgresql+asyncpg://") and "localhost:5432/bc" in cfg.shown_url
+    assert (
+        cfg.shown_url.startswith("postgresql+asyncpg://") and "localhost:5432/bc" in cfg.shown_url
+    )
     async_url("postgresql://user:password@host:5432/db")
     said = "the postgres server asked for a password"
     assert redact.mask(said) == said

@@ -133,6 +133,15 @@ def test_max_tokens_must_leave_half_the_window_for_input(
     assert f"{max_tokens}" in str(err) and "4,096" in str(err) and "at most 2,048" in str(err)
 
 
+def test_a_max_tokens_over_the_default_window_says_the_window_was_not_set() -> None:
+    """max_tokens 16,384 on a 128k model whose spec gives no context_window: the user must learn
+    that the 16,000 default is what refused it, and how to state the model's window."""
+    settings = load_settings({"CHAT_MODEL": spec(max_tokens=16384)}, dotenv=False)
+    (err,) = settings.errors
+    assert "16,000 tokens, the default when the spec sets none" in str(err)
+    assert "set context_window" in str(err)
+
+
 def test_out_of_range_is_refused_not_clamped() -> None:
     settings = load_settings({"AGENT_MAX_ITERATIONS": "0"}, dotenv=False)
     assert settings.limits.max_iterations == 10  # the default stays; the error is reported

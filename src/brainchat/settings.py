@@ -296,9 +296,11 @@ def parse_model_spec(var: str, raw: str | Mapping[str, Any], env: Mapping[str, s
         raise ConfigError(
             f"{var}.max_tokens",
             max_tokens,
-            f"must be at most half of context_window ({window:,} tokens), so at most "
-            f"{window // 2:,}: the rest of the window is the input (prompt, tools, history). "
-            "Lower max_tokens or raise context_window",
+            f"must be at most half of context_window ({window:,} tokens"
+            + ("" if "context_window" in data else ", the default when the spec sets none")
+            + f"), so at most {window // 2:,}: the rest of the window is the input (prompt, "
+            "tools, history). Lower max_tokens, or set context_window to the model's real "
+            "window",
         )
     return ModelSpec(
         model=model.strip(),

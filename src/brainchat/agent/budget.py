@@ -16,7 +16,6 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from brainchat.usage import count_message_tokens, count_tokens
 
-ANSWER_RESERVE = 1024  # tokens kept free for the reply when the spec sets no max_tokens
 MIN_RESULT_TOKENS = 200
 
 

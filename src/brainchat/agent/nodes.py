@@ -254,8 +254,8 @@ class Nodes:
         if gathered:
             hint += " The answer below is written from the tool results gathered so far."
         emit(Notice(kind="error", message=message, hint=hint))
-        if gathered:  # as when the model fails: the answer says what was done and what remains
-            return {"round": round_, "route": "answer", "stop_reason": "model_error", "error": None}
+        if gathered:  # the answer says the window filled up, not that the model failed
+            return {"round": round_, "route": "answer", "stop_reason": "context_full"}
         return {"round": round_, "route": "finish", "stop_reason": "error", "error": message}
 
     def _tell_fitted(self, fitted: Fitted) -> None:

@@ -19,13 +19,13 @@ from chainlit.utils import utc_now
 from brainchat.redact import get_logger, mask
 from brainchat.store.history import ThreadUsage, rebuild, turn_mark
 from brainchat.ui import persistence
+from brainchat.usage import reply_reserve
 
 if TYPE_CHECKING:
     from brainchat.events import RunFinished
     from brainchat.ui.conversation import Conversation
 
 log = get_logger("brainchat.ui")
-ANSWER_RESERVE = 1024
 
 
 def thread_state(thread: dict[str, Any], key: str) -> dict[str, Any]:
@@ -60,9 +60,7 @@ def attach(conv: Conversation) -> None:
 def restore(conv: Conversation, thread: dict[str, Any], state: dict[str, Any]) -> None:
     """Rebuild the model history from the steps, and queue the study's replay."""
     s = conv.session
-    windows = [
-        m.context_window - (m.max_tokens or ANSWER_RESERVE) for m in s.settings.models.values()
-    ]
+    windows = [m.context_window - reply_reserve(m) for m in s.settings.models.values()]
     history, turns = rebuild(list(thread.get("steps") or []), max(windows, default=8192))
     from brainchat.session import Turn
 
