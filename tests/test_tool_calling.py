@@ -108,6 +108,37 @@ async def test_prompt_mode_runs_several_bare_json_calls_in_other_shapes(scripted
     )
 
 
+async def test_prompt_mode_runs_several_calls_one_per_line_in_one_fence(scripted_server, search):
+    """Qwen2.5-Coder-1.5B at temperature 0 writes its calls this way (issue #23): they used to
+    be refused as 'not valid JSON (Extra data at line 2 ...)'."""
+    s = scripted_server
+    fenced = (
+        "```json\n"
+        '{"name": "web_search", "arguments": {"query": "mu rhythm"}}\n'
+        '{"name": "web_search", "arguments": {"query": "CSP"}}\n'
+        "```"
+    )
+    listed = '```json\n[{"name": "web_search", "arguments": {"query": "beta"}},\n {"name": "web_search", "arguments": {"query": "ERD"}}]\n```'
+    s.queue("fc", Text(fenced), Text(listed), Text("Enough."))
+    s.queue("ans", Text("Done."))
+    events = await collect(agent(s, [search], tool_calling="prompt").run("mu and CSP"))
+    assert [args["query"] for _, args in started(events)] == ["mu rhythm", "CSP", "beta", "ERD"]
+    assert [e.status for e in of(events, "tool_finished")] == ["success"] * 4
+    assert not any(
+        "not valid JSON" in m["content"]
+        for r in s.requests_for("fc")
+        for m in r.messages
+        if isinstance(m.get("content"), str)
+    )
+
+
+def test_one_fence_with_a_broken_second_line_is_still_a_repair_hint():
+    schemas = {"web_search": {"type": "object", "properties": {"query": {"type": "string"}}}}
+    body = '```json\n{"name": "web_search", "arguments": {"query": "a"}}\n{"name": "web_search", "arg\n```'
+    calls = read_calls(body, schemas, strict=True).calls
+    assert len(calls) == 1 and "not valid JSON" in calls[0]["invalid"]
+
+
 async def test_prompt_mode_a_tool_result_cannot_close_its_block_or_fake_another(
     scripted_server, tmp_path
 ):

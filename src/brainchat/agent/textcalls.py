@@ -78,7 +78,7 @@ def read_calls(
         if not body.startswith(("{", "[")):
             continue
         try:
-            found.append(json.loads(body))
+            found.extend(_values(body))
         except json.JSONDecodeError as exc:
             broken.append(_broken(body, exc))
         rest = rest.replace(match.group(0), "")
@@ -97,6 +97,26 @@ def read_calls(
     for i, call in enumerate(calls):
         call["id"] = f"text_{round_}_{i}"
     return TextCalls(calls, rest.strip() if calls else text)
+
+
+def _values(body: str) -> list[Any]:
+    """One JSON value, or several one after another (a call per line, as small models write
+    them inside one fence, optionally comma-separated); raises for anything else."""
+    try:
+        return [json.loads(body)]
+    except json.JSONDecodeError as first:
+        decoder = json.JSONDecoder()
+        values: list[Any] = []
+        pos = 0
+        while pos < len(body):
+            try:
+                value, pos = decoder.raw_decode(body, pos)
+            except json.JSONDecodeError:
+                raise first from None
+            values.append(value)
+            while pos < len(body) and (body[pos].isspace() or body[pos] == ","):
+                pos += 1
+        return values
 
 
 def _bare(text: str) -> tuple[list[Any], list[str], str]:
