@@ -413,6 +413,10 @@ async def test_when_the_undo_fails_too_the_study_is_emptied_and_says_why(
     # a Stop may have ended the run before that event: the agent is told next round, once
     told = h.study.context()
     assert "Note for the user: the study was emptied" in told and "could not be rebuilt" in told
+    assert h.study.context() == told  # reading it (a size check) does not say it
+    h.study.told("Current EEG study: empty")  # a request without the note changes nothing
+    assert "Note for the user" in h.study.context()
+    h.study.told(told)  # a model read it: said once
     assert "Note for the user" not in h.study.context()
 
 

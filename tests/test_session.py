@@ -165,3 +165,51 @@ async def test_the_agent_is_built_once_and_rebuilt_when_settings_or_tools_change
     s.queue("fc", Text("no tools"))
     await collect(session.ask("same again"))
     assert session.agents.builds == 3
+
+
+async def test_after_the_study_is_emptied_the_next_function_call_request_carries_the_note(
+    scripted_server, tmp_path, monkeypatch
+) -> None:
+    """The run that emptied the study ended before another decide round (here: the iteration
+    limit; in the browser: a Stop), so the next turn's first request must tell the model. Its
+    pre-flight size check reads the study's context too, and used to consume the note."""
+    import shutil
+
+    from brainchat.eeg import preprocessing
+    from brainchat.eeg.synthetic import write_demo_set
+    from brainchat.settings import AgentLimits
+
+    data = tmp_path / "data"
+    write_demo_set(data, subjects=1, sessions=2, trials=12, seed=1)
+    files = sorted(p.name for p in data.glob("*.edf"))[:2]
+    session = agent_session(
+        scripted_server, tmp_path, limits=AgentLimits(max_iterations=2, evaluation="model")
+    )
+    real = preprocessing.apply_step
+
+    def half_then_fail(raws, step):
+        real(raws[:1], step)
+        shutil.move(data / files[1], data / "moved.edf")
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(preprocessing, "apply_step", half_then_fail)
+    s = scripted_server
+    s.queue(
+        "fc",
+        ToolCalls([Call("load_data", {"files": files})]),
+        ToolCalls([Call("resample_data", {"sfreq": 100})]),
+    )
+    s.queue("ans", Text("The resampling failed."))
+    await collect(session.ask("load and resample"))
+    assert session.study.stage == "empty"
+    s.queue("fc", Text("no tools"), Text("no tools"))
+    s.queue("ans", Text("ok"), Text("ok"))
+    await collect(session.ask("what happened?"))
+    await collect(session.ask("and now?"))
+
+    def system(request) -> str:
+        return "".join(str(m["content"]) for m in request.messages if m["role"] == "system")
+
+    first, second = (system(r) for r in s.requests_for("fc")[2:])
+    assert "Note for the user: the study was emptied" in first
+    assert "Note for the user" not in second  # said once

@@ -94,6 +94,7 @@ class AgentCache:
         context: Callable[[], str] | None,
         facts: Callable[[], dict[str, Any]] | None = None,
         hidden: Callable[[], Collection[str]] | None = None,
+        told: Callable[[str], None] | None = None,
     ) -> Agent:
         fc_spec = settings.model_for("function_call")
         answer_spec = settings.model_for("answer")
@@ -116,6 +117,7 @@ class AgentCache:
                 tools,
                 settings.limits,
                 context=context,
+                told=told,
                 facts=facts,
                 hidden=hidden,
                 specs={"function_call": fc_spec, "answer": answer_spec},

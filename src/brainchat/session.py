@@ -257,8 +257,9 @@ class Session:
         facts = self.study_facts if eeg else None
         local = self.agents.local_tools(self.settings, self.study, self.search_cache).names()
         hidden = eeg_rule(self.study, local)
+        told = self.study.told if eeg else None
         self.last_agent = self.agents.agent_for(
-            self.settings, toolset.tools, context, facts, hidden
+            self.settings, toolset.tools, context, facts, hidden, told
         )
         return self.last_agent
 

@@ -256,6 +256,7 @@ def build_agent(
     *,
     confirm: Confirm | None = None,
     context: Callable[[], str] | None = None,
+    told: Callable[[str], None] | None = None,
     hidden: Callable[[], Collection[str]] | None = None,
     evaluator: Evaluator | None = None,
     specs: dict[str, ModelSpec] | None = None,
@@ -299,6 +300,7 @@ def build_agent(
         ),
         evaluator=evaluator or default_evaluator(limits.min_result_chars),
         context=context,
+        told=told,
         prompt_variants={
             "function_call": specs["function_call"].prompt_variant
             if "function_call" in specs

@@ -65,6 +65,7 @@ class Deps:
     runner: ToolRunner
     evaluator: Evaluator
     context: Callable[[], str] | None
+    told: Callable[[str], None] | None  # the context text a model has now read (notes in it said)
     prompt_variants: dict[str, str | None]
     budgets: dict[str, Budget]  # role -> what one request may use of the model's window
     specs: dict[str, ModelSpec]  # role -> spec, when known (names and URLs in error messages)
@@ -183,6 +184,8 @@ class Nodes:
             )
         except Exception as exc:  # noqa: BLE001 - API failures stop the run with a message
             return self._model_failed(exc, round_)
+        if self.d.told is not None:  # the model has read the study's notes: said once
+            self.d.told(str(system.content))
         calls = [dict(c) for c in getattr(reply, "tool_calls", [])]
         if isinstance(reply, AIMessageChunk):
             _flag_broken_json(calls, reply)

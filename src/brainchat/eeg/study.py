@@ -70,11 +70,13 @@ class Study:
         return summary(self.state)
 
     def context(self) -> str:
-        """What the agent is told each round: the summary, and the files uploaded so far."""
+        """What the agent is told each round: the summary, and the files uploaded so far.
+
+        Reading it changes nothing (size checks read it too); a pending note stays until a
+        request that carried it was answered (`told`)."""
         text = self.summary()
-        if self.emptied:  # said once, on the next round after it happened: the UI may have
-            text += f"\nNote for the user: {self.emptied}"  # missed the event (the run had ended)
-            self.emptied = None
+        if self.emptied:  # the UI may have missed the event (a Stop had ended the run)
+            text += f"\nNote for the user: {self.emptied}"
         if self.uploads:
             shown = self.uploads[-UPLOADS_SHOWN:]
             more = len(self.uploads) - len(shown)
@@ -84,6 +86,11 @@ class Study:
             )
             text += f" (+{more} earlier)" if more else ""
         return text
+
+    def told(self, sent: str) -> None:
+        """A model request carrying `sent` (a `context()` text) was answered: its note is said."""
+        if self.emptied and f"Note for the user: {self.emptied}" in sent:
+            self.emptied = None
 
     async def restore(self) -> None:
         """Replay a saved log (once, before any other operation), telling the UI what it did."""
