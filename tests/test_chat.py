@@ -217,3 +217,34 @@ async def test_a_configured_key_a_server_quotes_back_is_masked_in_the_chat_and_l
     # Chat mode logs nothing of the error itself; any brainchat log line that quotes it is masked
     redact.get_logger("brainchat.chat").warning("model call failed: %s", f"rejected {key}")
     assert "model call failed" in caplog.text and key not in caplog.text
+
+
+async def test_every_request_carries_max_tokens_and_a_cut_reply_is_said(scripted_server) -> None:
+    """Issue #23: a spec without max_tokens sent no limit, so a looping model ran to the time
+    limit. The request now carries the reserve the budget keeps; a reply the server stopped
+    there (finish_reason "length") is kept, with a notice that says why it ends."""
+    loop = " ".join(f"[{i}]" for i in range(1, 3000))  # one answer repeated [1] [2] ... [531]
+    scripted_server.queue("chat-m", Text("Short."), Text(loop))
+    session = Session(Settings(chat_model=spec(scripted_server, "chat-m", context_window=4000)))
+    first = await collect(session.ask("hi"))
+    assert reply_limit(scripted_server.requests[0]) == 1024  # the default reserve
+    assert not [n for n in of(first, "notice") if "length limit" in n.message]
+    second = await collect(session.ask("count"))
+    assert reply_limit(scripted_server.requests[1]) == 1024
+    answer = text(second)
+    assert answer.startswith("[1] [2]") and "[1025]" not in answer  # the server cut it there
+    (notice,) = [n for n in of(second, "notice") if "length limit" in n.message]
+    assert "chat-m's reply reached its length limit of 1,024 tokens" in notice.message
+    assert "max_tokens" in notice.hint
+    assert of(second, "run_finished")[0].reason == "answered"  # the cut answer is kept
+
+
+async def test_a_small_window_sends_half_of_it_as_max_tokens(scripted_server) -> None:
+    scripted_server.queue("chat-m", Text("ok"))
+    await collect(stream_chat(spec(scripted_server, "chat-m", context_window=1200), [], "hi"))
+    assert reply_limit(scripted_server.requests[-1]) == 600
+
+
+def reply_limit(request) -> int | None:
+    """max_tokens as sent (langchain-openai names it max_completion_tokens on the wire)."""
+    return request.params.get("max_completion_tokens") or request.params.get("max_tokens")

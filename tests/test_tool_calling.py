@@ -490,3 +490,30 @@ async def test_estimated_input_tokens_count_the_tool_definitions(scripted_server
     schemas = [openai_schema(t) for t in tools]
     assert json.loads(json.dumps(sent)) == schemas
     assert row.input_tokens > tools_tokens(schemas) > 1500  # tools alone outweigh the prompt
+
+
+async def test_agent_requests_carry_max_tokens_and_cut_replies_are_said(scripted_server, search):
+    """Issue #23: a looping function-call reply and an answer repeating "[1] [2] ... [531]" ran
+    to the time limit. Both requests carry the spec's max_tokens; where the server stopped a
+    reply there, a notice names the model and the limit (and the answer so far is kept)."""
+    s = scripted_server
+    babble = " ".join(["thinking"] * 400)
+    s.queue("fc", Text(babble))
+    s.queue("ans", Text(" ".join(f"[{i}]" for i in range(1, 600))))
+    fc, ans = spec(s, "fc", max_tokens=300), spec(s, "ans", max_tokens=200)
+    a = build_agent(
+        make_chat_model(fc, "function_call"),
+        make_chat_model(ans, "answer"),
+        [search],
+        MODEL_DECIDES,
+        specs={"function_call": fc, "answer": ans},
+    )
+    events = await collect(a.run("count to 600"))
+    sent = {r.model: r.params.get("max_completion_tokens") for r in s.requests}
+    assert sent == {"fc": 300, "ans": 200}
+    cut = [n.message for n in notices(events, "info") if "length limit" in n.message]
+    assert cut == [
+        "fc's reply reached its length limit of 300 tokens (max_tokens) and was cut there.",
+        "ans's reply reached its length limit of 200 tokens (max_tokens) and was cut there.",
+    ]
+    assert text(events).startswith("[1] [2]") and "[201]" not in text(events)

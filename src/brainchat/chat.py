@@ -18,6 +18,8 @@ from brainchat.events import (
     stream_events,
 )
 from brainchat.llm import (
+    cut_at_limit,
+    cut_notice_text,
     describe_error,
     make_chat_model,
     refuse_stream_usage,
@@ -101,13 +103,16 @@ async def _chat_turn(
     error: str | None = None
     refused: BaseException | None = None  # the HTTP 400 that may have been stream_options'
     retried_quietly = False
+    cut = False
     for _attempt in range(3):
+        cut = False
         try:
             usage = refused is None and not stream_usage_refused(spec)
             kwargs: dict[str, Any] = {} if usage else {"stream_usage": False}
             async for chunk in model.astream(messages, config={"callbacks": [callback]}, **kwargs):
                 if isinstance(chunk.content, str):
                     parts.append(chunk.content)
+                cut = cut or cut_at_limit(chunk)
             if refused is not None:  # taken without stream_options: it was them
                 refuse_stream_usage(spec)
                 told, hint = stream_options_retry_text(spec, refused)
@@ -123,6 +128,9 @@ async def _chat_turn(
             error = describe_error(exc, spec, midstream=bool(parts))
             break
     answer = "".join(parts)
+    if cut and not error:
+        told, hint = cut_notice_text(spec, spec.name)
+        emit(Notice(kind="info", message=told, hint=hint))
     if error:
         emit(
             Notice(

@@ -60,8 +60,8 @@ def make_chat_model(spec: ModelSpec, role: str, **overrides: Any) -> ChatOpenAI:
     }
     if spec.temperature is not None:
         kwargs["temperature"] = spec.temperature
-    if spec.max_tokens is not None:
-        kwargs["max_tokens"] = spec.max_tokens
+    # Always bounded: a looping model otherwise writes until the run's time limit (#23)
+    kwargs["max_tokens"] = spec.reply_tokens
     if "http_async_client" not in overrides:
         kwargs["http_async_client"] = loop_http_client()
     kwargs.update(overrides)
@@ -194,6 +194,22 @@ def stream_options_retry_text(
         f"{server_reason(exc)}); it was asked again without them. Token counts for this model "
         "are estimated from now on.",
         'Set "stream_usage": false in this model\'s spec to skip the first try.',
+    )
+
+
+def cut_at_limit(message: Any) -> bool:
+    """The server stopped this reply at its max_tokens (finish_reason "length")."""
+    meta = getattr(message, "response_metadata", None) or {}
+    return meta.get("finish_reason") == "length"
+
+
+def cut_notice_text(spec: ModelSpec | None, name: str) -> tuple[str, str]:
+    """What the user reads when `name`'s reply was cut by its length limit, and what to do."""
+    limit = f" of {spec.reply_tokens:,} tokens" if spec is not None else ""
+    return (
+        f"{name}'s reply reached its length limit{limit} (max_tokens) and was cut there.",
+        "Ask for a shorter answer, or raise max_tokens in the model's spec (at most half its "
+        "context_window).",
     )
 
 

@@ -78,6 +78,9 @@ class ConfigError(ValueError):
         super().__init__(f"{variable}: {self.value} is not valid; {allowed}")
 
 
+DEFAULT_REPLY_TOKENS = 1024  # a reply's limit when a spec sets no max_tokens
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """One OpenAI-compatible model endpoint. The key never appears in repr or logs."""
@@ -102,6 +105,12 @@ class ModelSpec:
     @property
     def name(self) -> str:
         return self.label or self.model
+
+    @property
+    def reply_tokens(self) -> int:
+        """The reply's length limit, sent as max_tokens with every request: the spec's, else
+        what the context budget keeps for the reply (1,024, or half a smaller window)."""
+        return self.max_tokens or min(DEFAULT_REPLY_TOKENS, self.context_window // 2)
 
     def cost(self, input_tokens: int, output_tokens: int) -> float | None:
         if self.input_price is None and self.output_price is None:

@@ -45,9 +45,6 @@ def count_message_tokens(messages: list[BaseMessage]) -> int:
     return total
 
 
-REPLY_RESERVE = 1024  # tokens kept free for the reply when a spec sets no max_tokens
-
-
 def reply_reserve(spec: ModelSpec) -> int:
     """Tokens one request keeps free for the reply: max_tokens, else 1,024 or half the window.
 
@@ -55,7 +52,7 @@ def reply_reserve(spec: ModelSpec) -> int:
     takes input; with max_tokens set (at most half the window, settings check it) the request's
     input plus max_tokens never exceed the window.
     """
-    return spec.max_tokens or min(REPLY_RESERVE, spec.context_window // 2)
+    return spec.reply_tokens
 
 
 def first_tokens(text: str, max_tokens: int) -> str:

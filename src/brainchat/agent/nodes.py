@@ -186,6 +186,11 @@ class Nodes:
             return self._model_failed(exc, round_)
         if self.d.told is not None:  # the model has read the study's notes: said once
             self.d.told(str(system.content))
+        if llm.cut_at_limit(reply):
+            told, hint = llm.cut_notice_text(
+                self.d.specs.get("function_call"), self.d.names["function_call"]
+            )
+            emit(Notice(kind="info", message=told, hint=hint))
         calls = [dict(c) for c in getattr(reply, "tool_calls", [])]
         if isinstance(reply, AIMessageChunk):
             _flag_broken_json(calls, reply)
@@ -494,6 +499,12 @@ class Nodes:
             return {"answer": "".join(parts), "route": "finish", "stop_reason": "timeout"}
         except Exception as exc:  # noqa: BLE001
             return self._answer_failed(exc, parts, name)
+        if ctx.answer_cut:
+            emit(
+                Notice(
+                    kind="info", message=(told := llm.cut_notice_text(spec, name))[0], hint=told[1]
+                )
+            )
         text = self.planner.check_answer(ctx.plan, "".join(parts), name)
         cited = sorted({int(n) for n in CITATION.findall(text)})
         real = [s for s in ctx.ledger.sources if s["n"] in cited]
@@ -521,6 +532,7 @@ class Nodes:
                 if ctx.first_answer_token is None:
                     ctx.first_answer_token = time.perf_counter()
                 parts.append(chunk.content)
+            ctx.answer_cut = ctx.answer_cut or llm.cut_at_limit(chunk)
 
     def _answer_failed(self, exc: BaseException, parts: list[str], name: str) -> dict[str, Any]:
         message = describe_error(

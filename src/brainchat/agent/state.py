@@ -120,6 +120,7 @@ class RunContext:
     loop_hits: int = 0
     tool_seconds: float = 0.0
     first_answer_token: float | None = None
+    answer_cut: bool = False  # the answer stopped at its max_tokens (finish_reason "length")
     notices: list[str] = field(default_factory=list)
     history: list[BaseMessage] = field(default_factory=list)  # earlier turns of the conversation
     callback: Any = None  # the run's UsageCallback (tokens, usage, timings per role)

@@ -8,6 +8,7 @@ the request log can tell a finished exchange from one the client abandoned.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from brainchat.testing.replies import (
     Drop,
     Malformed,
     Reply,
+    Text,
     ToolCalls,
     content_deltas,
     full_message,
@@ -74,7 +76,16 @@ class Exchange(Response):
     def __init__(self, rec: RecordedRequest, reply: Reply, cid: str, send_usage: bool) -> None:
         self.rec, self.reply, self.cid = rec, reply, cid
         self.deltas = content_deltas(reply, id_prefix=f"call_{cid.rsplit('-', 1)[-1]}")
-        self.usage = usage_for(reply, rec.messages, self.deltas) if send_usage else None
+        self.finish = "tool_calls" if isinstance(reply, ToolCalls) else "stop"
+        limit = rec.params.get("max_completion_tokens") or rec.params.get("max_tokens")
+        if isinstance(reply, Text) and isinstance(limit, int) and len(self.deltas) > limit:
+            # A real server stops at max_tokens (here a streamed piece stands for a token) and
+            # says so with finish_reason "length".
+            self.deltas = self.deltas[:limit]
+            kept = "".join(str(d.get("content") or "") for d in self.deltas)
+            self.reply = dataclasses.replace(reply, content=kept)
+            self.finish = "length"
+        self.usage = usage_for(self.reply, rec.messages, self.deltas) if send_usage else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def watch() -> None:
@@ -134,8 +145,7 @@ class Exchange(Response):
         if isinstance(reply, Drop):
             rec.outcome = "drop"
             return  # returning without the final body makes uvicorn close the connection
-        finish = "tool_calls" if isinstance(reply, ToolCalls) else "stop"
-        await self._body(send, chunk(rec, self.cid, {}, finish))
+        await self._body(send, chunk(rec, self.cid, {}, self.finish))
         if self.usage is not None:
             usage_chunk = {
                 "id": self.cid,
@@ -158,7 +168,7 @@ class Exchange(Response):
         if isinstance(reply, Malformed):
             rec.outcome = "malformed"
             return await self._body(send, b"{not json", more=False)
-        finish = "tool_calls" if isinstance(reply, ToolCalls) else "stop"
+        finish = self.finish
         choice = {"index": 0, "message": full_message(reply, f"call_{self.cid.rsplit('-', 1)[-1]}")}
         body = {"id": self.cid, "object": "chat.completion", "created": int(rec.started_at)}
         body |= {
