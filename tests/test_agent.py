@@ -212,6 +212,7 @@ async def test_loop_is_detected_not_reexecuted_and_stops(scripted_server, search
     assert of(events, "run_finished")[0].reason == "loop"
     notice = of(events, "notice")[0]
     assert notice.kind == "loop" and "Chat mode" in notice.hint
+    assert notice.message.startswith("The agent repeated web_search(query='EEGNet') 3 times")
 
 
 async def test_tool_errors_become_messages_not_exceptions(scripted_server, search) -> None:

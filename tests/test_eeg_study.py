@@ -260,6 +260,26 @@ async def test_refused_paths(h: Harness, data_dir: Path, tmp_path: Path) -> None
     assert "link_out" not in await h.call("list_data_files")
 
 
+async def test_a_missing_file_error_names_the_closest_files_and_the_folders_first(
+    h: Harness, tmp_path: Path
+) -> None:
+    """A small model guessed 'sub-01/1.edf' and never called list_data_files: the error itself
+    gives it real names to retry with (#23)."""
+    with pytest.raises(ToolException) as err:
+        await h.call("load_data", {"files": ["sub-01/1.edf"]})
+    text = str(err.value)
+    assert "'sub-01/1.edf' not found in the data folder" in text
+    assert "closest names: 'sub-01_ses-01_task-mi_eeg.edf'" in text
+    held = text.split("the folder holds ")[1]
+    assert all(repr(f) in held for f in FILES) and "(list_data_files lists them all)" in held
+    with pytest.raises(ToolException, match="closest names: 'sub-02_ses-01_task-mi_eeg.edf'"):
+        await h.call("load_data", {"files": ["sub-02_ses-1_task-mi_eeg.edf"]})
+    assert h.study.stage == "empty"
+    empty = Harness(tmp_path)
+    with pytest.raises(ToolException, match="holds no EEG files yet .*brainchat demo-data"):
+        await empty.call("load_data", {"files": ["x.edf"]})
+
+
 @pytest.mark.parametrize(
     ("path", "shown"),
     [

@@ -86,6 +86,10 @@ async def test_a_failing_call_repeated_is_a_loop(scripted_server) -> None:
     second = [m for m in s.requests_for("fc")[2].messages if m["role"] == "tool"][-1]
     assert "it failed" in second["content"] and "would fail again" in second["content"]
     assert of(events, "run_finished")[0].reason == "loop"
+    notice = of(events, "notice")[0]  # says what repeated and that it failed, not 'searching'
+    assert notice.message.startswith("The agent repeated flaky(x=1) 3 times although it failed")
+    assert "searching" not in notice.message and "Chat mode" not in notice.hint
+    assert "Fix what the error names" in notice.hint
 
 
 def agent_session(server, tmp_path, **limits) -> Session:

@@ -86,6 +86,36 @@ def default_round_rule(
     return "continue", found
 
 
+def loop_notice(entries: list[LedgerEntry], times: int) -> tuple[str, str]:
+    """What the user reads at a loop stop: the calls that repeated, whether they had failed, and
+    what to do about that (not 'stopped searching' after a failing load_data)."""
+    calls = ", ".join(dict.fromkeys(_call_text(e) for e in entries)) or "the same calls"
+    failed = [e for e in entries if e.reused is not None and e.reused.status != "success"]
+    if failed:
+        why = failed[0].reused.text if failed[0].reused else ""
+        return (
+            f"The agent repeated {calls} {times + 1} times although it failed "
+            f"({_gist(why, 160) or 'no error text'}), so it stopped.",
+            "Fix what the error names, then ask again (ask which EEG files there are if a file "
+            "name was wrong).",
+        )
+    if entries and all(e.name == "web_search" for e in entries):
+        return (
+            f"The agent repeated {calls} {times + 1} times for results it already had, so it "
+            "stopped searching.",
+            "Rephrase the question more specifically, or switch to Chat mode.",
+        )
+    return (
+        f"The agent repeated {calls} {times + 1} times for results it already had, so it stopped.",
+        "The results are in the steps above; ask for the next step by name.",
+    )
+
+
+def _call_text(entry: LedgerEntry, limit: int = 80) -> str:
+    args = ", ".join(f"{k}={v!r}" for k, v in entry.args.items())
+    return f"{entry.name}({args[:limit]}{'…' if len(args) > limit else ''})"
+
+
 @dataclass(frozen=True)
 class Decision:
     route: Literal["decide", "answer"]
@@ -107,13 +137,14 @@ def next_step(
 ) -> Decision:
     """After a tool round: the limits first (answer with a notice), then the round's verdict."""
     if looped and ctx.loop_hits >= limits.loop_repeats_to_stop:
+        notice, hint = loop_notice(ctx.last_round, ctx.loop_hits)
         return Decision(
             "answer",
             "answer",
             f"the model repeated calls it already made {ctx.loop_hits} times",
             stop_reason="loop",
-            notice="The agent kept asking for results it already had, so it stopped searching.",
-            hint="Rephrase the question more specifically, or switch to Chat mode.",
+            notice=notice,
+            hint=hint,
         )
     if ctx.remaining() <= 0:
         return Decision(

@@ -7,7 +7,6 @@ early when the caller's stop flag is set (the tool timed out or the run was canc
 
 from __future__ import annotations
 
-import os
 import threading
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -15,9 +14,8 @@ from pathlib import Path
 from langchain_core.tools import ToolException
 
 from brainchat.eeg.loading import infer_subject_session
-from brainchat.eeg.paths import SUPPORTED_EXTENSIONS, file_format
+from brainchat.eeg.paths import MAX_LISTED_ENTRIES, SUPPORTED_EXTENSIONS, EegWalk
 
-MAX_LISTED_ENTRIES = 20_000  # files and folders visited per listing
 SHOWN = 200  # file lines in one tool result
 
 
@@ -70,34 +68,25 @@ def list_files(
         return "the data folder does not exist yet (run `brainchat demo-data` to create a demo set)"
     start, pats = _anchor(root, pats)
     found: list[str] = []
-    visited, cut = 0, ""
-    for folder, dirs, files in os.walk(start):  # symlinked folders are not followed
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))  # an upload being checked
-        here = Path(folder)
-        for name in sorted(files):
-            visited += 1
-            path = here / name
-            rel = path.relative_to(root)
-            if not file_format(path) or not _matches(path.relative_to(start).parts, pats):
-                continue
-            try:
-                if not path.resolve().is_relative_to(root) or not path.is_file():
-                    continue  # a link out of the data folder, or to nothing
-                size = path.stat().st_size / 1e6
-            except OSError:
-                continue
-            subject, session = infer_subject_session(path)
-            found.append(f"{rel} ({size:.1f} MB, subject {subject}, session {session})")
-        visited += len(dirs)
-        if visited >= MAX_LISTED_ENTRIES:
-            cut = (
-                f"\nthe listing was cut after {MAX_LISTED_ENTRIES:,} entries of the data folder: "
-                "files further on are not listed; start the pattern with a subfolder to list "
-                "only that folder (e.g. 'sub-01/*.edf')"
-            )
-            break
-        if stop is not None and stop.is_set():
-            return "the listing was stopped before it finished"
+    walk = EegWalk(root, start, stop)
+    for rel, path in walk:
+        if not _matches(path.relative_to(start).parts, pats):
+            continue
+        try:
+            size = path.stat().st_size / 1e6
+        except OSError:
+            continue
+        subject, session = infer_subject_session(path)
+        found.append(f"{rel} ({size:.1f} MB, subject {subject}, session {session})")
+    if stop is not None and stop.is_set():
+        return "the listing was stopped before it finished"
+    cut = ""
+    if walk.cut:
+        cut = (
+            f"\nthe listing was cut after {MAX_LISTED_ENTRIES:,} entries of the data folder: "
+            "files further on are not listed; start the pattern with a subfolder to list "
+            "only that folder (e.g. 'sub-01/*.edf')"
+        )
     if not found:
         return (
             f"no EEG files match '{pattern}' in the data folder "

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import difflib
 import os
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from langchain_core.tools import ToolException
 
 DATA_DIR_ENV = "BRAINCHAT_DATA_DIR"
 SUPPORTED_EXTENSIONS = (".edf", ".bdf", ".gdf", ".fif", ".fif.gz", ".set", ".vhdr")
+MAX_LISTED_ENTRIES = 20_000  # files and folders visited per walk of the data folder
 
 
 def default_data_dir() -> Path:
@@ -58,14 +62,69 @@ def existing_data_file(data_dir: Path | str, user_path: str | Path) -> Path:
         ) from None
     if not found:
         raise ToolException(
-            f"file '{user_path}' not found in the data folder; "
-            "call list_data_files to see the available files"
+            f"file '{shown_name(str(user_path))}' not found in the data folder; "
+            + what_is_there(data_dir, str(user_path))
         )
     if not file_format(path):
         raise ToolException(
             f"'{user_path}' is not a supported EEG file; supported: {', '.join(SUPPORTED_EXTENSIONS)}"
         )
     return path
+
+
+def what_is_there(data_dir: Path | str, wanted: str, close: int = 3, first: int = 5) -> str:
+    """For a name that is not there: the closest existing names and the folder's first files, so
+    a model can retry with a real name at once (a small one does not call list_data_files)."""
+    root = Path(data_dir).resolve()
+    names = [str(rel) for rel, _ in EegWalk(root)] if root.is_dir() else []
+    if not names:
+        return "the data folder holds no EEG files yet (`brainchat demo-data` writes a demo set)"
+    names.sort()
+    matches = difflib.get_close_matches(wanted, names, n=close, cutoff=0.3)
+    if not matches:  # 'sub-01/1.edf' against 'sub-01/sub-01_ses-01_eeg.edf': same folder first
+        folder = str(Path(wanted).parent)
+        matches = [n for n in names if str(Path(n).parent) == folder][:close]
+    said = f"closest names: {', '.join(repr(m) for m in matches)}; " if matches else ""
+    listed = ", ".join(repr(n) for n in names[:first])
+    more = f" and {len(names) - first} more" if len(names) > first else ""
+    return f"{said}the folder holds {listed}{more} (list_data_files lists them all)"
+
+
+class EegWalk:
+    """(path relative to root, path) of each supported file under `start` (default: root), in
+    order. Visits at most MAX_LISTED_ENTRIES entries (then `cut` is set), skips hidden folders
+    (an upload being checked), symlinked folders and links out of the folder, and ends early when
+    `stop` is set (the tool timed out or the run was cancelled)."""
+
+    def __init__(
+        self, root: Path, start: Path | None = None, stop: threading.Event | None = None
+    ) -> None:
+        self.root, self.start, self.stop = root, start or root, stop
+        self.cut = False
+
+    def __iter__(self) -> Iterator[tuple[Path, Path]]:
+        visited = 0
+        for folder, dirs, files in os.walk(self.start):  # symlinked folders are not followed
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            here = Path(folder)
+            for name in sorted(files):
+                path = here / name
+                if file_format(path) and _inside_file(self.root, path):
+                    yield path.relative_to(self.root), path
+            visited += len(files) + len(dirs)
+            if visited >= MAX_LISTED_ENTRIES:
+                self.cut = True
+                return
+            if self.stop is not None and self.stop.is_set():
+                return
+
+
+def _inside_file(root: Path, path: Path) -> bool:
+    """A regular file inside root: not a link out of the data folder, nor a link to nothing."""
+    try:
+        return path.resolve().is_relative_to(root) and path.is_file()
+    except OSError:
+        return False
 
 
 def shown_name(text: str, limit: int = 120) -> str:
