@@ -141,3 +141,69 @@ async def test_a_stream_cut_before_the_first_chunk_is_not_a_connection_error(
     assert "could not connect" not in notice.message.lower()
     assert "broke off before anything arrived" in notice.message
     assert "ans at " + s.base_url in notice.message
+
+
+def stateful_tool(name: str, runs: list[int]) -> StructuredTool:
+    """A tool that changes state (like load_data or bandpass_filter): not read-only."""
+    tool = counter_tool(name, runs)
+    return set_flags(tool, read_only=False)  # type: ignore[return-value]
+
+
+async def test_an_identical_batch_of_state_changing_calls_is_never_applied_twice(
+    scripted_server,
+) -> None:
+    """Qwen2.5-Coder-1.5B sent [load, band-pass] again in the next round and the band-pass ran
+    twice ('history: band-pass 8-30 Hz, band-pass 8-30 Hz'): call by call, each state change
+    reset what was seen, so nothing looked repeated (#23)."""
+    s = scripted_server
+    loads: list[int] = []
+    filters: list[int] = []
+    batch = ToolCalls([Call("load", {"x": 1}), Call("bandpass", {"x": 8})])
+    s.queue("fc", batch, batch, batch)
+    s.queue("ans", Text("Loaded and filtered once."))
+    tools = [stateful_tool("load", loads), stateful_tool("bandpass", filters)]
+    events = await collect(build_agent(*models(s), tools, AgentLimits()).run("load and filter"))
+    assert loads == [1] and filters == [8]  # each applied once
+    statuses = [e.status for e in of(events, "tool_finished")]
+    assert statuses == ["success", "success", "skipped", "skipped", "skipped", "skipped"]
+    told = [m["content"] for m in s.requests_for("fc")[2].messages if m["role"] == "tool"]
+    assert "same batch of calls as in round 1" in told[-1] and "apply it twice" in told[-1]
+    assert of(events, "run_finished")[0].reason == "loop"
+    assert of(events, "notice")[0].message.startswith("The agent repeated load(x=1), bandpass(x=8)")
+
+
+async def test_the_same_broken_reply_twice_is_a_loop_not_a_run_to_the_time_limit(
+    scripted_server,
+) -> None:
+    """Six identical invalid replies in a row ran to the time limit: a broken call never counted
+    as a repeat (#23). The second is answered as a repeat and the third stops the run."""
+    s = scripted_server
+    broken = ToolCalls([Call("web_search", "{not json")])
+    s.queue("fc", broken, broken, broken)
+    s.queue("ans", Text("The search could not be run."))
+    runs: list[int] = []
+    events = await collect(
+        build_agent(*models(s), [counter_tool("web_search", runs)], AgentLimits()).run("find it")
+    )
+    assert [e.status for e in of(events, "tool_finished")] == ["error", "skipped", "skipped"]
+    second = [m for m in s.requests_for("fc")[2].messages if m["role"] == "tool"][-1]
+    assert "it failed" in second["content"] and "change the arguments" in second["content"]
+    assert of(events, "run_finished")[0].reason == "loop" and not runs
+    assert len(s.requests_for("fc")) == 3  # not six, not until the time limit
+
+
+async def test_different_broken_calls_are_not_taken_for_a_loop(scripted_server) -> None:
+    s = scripted_server
+    s.queue(
+        "fc",
+        ToolCalls([Call("web_search", "{not json")]),
+        ToolCalls([Call("web_search", '{"query": ')]),
+        ToolCalls([Call("web_search", {"query": "mu"})]),
+        Text("Done."),
+    )
+    s.queue("ans", Text("Found it."))
+    runs: list[int] = []
+    tool = counter_tool("web_search", runs)
+    events = await collect(build_agent(*models(s), [tool], AgentLimits()).run("find it"))
+    assert [e.status for e in of(events, "tool_finished")] == ["error", "error", "success"]
+    assert of(events, "run_finished")[0].reason == "answered" and runs == [0]

@@ -23,6 +23,7 @@ class Seen:
     status: CallStatus  # "success" or "error"
     text: str  # the result, or the error
     round: int
+    batch: bool = False  # the whole batch of the last round, state-changing calls included
 
 
 @dataclass
@@ -141,12 +142,13 @@ class RunContext:
         """
         return max(self.deadline - time.perf_counter(), ANSWER_GRACE)
 
-    def remember(self, entry: LedgerEntry, read_only: bool) -> None:
+    def remember(self, entry: LedgerEntry, read_only: bool, key: str | None = None) -> None:
         """Record a call's outcome; a call that may change state invalidates everything seen."""
         if not read_only:
             self.seen.clear()
         text = entry.result if entry.status == "success" else entry.error or entry.status
-        self.seen[call_signature(entry.name, entry.args)] = Seen(entry.status, text, entry.round)
+        key = key or call_signature(entry.name, entry.args)
+        self.seen[key] = Seen(entry.status, text, entry.round)
 
 
 class AgentState(TypedDict, total=False):

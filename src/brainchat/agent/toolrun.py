@@ -6,6 +6,7 @@ import asyncio
 import contextvars
 import json
 import time
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import ToolMessage
@@ -56,7 +57,11 @@ class ToolRunner:
                 entry.error = call["invalid"]
         cap = self.max_calls
         refused = {e.call_id for e in entries[cap:]}  # a reply of 200 calls runs the first `cap`
-        runs = [self._run_one(ctx, e, over_cap=e.call_id in refused) for e in entries]
+        again = self._same_batch(ctx.last_round, entries)
+        runs = [
+            self._run_one(ctx, e, over_cap=e.call_id in refused, again=again.get(e.call_id))
+            for e in entries
+        ]
         if all(self._read_only(e.name) for e in entries) and len(runs) > 1:
             await asyncio.gather(*runs)
         else:
@@ -78,7 +83,25 @@ class ToolRunner:
         tool = self.tools.get(name)
         return tool is not None and flags_of(tool).read_only
 
-    async def _run_one(self, ctx: RunContext, entry: LedgerEntry, *, over_cap: bool) -> None:
+    def _same_batch(self, last: list[LedgerEntry], entries: list[LedgerEntry]) -> dict[str, Seen]:
+        """The last round's batch sent again, call for call, with a state-changing call in it: its
+        outcomes, by this round's call id. Each call of [load, band-pass] resets what was seen,
+        so call by call nothing repeats, yet running the batch again band-passes twice."""
+
+        def sig(batch: list[LedgerEntry]) -> list[str]:
+            return [call_signature(e.name, e.args) for e in batch]
+
+        same = len(entries) > 1 and sig(entries) == sig(last)
+        if not same or all(self._read_only(e.name) for e in entries):
+            return {}
+        return {
+            e.call_id: replace(before.reused or _outcome(before), batch=True)
+            for e, before in zip(entries, last, strict=True)
+        }
+
+    async def _run_one(
+        self, ctx: RunContext, entry: LedgerEntry, *, over_cap: bool, again: Seen | None = None
+    ) -> None:
         tool = self.tools.get(entry.name)
         source = flags_of(tool).source if tool else "unknown"
         emit(
@@ -98,9 +121,8 @@ class ToolRunner:
             else:
                 # Checked here, not before the round: an earlier call of this round may have
                 # changed state, and then a repeat is no longer a loop.
-                await self._execute(
-                    ctx, entry, tool, ctx.seen.get(call_signature(entry.name, entry.args))
-                )
+                key = _key(entry)
+                await self._execute(ctx, entry, tool, again or ctx.seen.get(key), key)
         except asyncio.CancelledError:
             entry.finish("cancelled", error="the run was cancelled")
             raise
@@ -114,20 +136,24 @@ class ToolRunner:
             _tool_call.reset(token)
 
     async def _execute(
-        self, ctx: RunContext, entry: LedgerEntry, tool: BaseTool | None, repeat: Seen | None
+        self,
+        ctx: RunContext,
+        entry: LedgerEntry,
+        tool: BaseTool | None,
+        repeat: Seen | None,
+        key: str,
     ) -> None:
-        if entry.error is not None:
-            entry.finish("error", error=entry.error)
-            return
-        if repeat is not None:
+        if repeat is not None:  # checked first: the same broken call twice is a loop too
             entry.reused = repeat
             entry.finish("skipped", result=repeat.text, error=_reuse_note(repeat))
             return
-        if tool is None:
+        if entry.error is not None or tool is None:
+            known = ", ".join(sorted(self.tools)) or "none"
             entry.finish(
                 "error",
-                error=f"unknown tool {entry.name!r}; available tools: {', '.join(sorted(self.tools)) or 'none'}",
+                error=entry.error or f"unknown tool {entry.name!r}; available tools: {known}",
             )
+            ctx.remember(entry, read_only=True, key=key)
             return
         flags = flags_of(tool)
         ask = ask_for(tool)
@@ -217,6 +243,12 @@ def _for_model(entry: LedgerEntry) -> str:
     if entry.status == "success":
         return entry.result
     if entry.status == "skipped" and entry.reused is not None:
+        if entry.reused.batch:
+            return (
+                f"You sent the same batch of calls as in round {entry.reused.round}; it already ran "
+                f"and changes state, so running it again would apply it twice. {entry.name} gave:"
+                f"\n{entry.result}\nDo not send this batch again; go on with the next step."
+            )
         if entry.reused.status == "success":
             return (
                 f"You already called {entry.name} with these arguments in round {entry.reused.round} "
@@ -231,7 +263,21 @@ def _for_model(entry: LedgerEntry) -> str:
     return f"Error: {entry.error_text or entry.error}"  # whole: fit_run cuts it like a result
 
 
+def _outcome(entry: LedgerEntry) -> Seen:
+    text = entry.result if entry.status == "success" else entry.error or entry.status
+    return Seen(entry.status, text, entry.round)
+
+
+def _key(entry: LedgerEntry) -> str:
+    """A call's identity for loops; a call the reply broke (its error set before it runs) is
+    told apart by what was wrong with it."""
+    invalid = {"(invalid)": entry.error} if entry.status == "pending" and entry.error else {}
+    return call_signature(entry.name, {**entry.args, **invalid})
+
+
 def _reuse_note(seen: Seen) -> str:
+    if seen.batch:
+        return f"not run again: the same batch of calls ran in round {seen.round}; running it again would apply it twice"
     if seen.status == "success":
         return f"not run again: reused the result of the identical call in round {seen.round} (nothing that changes state ran since)"
     return (
