@@ -100,7 +100,9 @@ async def test_long_history_is_trimmed_to_the_window(scripted_server, tmp_path: 
     session = Session(settings)
     session.set_mode("agent")
     for i in range(30):
-        s.queue("fc", Text("no tools"), Text(f"answer {i} " + "words " * 400))
+        s.queue(
+            "fc", Text("no tools"), Text(f"answer {i} " + " ".join(f"words{j}" for j in range(400)))
+        )
         await collect(session.ask(f"question {i} " + "ask " * 400))
     sizes = [request_tokens(r) for r in s.requests]
     assert max(sizes) <= window - 300
@@ -399,7 +401,10 @@ async def test_replies_that_think_aloud_are_cut_before_the_window_overflows(
     scripted_server,
 ) -> None:
     s = scripted_server
-    thought = "Let me reason about the next step carefully. " * 90  # ~800 tokens each
+    # ~800 tokens each; numbered, since one phrase over and over is ended early as a loop
+    thought = " ".join(
+        f"Point {i}: let me reason about the next step carefully." for i in range(80)
+    )
     s.queue("fc", *[ToolCalls([Call("fetch", {"x": i})], content=thought) for i in range(9)],
             Text("done"))  # fmt: skip
     s.queue("ans", Text("ok"))

@@ -80,7 +80,9 @@ def test_history_is_trimmed_to_budget_keeping_recent_turns() -> None:
 async def test_long_chat_never_overflows_window(scripted_server) -> None:
     session = session_for(scripted_server, context_window=1200, max_tokens=200)
     for i in range(12):
-        scripted_server.queue("chat-m", Text(f"reply {i} " + "lorem ipsum " * 40))
+        scripted_server.queue(
+            "chat-m", Text(f"reply {i} " + " ".join(f"lorem ipsum{j}" for j in range(40)))
+        )
         await collect(session.ask(f"message {i} " + "dolor sit " * 40))
     sent = scripted_server.requests[-1].messages
     assert sent[-1]["content"].startswith("message 11")
@@ -98,7 +100,9 @@ async def test_input_plus_max_tokens_never_exceed_the_window(scripted_server) ->
     # past the window. A spec built in code (or resized from a model list) skips the settings check.
     session = session_for(scripted_server, context_window=1000, max_tokens=600)
     for i in range(6):
-        scripted_server.queue("chat-m", Text(f"reply {i} " + "lorem ipsum " * 40))
+        scripted_server.queue(
+            "chat-m", Text(f"reply {i} " + " ".join(f"lorem ipsum{j}" for j in range(40)))
+        )
         await collect(session.ask(f"message {i} " + "dolor sit " * 40))
     assert len(scripted_server.requests) == 6
     for request in scripted_server.requests:

@@ -497,7 +497,7 @@ async def test_agent_requests_carry_max_tokens_and_cut_replies_are_said(scripted
     to the time limit. Both requests carry the spec's max_tokens; where the server stopped a
     reply there, a notice names the model and the limit (and the answer so far is kept)."""
     s = scripted_server
-    babble = " ".join(["thinking"] * 400)
+    babble = " ".join(f"thought{i}" for i in range(400))  # long, but no phrase repeats
     s.queue("fc", Text(babble))
     s.queue("ans", Text(" ".join(f"[{i}]" for i in range(1, 600))))
     fc, ans = spec(s, "fc", max_tokens=300), spec(s, "ans", max_tokens=200)

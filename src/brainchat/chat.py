@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -28,6 +29,7 @@ from brainchat.llm import (
     stream_usage_refused,
 )
 from brainchat.prompts import load_prompt
+from brainchat.repeats import RepeatGuard, Repetition, repeat_notice_text, without_repeats
 from brainchat.settings import ModelSpec
 from brainchat.usage import (
     UsageCallback,
@@ -104,15 +106,20 @@ async def _chat_turn(
     refused: BaseException | None = None  # the HTTP 400 that may have been stream_options'
     retried_quietly = False
     cut = False
+    repeated: Repetition | None = None
     for _attempt in range(3):
-        cut = False
+        cut, guard, repeated = False, RepeatGuard(), None
         try:
             usage = refused is None and not stream_usage_refused(spec)
             kwargs: dict[str, Any] = {} if usage else {"stream_usage": False}
-            async for chunk in model.astream(messages, config={"callbacks": [callback]}, **kwargs):
-                if isinstance(chunk.content, str):
-                    parts.append(chunk.content)
-                cut = cut or cut_at_limit(chunk)
+            stream: Any = model.astream(messages, config={"callbacks": [callback]}, **kwargs)
+            async with aclosing(stream):  # ended early: the HTTP stream closes now
+                async for chunk in stream:
+                    if isinstance(chunk.content, str):
+                        parts.append(chunk.content)
+                        if repeated := guard.feed(chunk.content):
+                            break
+                    cut = cut or cut_at_limit(chunk)
             if refused is not None:  # taken without stream_options: it was them
                 refuse_stream_usage(spec)
                 told, hint = stream_options_retry_text(spec, refused)
@@ -128,7 +135,11 @@ async def _chat_turn(
             error = describe_error(exc, spec, midstream=bool(parts))
             break
     answer = "".join(parts)
-    if cut and not error:
+    if repeated is not None:
+        answer = without_repeats(answer, repeated)
+        told, hint = repeat_notice_text(spec.name, repeated)
+        emit(Notice(kind="info", message=told, hint=hint))
+    elif cut and not error:
         told, hint = cut_notice_text(spec, spec.name)
         emit(Notice(kind="info", message=told, hint=hint))
     if error:

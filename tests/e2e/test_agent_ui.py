@@ -161,7 +161,7 @@ def test_stop_mid_answer_leaves_one_message_and_the_next_message_works(model_ser
 
 
 def test_stop_during_thinking_marks_open_steps_stopped(model_server, app, browser):
-    model_server.queue("fc-m", Text("thinking " * 80, token_delay=0.15))
+    model_server.queue("fc-m", Text(" ".join(f"thinking{j}" for j in range(80)), token_delay=0.15))
     page = open_chat(browser, app)
     pick_mode(page, "Agent")
     send(page, "think slowly")

@@ -11,6 +11,7 @@ the run's own time limit is not blamed for it.
 
 from __future__ import annotations
 
+from contextlib import aclosing
 from typing import Any
 
 from langchain_core.messages import AIMessageChunk, BaseMessage
@@ -25,6 +26,7 @@ from brainchat.llm import (
     stream_usage_refused,
     where,
 )
+from brainchat.repeats import RepeatGuard, repeat_notice_text, without_repeats
 from brainchat.settings import ModelSpec
 
 
@@ -58,7 +60,7 @@ async def ask(
             if not streamed:
                 return await llm.ainvoke(messages, config={"callbacks": callbacks}, stream=False)  # type: ignore[no-any-return]
             kwargs = {"stream_usage": False} if refused is not None else usage_kwargs(spec)
-            reply = await _stream(llm, messages, callbacks, kwargs)
+            reply = await _stream(llm, messages, callbacks, kwargs, name)
             if refused is not None and spec is not None:
                 # taken without stream_options: it was them (a 400 about anything else is not)
                 refuse_stream_usage(spec)
@@ -92,11 +94,25 @@ async def ask(
 
 
 async def _stream(
-    llm: Any, messages: list[BaseMessage], callbacks: list[Any], kwargs: dict[str, Any]
+    llm: Any, messages: list[BaseMessage], callbacks: list[Any], kwargs: dict[str, Any], name: str
 ) -> AIMessageChunk:
+    """The streamed reply, ended early (and kept once) when it repeats itself."""
     reply: AIMessageChunk | None = None
-    async for chunk in llm.astream(messages, config={"callbacks": callbacks}, **kwargs):
-        reply = chunk if reply is None else reply + chunk
+    guard = RepeatGuard()
+    stream: Any = llm.astream(messages, config={"callbacks": callbacks}, **kwargs)
+    async with aclosing(stream):  # ended early: the HTTP stream closes now
+        async for chunk in stream:
+            reply = chunk if reply is None else reply + chunk
+            if isinstance(chunk.content, str) and (repeated := guard.feed(chunk.content)):
+                emit(
+                    Notice(
+                        kind="info",
+                        message=(told := repeat_notice_text(name, repeated))[0],
+                        hint=told[1],
+                    )
+                )
+                text = without_repeats(str(reply.content), repeated)
+                return AIMessageChunk(content=text, response_metadata=reply.response_metadata)
     return reply if reply is not None else AIMessageChunk(content="")
 
 

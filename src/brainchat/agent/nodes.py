@@ -8,6 +8,7 @@ import json
 import re
 import time
 from collections.abc import Callable
+from contextlib import aclosing
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -44,6 +45,7 @@ from brainchat.agent.toolrun import ToolRunner
 from brainchat.events import Citations, Evaluation, ModelSwitch, Notice, ThinkingDone, emit
 from brainchat.llm import describe_error
 from brainchat.prompts import load_prompt
+from brainchat.repeats import RepeatGuard, repeat_notice_text, without_repeats
 from brainchat.settings import AgentLimits, ModelSpec
 from brainchat.usage import UsageCallback, count_message_tokens
 
@@ -499,13 +501,18 @@ class Nodes:
             return {"answer": "".join(parts), "route": "finish", "stop_reason": "timeout"}
         except Exception as exc:  # noqa: BLE001
             return self._answer_failed(exc, parts, name)
-        if ctx.answer_cut:
+        text = "".join(parts)
+        if ctx.answer_repeated is not None:
+            text = without_repeats(text, ctx.answer_repeated)
+            told = repeat_notice_text(name, ctx.answer_repeated)
+            emit(Notice(kind="info", message=told[0], hint=told[1]))
+        elif ctx.answer_cut:
             emit(
                 Notice(
                     kind="info", message=(told := llm.cut_notice_text(spec, name))[0], hint=told[1]
                 )
             )
-        text = self.planner.check_answer(ctx.plan, "".join(parts), name)
+        text = self.planner.check_answer(ctx.plan, text, name)
         cited = sorted({int(n) for n in CITATION.findall(text)})
         real = [s for s in ctx.ledger.sources if s["n"] in cited]
         if real:
@@ -523,16 +530,19 @@ class Nodes:
         spec: ModelSpec | None,
         usage: bool = True,
     ) -> None:
-        ctx = self.ctx
+        ctx, guard = self.ctx, RepeatGuard()
         kwargs = modelcall.usage_kwargs(spec) if usage else {"stream_usage": False}
-        async for chunk in self.d.answer_llm.astream(
-            messages, config={"callbacks": [self.cb]}, **kwargs
-        ):
-            if isinstance(chunk.content, str) and chunk.content:
-                if ctx.first_answer_token is None:
-                    ctx.first_answer_token = time.perf_counter()
-                parts.append(chunk.content)
-            ctx.answer_cut = ctx.answer_cut or llm.cut_at_limit(chunk)
+        stream: Any = self.d.answer_llm.astream(messages, config={"callbacks": [self.cb]}, **kwargs)
+        async with aclosing(stream):  # ended early: the HTTP stream closes now
+            async for chunk in stream:
+                if isinstance(chunk.content, str) and chunk.content:
+                    if ctx.first_answer_token is None:
+                        ctx.first_answer_token = time.perf_counter()
+                    parts.append(chunk.content)
+                    if (repeated := guard.feed(chunk.content)) is not None:
+                        ctx.answer_repeated = repeated
+                        return
+                ctx.answer_cut = ctx.answer_cut or llm.cut_at_limit(chunk)
 
     def _answer_failed(self, exc: BaseException, parts: list[str], name: str) -> dict[str, Any]:
         message = describe_error(

@@ -9,6 +9,7 @@ from typing import Any, Literal, TypedDict
 
 from langchain_core.messages import BaseMessage
 
+from brainchat.repeats import Repetition
 from brainchat.usage import UsageLedger
 
 ANSWER_GRACE = 3.0  # seconds the answer may take when the deadline has already passed
@@ -122,6 +123,7 @@ class RunContext:
     tool_seconds: float = 0.0
     first_answer_token: float | None = None
     answer_cut: bool = False  # the answer stopped at its max_tokens (finish_reason "length")
+    answer_repeated: Repetition | None = None  # the answer was ended for repeating itself
     notices: list[str] = field(default_factory=list)
     history: list[BaseMessage] = field(default_factory=list)  # earlier turns of the conversation
     callback: Any = None  # the run's UsageCallback (tokens, usage, timings per role)
