@@ -71,10 +71,13 @@ async def test_two_search_rounds_then_answer(scripted_server, search) -> None:
         "thinking_done",
         "evaluation",
         "model_switch",
+        "answer_checked",  # "Bogus [9]." cites no source: marked, and said
+        "notice",
         "citations",
         "stats",
         "run_finished",
     ]
+    assert of(events, "answer_checked")[0].flags[0]["sentence"] == "Bogus [9]."
     assert (
         "".join(e.text for e in of(events, "thinking_token") if e.round == 1) == "Searching EEGNet."
     )

@@ -18,6 +18,7 @@ from brainchat.events import (
     emit,
     stream_events,
 )
+from brainchat.grounding import NoTools, ground
 from brainchat.llm import (
     cut_at_limit,
     cut_notice_text,
@@ -142,6 +143,8 @@ async def _chat_turn(
     elif cut and not error:
         told, hint = cut_notice_text(spec, spec.name)
         emit(Notice(kind="info", message=told, hint=hint))
+    # Chat has no tools and no sources: a citation marker there cites nothing (#23)
+    answer, unverified = ground(answer, NoTools(), [], [], figures=False, claims=False)
     if error:
         emit(
             Notice(
@@ -157,6 +160,7 @@ async def _chat_turn(
             total_seconds=round(time.perf_counter() - started, 4),
             ttft=ttft,
             total_cost=ledger.total_cost(),
+            unverified=unverified,
         )
     )
     emit(RunFinished(reason="error" if error else "answered", answer=answer, error=error))

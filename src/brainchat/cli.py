@@ -226,6 +226,8 @@ def _print_event(event: Event) -> None:
         out.write(f"· evaluation: {e.verdict}: {e.reason}\n")
     elif e.type == "model_switch":
         out.write(f"· answering with {e.model}: {e.reason}\n\n")
+    elif e.type == "answer_checked":
+        out.write("\n\n" + "".join(f"⚠️ “{f['sentence']}”: {f['why']}\n" for f in e.flags))
     elif e.type == "citations":
         out.write(
             "\n\nSources:\n" + "".join(f"[{s['n']}] {s['title']} <{s['url']}>\n" for s in e.sources)
@@ -254,7 +256,8 @@ def format_stats(stats: Any) -> str:
         )
     ttft = f", first answer token {stats.ttft:.2f}s" if stats.ttft is not None else ""
     cost = f", cost ${stats.total_cost:.5f}" if stats.total_cost is not None else ""
-    lines.append(f"total {stats.total_seconds:.2f}s{ttft}{cost}")
+    unverified = f", {stats.unverified} unverified statement(s) marked" if stats.unverified else ""
+    lines.append(f"total {stats.total_seconds:.2f}s{ttft}{cost}{unverified}")
     return "\n".join(lines)
 
 

@@ -159,6 +159,16 @@ class AnswerToken(Event):
 
 
 @dataclass(kw_only=True)
+class AnswerChecked(Event):
+    """The answer, checked against the run: `text` replaces what was streamed, with each sentence
+    the run cannot show marked in place; `flags` says what was found (kind, sentence, why)."""
+
+    type: ClassVar[str] = "answer_checked"
+    text: str
+    flags: list[dict[str, str]]
+
+
+@dataclass(kw_only=True)
 class Citations(Event):
     type: ClassVar[str] = "citations"
     sources: list[dict[str, Any]]  # n, title, url
@@ -180,6 +190,7 @@ class Notice(Event):
         "info",
         "plan_failed",
         "unverified_claim",
+        "ungrounded",
         "context_full",
     ]
     message: str
@@ -208,6 +219,7 @@ class Stats(Event):
     ttft: float | None = None  # time from run start to the first answer token
     total_cost: float | None = None
     tool_seconds: float = 0.0
+    unverified: int = 0  # statements of the answer the run cannot show, marked in it
 
 
 @dataclass(kw_only=True)

@@ -235,6 +235,7 @@ class Agent:
                 ttft=ttft,
                 total_cost=ctx.usage.total_cost(),
                 tool_seconds=round(ctx.tool_seconds, 4),
+                unverified=ctx.unverified,
             )
         )
 

@@ -21,7 +21,7 @@ from langchain_core.messages import (
     SystemMessage,
 )
 
-from brainchat import llm
+from brainchat import grounding, llm
 from brainchat.agent import modelcall, textcalls
 from brainchat.agent.budget import (
     Budget,
@@ -134,15 +134,17 @@ class Nodes:
     def cb(self) -> UsageCallback:
         return self.ctx.callback
 
+    def _study_text(self) -> str:
+        if self.d.context is None:
+            return ""
+        try:
+            return "Current EEG study: " + self.d.context()
+        except Exception as exc:  # noqa: BLE001 - the summary is a hint, never fatal
+            return f"(EEG study summary unavailable: {exc})"
+
     def _system(self) -> SystemMessage:
         prompt = load_prompt("function_call", self.d.prompt_variants.get("function_call"))
-        study = ""
-        if self.d.context is not None:
-            try:
-                study = "Current EEG study: " + self.d.context()
-            except Exception as exc:  # noqa: BLE001 - the summary is a hint, never fatal
-                study = f"(EEG study summary unavailable: {exc})"
-        text = prompt.replace("{study}", study)
+        text = prompt.replace("{study}", self._study_text())
         if self.d.tool_calling == "prompt" and (schemas := self.d.bound_llm.schemas()):
             text += "\n\n" + textcalls.tools_prompt(schemas)
         return SystemMessage(text)
@@ -513,6 +515,18 @@ class Nodes:
                 )
             )
         text = self.planner.check_answer(ctx.plan, text, name)
+        # the plan check covers claims of plan steps; every run checks citations and figures
+        # Figures are checked once a tool was called: an answer from the model's own knowledge,
+        # with no tool asked, is not a claim about the run.
+        text, unverified = grounding.ground(
+            text,
+            ctx.ledger,
+            [ctx.question, self._study_text(), *(str(m.content) for m in ctx.history)],
+            self.d.runner.tools,
+            figures=bool(ctx.ledger.entries),
+            claims=ctx.plan is None,
+        )
+        ctx.unverified += unverified
         cited = sorted({int(n) for n in CITATION.findall(text)})
         real = [s for s in ctx.ledger.sources if s["n"] in cited]
         if real:

@@ -124,6 +124,7 @@ class RunContext:
     first_answer_token: float | None = None
     answer_cut: bool = False  # the answer stopped at its max_tokens (finish_reason "length")
     answer_repeated: Repetition | None = None  # the answer was ended for repeating itself
+    unverified: int = 0  # statements of the answer the run could not show (grounding.ground)
     notices: list[str] = field(default_factory=list)
     history: list[BaseMessage] = field(default_factory=list)  # earlier turns of the conversation
     callback: Any = None  # the run's UsageCallback (tokens, usage, timings per role)

@@ -99,6 +99,7 @@ def metrics_of(run: RunRecord) -> dict[str, Any]:
         "cost": last.total_cost if last else None,
         "ttft": last.ttft if last else None,
         "total_seconds": last.total_seconds if last else None,
+        "unverified": last.unverified if last else 0,  # answer statements the run cannot show
     }
 
 

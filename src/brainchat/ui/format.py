@@ -22,6 +22,8 @@ NOTICE_ICONS = {
     "refused": "🚫",
     "cancelled": "⏹️",
     "info": "ℹ️",
+    "ungrounded": "⚠️",
+    "unverified_claim": "⚠️",
 }
 TIP_HREF = "#brainchat-tip"  # a link only for its title (tooltip); brainchat.js makes it inert
 

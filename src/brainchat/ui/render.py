@@ -292,6 +292,10 @@ class RunRenderer:
             self.batches["answer"] = TokenBatcher(self.answer.stream_token)
         await self.batches["answer"].add(e.text)
 
+    async def on_answer_checked(self, e: ev.AnswerChecked) -> None:
+        """The checked answer replaces the streamed one (its unverifiable sentences marked)."""
+        self.answer_text = e.text
+
     async def _end_reasoning(self) -> None:
         if self.reasoning is not None:
             await self._flush("reasoning")
