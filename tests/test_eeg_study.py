@@ -281,6 +281,38 @@ async def test_a_missing_file_error_names_the_closest_files_and_the_folders_firs
 
 
 @pytest.mark.parametrize(
+    ("name", "data", "said"),
+    [
+        ("junk.fif", b"junk" * 100, "file PosixPath('junk.fif') does not start with a file id"),
+        ("nosfreq.vhdr", b"Brain Vision Data Exchange Header File Version 1.0\n[Common Infos]\n"
+         b"DataFile=nosfreq.eeg\n", "Could not parse SamplingInterval from nosfreq.vhdr:"),
+    ],
+)  # fmt: skip
+async def test_a_reader_error_names_the_file_not_the_server_path(
+    tmp_path: Path, name: str, data: bytes, said: str
+) -> None:
+    """MNE's errors name the file by its absolute path; the tool shows it relative."""
+    (tmp_path / name).write_bytes(data)
+    with pytest.raises(ToolException) as err:
+        await Harness(tmp_path).call("load_data", {"files": [name]})
+    assert said in str(err.value) and str(tmp_path) not in str(err.value), str(err.value)
+
+
+async def test_a_library_error_in_a_step_names_no_server_path(tmp_path: Path) -> None:
+    from brainchat.eeg.toolkit import run_op
+
+    def op(state, stop):  # a library failing on a file in the data folder, and on one outside
+        raise OSError(f"[Errno 28] No space left: '{tmp_path}/models/m.pt' (via /srv/tmp/x.npy)")
+
+    with pytest.raises(ToolException) as err:
+        await run_op(Study(tmp_path), op)
+    assert str(err.value) == (
+        "the operation failed: [Errno 28] No space left: 'models/m.pt' (via x.npy). "
+        "The study is unchanged"
+    )
+
+
+@pytest.mark.parametrize(
     ("path", "shown"),
     [
         ("a\x00b.edf", "'a\\x00b.edf' is not a valid file name: it holds a null character"),

@@ -276,7 +276,7 @@ async def test_a_step_without_a_template_is_refused_and_nothing_is_written(
         await h.call("export_analysis")
     assert not exports(tmp_path)
     with pytest.raises(ToolException, match="operation 'upload'"):
-        build_script([{"op": "upload"}], [], tmp_path, version="x", when="now", name="a.py")
+        build_script([{"op": "upload"}], [], version="x", when="now", name="a.py")
 
 
 async def test_a_saved_study_is_replayed_before_it_is_exported(
@@ -391,7 +391,7 @@ async def test_channel_and_file_names_cannot_add_code_to_the_script(tmp_path: Pa
         or (isinstance(n, ast.Import) and [a.name for a in n.names] == ["os"])
     ]
     one = [{"file": "a.fif", "subject": "01", "session": "01", "format": "fif"}]
-    clean = build_script(h.study.log, one, tmp_path, version="x", when="now", name="a.py")
+    clean = build_script(h.study.log, one, version="x", when="now", name="a.py")
     assert len(statements(script)) == len(statements(clean))
     assert ast.get_docstring(tree) is not None and "PWNED" in ast.get_docstring(tree)  # as text
 
@@ -399,8 +399,8 @@ async def test_channel_and_file_names_cannot_add_code_to_the_script(tmp_path: Pa
     recording = {"file": 'a\nprint("PWNED")\n"""\\x.fif', "subject": "01", "session": "01",
                  "format": "fif", "damage": 'cut\rimport os\u2028"""'}  # fmt: skip
     log = [{"op": "load", "files": [recording["file"]]}]
-    noted = build_script(log, [recording], tmp_path, version="x", when="now", name="a.py")
-    plain = build_script(log, one, tmp_path, version="x", when="now", name="a.py")
+    noted = build_script(log, [recording], version="x", when="now", name="a.py")
+    plain = build_script(log, one, version="x", when="now", name="a.py")
     assert len(statements(noted)) == len(statements(plain))
     assert "# note: brainchat found" in noted
     (rows,) = [

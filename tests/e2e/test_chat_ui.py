@@ -45,9 +45,11 @@ def test_chat_answer_streams_and_shows_the_servers_figures(model_server, app, br
     wait_idle(page)
     assert words in page.inner_text("body")
     usage = model_server.requests_for("chat-m")[-1].usage
-    # the stats are a table footer under the answer, like the agent's, not a line of code
+    # under the answer one quiet line (model, tokens, time, cost) opens the stats table
     answer = page.locator(".step", has_text="Mu rhythm desynchronises").last
-    head, row = answer.locator("table").inner_text().splitlines()[:2]
+    assert answer.locator("table").count() == 0
+    answer.locator("a.element-link").click()
+    head, row = page.locator("table", has_text="First token").inner_text().splitlines()[:2]
     assert head.split("\t") == ["Model", "In tokens", "Out tokens", "First token", "Time", "Cost"]
     cells = row.split("\t")
     assert cells[:3] == ["chat-m", str(usage["prompt_tokens"]), str(usage["completion_tokens"])]
@@ -67,8 +69,11 @@ def test_estimated_tokens_are_marked(model_server, app, browser):
         page = open_chat(browser, app)
         send(page, "alpha band?")
         wait_idle(page)
-        body = page.inner_text("body")
-        assert re.search(r"chat-m\t\d+ est\.\t\d+ est\.\t", body)  # counted here: marked
+        line = page.locator("a.element-link").last.inner_text()
+        assert re.match(r"chat-m · \d+ est\. in / \d+ est\. out tokens", line), line  # marked
+        page.locator("a.element-link").last.click()
+        table = page.locator("table", has_text="In tokens").inner_text()
+        assert re.search(r"chat-m\t\d+ est\.\t\d+ est\.\t", table)  # counted here: marked
         page.close()
     finally:
         model_server.send_usage = True
@@ -82,9 +87,11 @@ def test_server_fault_shows_a_message_and_the_next_message_works(model_server, a
     wait_idle(page)
     assert "Traceback" not in page.inner_text("body")
     # the failed call's stats sit under the error; no stray stats bubble of their own
-    assert page.locator("table").count() == 1
+    assert page.locator("a.element-link").count() == 1
     error = page.locator(".step", has_text="Your conversation is kept").last
-    assert error.locator("table").count() == 1 and "First token" not in error.inner_text()
+    error.locator("a.element-link").click()
+    table = page.locator("table", has_text="In tokens")
+    assert table.count() == 1 and "First token" not in table.inner_text()
     send(page, "second question")
     page.wait_for_selector("text=Back to normal.")
     wait_idle(page)

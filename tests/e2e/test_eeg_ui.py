@@ -21,6 +21,24 @@ JS_FIGURES = """() => [...document.querySelectorAll("img.inline-image")].map(img
   return {alt: img.alt, inStep: !!run, inAnswer: !!msg};
 })"""
 
+JS_RUNNING_PAINT = """() => {  // a running training title's paint, a finished title's colour
+  const running = document.querySelector("button.loading-shimmer[id^='step-train_model · epoch ']");
+  const done = [...document.querySelectorAll("button[id^='step-load_data']")]
+    .find(b => !b.classList.contains("loading-shimmer"));
+  if (!running || !done) return null;
+  const rgb = c => c.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const lum = c => rgb(c).map(v => v / 255).map(v => v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)
+    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+  let bg = "rgba(0, 0, 0, 0)";
+  for (let el = running.parentElement; el && bg.startsWith("rgba(0, 0, 0, 0)"); el = el.parentElement)
+    bg = getComputedStyle(el).backgroundColor;  // the first painted background under the title
+  if (bg.startsWith("rgba(0, 0, 0, 0)")) bg = "rgb(255, 255, 255)";
+  const paint = getComputedStyle(running).backgroundColor;  // text is clipped from it
+  const [a, b] = [lum(paint), lum(bg)].sort((x, y) => y - x);
+  return {running: paint, finished: getComputedStyle(done).color, background: bg,
+          contrast: (a + 0.05) / (b + 0.05)};
+}"""
+
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory) -> Path:
@@ -74,6 +92,9 @@ def test_demo_set_in_one_place_live_training_progress_and_figures_under_the_answ
     progress = page.locator("button[id^='step-train_model · epoch ']")
     progress.first.wait_for(timeout=120_000)  # in the title, visible without opening the step
     assert progress.first.is_visible()
+    paint = page.wait_for_function(JS_RUNNING_PAINT, timeout=120_000).json_value()
+    # readable while it runs: painted like a finished title (was --muted, about 1.3:1 on white)
+    assert paint["running"] == paint["finished"] and paint["contrast"] >= 4.5, paint
     assert re.search(r"train_model · epoch \d/6 · loss [\d.]+ · val acc [\d.]+ · ETA \d+ s",
                      progress.first.inner_text()), progress.first.inner_text()  # fmt: skip
     page.wait_for_selector("text=Here are the results", timeout=120_000)

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import uuid
 from typing import Any
 
 import httpx
+import pytest
 from sio_client import ChainlitSocket, local_login
 
 from brainchat.testing.scripted_server import Text
 from brainchat.ui.datalayer import short_title
-from conftest import spec
+from conftest import open_chat, send, spec, wait_idle
 
 QUESTION = "What is the mu rhythm and where is it recorded over the scalp?"
 
@@ -115,3 +117,41 @@ async def test_a_mode_switch_riding_on_a_message_is_saved_with_the_thread(
                 if (meta.get("brainchat_state") or {}).get("mode") == "agent":
                     break
                 await asyncio.sleep(0.1)
+
+
+def typed_command(page: Any, how: str) -> None:
+    """`/tools` as a person types it: sent as text, or picked from the command menu (a chip)."""
+    page.fill("#chat-input", "/tools")
+    if how == "text":
+        page.click("#chat-submit")
+    else:
+        page.keyboard.press("Enter")  # picks the command from the menu: the input becomes a chip
+        page.wait_for_selector("#command-button, .command-buttons-container")
+        page.keyboard.press("Enter")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("how", ["text", "menu"])
+def test_a_slash_command_never_titles_the_thread(model_server, app_factory, browser, how):
+    """A thread begun with `/tools` was titled "/tools"; its first real question titles it."""
+    url = app_factory({"CHAT_MODEL": spec(model_server, "chat-m")})
+    model_server.queue("chat-m", Text("Mu is 8-13 Hz over the motor cortex."))
+    page = open_chat(browser, url)
+    typed_command(page, how)
+    page.wait_for_selector("text=Agent tools")
+    wait_idle(page)
+    send(page, QUESTION)
+    page.wait_for_selector("text=Mu is 8-13 Hz over the motor cortex.")
+    wait_idle(page)
+    names: list[str] = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # the title is written as the turn's steps are saved
+        r = page.request.post(f"{url}/project/threads",
+                              data={"pagination": {"first": 20}, "filter": {}})  # fmt: skip
+        names = [t["name"] for t in r.json()["data"]]
+        assert not [n for n in names if n and n.startswith("/")], names
+        if names == [short_title(QUESTION)]:
+            break
+        page.wait_for_timeout(100)
+    assert names == [short_title(QUESTION)]
+    page.close()

@@ -45,6 +45,26 @@ def test_chat_stats_is_a_table_footer_like_the_agents() -> None:
     assert "`" not in footer  # not an inline-code debug line
 
 
+def test_the_chat_usage_line_says_model_tokens_time_and_cost() -> None:
+    stats = Stats(rows=[RoleStats(role="chat", model="m*[x]", input_tokens=7, output_tokens=3,
+                                  cost=0.00002)], total_seconds=0.25, ttft=0.05,
+                  total_cost=0.00002)  # fmt: skip
+    assert fmt.usage_line(stats) == "mx · 7 in / 3 out tokens · 250 ms · $0.000020"
+    stats.rows[0].cost, stats.total_cost = None, None
+    assert fmt.usage_line(stats).endswith("· cost unknown")
+
+
+def test_citation_markers_link_to_sources_outside_code() -> None:
+    sources = [{"n": 1, "title": 'EEGNet "paper"', "url": "https://x.org/a_(b)"},
+               {"n": 2, "title": "bad", "url": "javascript:alert(1)"}]  # fmt: skip
+    text = "A [1], B [2], C [3].\n`x[1]` \\[1] ![1](i.png) [1](http://y)\n```\n[1]\n```\n[1]: z\n"
+    out = fmt.link_citations(text, sources)
+    one = "[\\[1\\]](<https://x.org/a_(b)> \"EEGNet 'paper'\")"
+    assert out.splitlines()[0] == f"A {one}, B [2], C [3]."  # no source or no web link: as is
+    assert out.splitlines()[1:] == text.splitlines()[1:]  # code, escapes, links, definitions
+    assert fmt.link_citations(text, []) == text
+
+
 def test_search_result_step_shows_top_three_as_links() -> None:
     top = [{"title": f"T{i}", "url": f"https://x/{i}", "snippet": f"s{i}"} for i in range(5)]
     event = ToolFinished(call_id="c", name="web_search", status="success", duration=0.12,

@@ -117,8 +117,8 @@ def write_export(
         {"file": Path(r.name).as_posix(), "subject": r.subject, "session": r.session,
          "format": r.fmt, **({"damage": r.damage} if r.damage else {})} for r in state.recordings
     ]  # fmt: skip
-    script = build_script(
-        log, recordings, data_dir, version=versions()["brainchat"], when=when, name=f"{stem}.py"
+    script = build_script(  # no server path in it: recordings are named relative to DATA_DIR
+        log, recordings, version=versions()["brainchat"], when=when, name=f"{stem}.py"
     )
     metrics = _metrics(state)
     report = build_report(

@@ -80,6 +80,7 @@ def _load(entry: Entry, ctx: Context) -> str:
     )
     return (
         f"{damaged}RECORDINGS = [\n{rows},\n]\n"
+        "find_recordings(DATA_DIR, RECORDINGS)\n"
         "raws = [read_raw(DATA_DIR / r['file'], r['format']) for r in RECORDINGS]\n"
         "describe_recordings(raws)"
     )
@@ -242,7 +243,8 @@ Redoes the brainchat study step by step with plain MNE-Python, NumPy, scikit-lea
 operation log ({n} step(s)):
 {steps}
 Run:  python {name} [DATA_DIR]
-DATA_DIR is the folder the recordings' paths are relative to (default: the folder below).
+DATA_DIR is the data folder the recordings' paths are relative to; by default the one this script
+was exported into (it lies in DATA_DIR/exports/); give it when the script was downloaded.
 Progress goes to stderr; the last line of stdout is one JSON object: recordings, epoch counts,
 split sizes and test metrics per model. Same files, same library versions and the same device
 give the same epochs and CSP+LDA accuracy; a network's accuracy may differ slightly on another
@@ -261,7 +263,7 @@ from typing import Any
 import mne
 import numpy as np
 
-DATA_DIR = Path(sys.argv[1]) if len(sys.argv) > 1 else Path({data_dir})
+DATA_DIR = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent
 RESULTS: dict = {{}}
 MODELS: dict = {{}}
 '''
@@ -270,7 +272,6 @@ MODELS: dict = {{}}
 def build_script(
     log: list[Entry],
     recordings: list[dict[str, str]],
-    data_dir: Path,
     *,
     version: str,
     when: str,
@@ -295,7 +296,6 @@ def build_script(
         n=len(log),
         steps=steps,
         name=_text(name),
-        data_dir=_py(str(data_dir.resolve())),
     )
     torch_needed = bool(ctx.kinds - {"csp_lda"})
     body = "\n".join(blocks)

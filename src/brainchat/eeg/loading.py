@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import ToolException
 
-from brainchat.eeg.paths import file_format
+from brainchat.eeg.paths import file_format, without_server_paths
 from brainchat.eeg.vhdr import HeaderError, refs_outside
 
 if TYPE_CHECKING:
@@ -92,6 +92,7 @@ def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
         raw = _intact_fif_part(path) if fmt == "fif" else None
         if raw is None:
             reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            reason = without_server_paths(reason, None)  # the reader's error names the file
             raise ToolException(
                 f"could not read '{path.name}' as {fmt.upper()}: {reason}. "
                 "The file may be corrupt or truncated; choose another file"

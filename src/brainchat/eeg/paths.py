@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -140,6 +141,44 @@ def file_format(path: Path) -> str | None:
         if name.endswith(ext):
             return ext.split(".")[1]
     return None
+
+
+# an absolute path in free text: starts a word ("demo/sub-01.edf" is not one), ends before a quote
+_ABSOLUTE = re.compile(r"(?<![\w.~-])(?:[A-Za-z]:)?[\\/][^\s'\"`]*[^\s'\"`:;,.)]")
+
+
+def shown_folder(data_dir: Path | str, folder: Path) -> str:
+    """A folder as a message names it: relative to the data folder ("the data folder's
+    `demo/`"), never by where the server keeps it."""
+    name = relative_name(data_dir, folder)
+    if name == ".":
+        return "the data folder"
+    if Path(name).is_absolute():
+        return f"the folder `{folder.name}`"
+    return f"the data folder's `{Path(name).as_posix()}/`"
+
+
+def without_server_paths(text: str, data_dir: Path | str | None) -> str:
+    """`text` (an error's, say) with no absolute path: one in the data folder is shown relative
+    to it, the data folder itself as "<data folder>", any other (every one, when `data_dir` is
+    None) by its last part."""
+    root = Path(data_dir) if data_dir is not None else None
+    roots = (
+        sorted({str(root), str(root.expanduser().resolve())}, key=len, reverse=True)
+        if root is not None
+        else []
+    )
+
+    def relative(m: re.Match[str]) -> str:
+        path = m.group(0)
+        for r in roots:
+            if path == r:
+                return "<data folder>"
+            if path.startswith(r.rstrip("/\\") + "/"):
+                return path[len(r.rstrip("/\\")) + 1 :]
+        return Path(path).name or "<folder>"
+
+    return _ABSOLUTE.sub(relative, text)
 
 
 def relative_name(data_dir: Path | str, path: Path) -> str:

@@ -41,6 +41,16 @@ READERS = {
 IGNORED_ANNOTATIONS = ("bad", "edge", "boundary")
 
 
+def find_recordings(data_dir: Path, recordings: list[dict[str, Any]]) -> None:
+    """Stop with what to do when DATA_DIR lacks a recording (a downloaded script run without it)."""
+    missing = [r["file"] for r in recordings if not (data_dir / r["file"]).is_file()]
+    if missing:
+        sys.exit(
+            f"not found in {data_dir}: {', '.join(missing)}. Give the data folder these "
+            f"recordings' paths are relative to: python {Path(sys.argv[0]).name} DATA_DIR"
+        )
+
+
 def read_raw(path: Path, fmt: str) -> Any:
     """One recording in memory (brainchat.eeg.loading.read_raw): a file cut short loads the part
     brainchat analysed (whole GDF records, the intact FIF blocks), with a note on stderr."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
+from brainchat.eeg.paths import without_server_paths
 from brainchat.eeg.state import Op, Step
 from brainchat.eeg.study import Study, Turn
 from brainchat.events import current_tool_call
@@ -54,6 +55,7 @@ async def run_op(
     except (ValueError, RuntimeError, TypeError, KeyError, OSError, MemoryError) as exc:
         name = current_tool_call()[1] or "the operation"
         first = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+        first = without_server_paths(first, study.data_dir)  # a library's error names its files
         raise ToolException(f"{name} failed: {first}. The study is unchanged") from None
 
 

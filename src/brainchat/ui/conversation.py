@@ -151,6 +151,13 @@ def data_folder_empty(path: Path, limit: int = EMPTY_CHECK_ENTRIES) -> bool:
     return True
 
 
+def shown_error(conv: Conversation, exc: BaseException) -> str:
+    """An error as a message shows it: secrets masked, paths relative to the data folder."""
+    from brainchat.eeg.paths import without_server_paths
+
+    return mask(without_server_paths(str(exc), conv.session.settings.data_dir))
+
+
 async def welcome(conv: Conversation) -> None:
     """The first screen: what to configure when nothing works, else what the app can do."""
     s = conv.session
@@ -179,12 +186,13 @@ async def welcome(conv: Conversation) -> None:
         lines.insert(1, demo.WELCOME)
     actions = [cl.Action(name="show_tools", payload={}, label="Show tools", icon="wrench")]
     if await asyncio.to_thread(data_folder_empty, s.settings.data_dir):
+        from brainchat.eeg.paths import shown_folder
         from brainchat.eeg.synthetic import demo_folder
 
-        lines.append(
-            f"The EEG data folder `{s.settings.data_dir}` is empty. Write a small synthetic "
-            f"motor-imagery demo set (2 subjects × 2 sessions, EDF) into "
-            f"`{demo_folder(s.settings.data_dir)}` to try the EEG tools?"
+        where = shown_folder(s.settings.data_dir, demo_folder(s.settings.data_dir))
+        lines.append(  # named relative to the data folder: the server's folders are its own
+            "The EEG data folder is empty. Write a small synthetic motor-imagery demo set "
+            f"(2 subjects × 2 sessions, EDF) into {where} to try the EEG tools?"
         )
         actions.append(
             cl.Action(
@@ -268,7 +276,7 @@ async def run_turn(
         log.exception("run failed")
         await renderer.finish()
         await cl.Message(
-            content=f"⚠️ Something went wrong: {type(exc).__name__}: {mask(str(exc))}\n\n"
+            content=f"⚠️ Something went wrong: {type(exc).__name__}: {shown_error(conv, exc)}\n\n"
             "*Your conversation is kept; send the message again.*",
             author=AUTHOR,
         ).send()
@@ -332,7 +340,7 @@ async def export_analysis(conv: Conversation) -> None:
         note.content = f"⚠️ {str(exc)[0].upper()}{str(exc)[1:]}."
     except Exception as exc:  # noqa: BLE001 - no traceback reaches a user
         log.exception("export failed")
-        note.content = f"⚠️ The export failed: {type(exc).__name__}: {mask(str(exc))}"
+        note.content = f"⚠️ The export failed: {type(exc).__name__}: {shown_error(conv, exc)}"
     else:
         note.content = (
             f"✅ **Analysis exported** ({done.steps} step(s)"
@@ -378,22 +386,25 @@ async def mcp_disconnect(conv: Conversation, name: str) -> None:
 
 
 async def write_demo_data(conv: Conversation) -> None:
+    from brainchat.eeg.paths import shown_folder
     from brainchat.eeg.synthetic import demo_folder
 
-    folder = demo_folder(conv.session.settings.data_dir)  # where `brainchat demo-data` writes
-    note = await cl.Message(
-        content=f"Writing the demo EEG set to `{folder}`…", author=AUTHOR
-    ).send()
+    data_dir = conv.session.settings.data_dir
+    folder = demo_folder(data_dir)  # where `brainchat demo-data` writes
+    where = shown_folder(data_dir, folder)
+    note = await cl.Message(content=f"Writing the demo EEG set to {where}…", author=AUTHOR).send()
     try:
         from brainchat.eeg.synthetic import write_demo_set
 
         paths = await asyncio.to_thread(write_demo_set, folder)
     except Exception as exc:  # noqa: BLE001
-        note.content = f"⚠️ Could not write the demo set: {type(exc).__name__}: {exc}"
+        note.content = (
+            f"⚠️ Could not write the demo set: {type(exc).__name__}: {shown_error(conv, exc)}"
+        )
     else:
         files = ", ".join(f"`{p.name}`" for p in paths)
         note.content = (
-            f"✅ Wrote {len(paths)} recordings to `{folder}`: {files}.\n\n"
+            f"✅ Wrote {len(paths)} recordings to {where}: {files}.\n\n"
             "Try in Agent mode: *Load all the demo files and tell me what is in them.*"
         )
     await note.update()

@@ -35,16 +35,23 @@ TITLE_CHARS, RENAME_CHARS = 60, 200
 # Chainlit names a thread after its first interaction: besides a question, that may be a button
 # of a message (its action callback's name), an answer to a question the app asked (the chosen
 # action's name: the mode switch, a tool approval, a connection removal), a voice input or a
-# custom element. None of these is a title; nor are files sent with no text ("").
+# custom element. None of these is a title; nor are files sent with no text (""), nor a slash
+# command typed as text ("/tools"): the first real question titles the thread.
 ASKED_ANSWERS = frozenset(
     {"agent", "chat", "once", "always", "reject", "remove", "keep", "audio", "custom_element"}
 )
+SLASH_COMMAND = re.compile(r"^/[A-Za-z][\w-]*(\s|$)")
 
 
 def _not_a_title(name: str) -> bool:
     from chainlit.config import config
 
-    return not name.strip() or name in ASKED_ANSWERS or name in config.code.action_callbacks
+    return (
+        not name.strip()
+        or name in ASKED_ANSWERS
+        or name in config.code.action_callbacks
+        or bool(SLASH_COMMAND.match(name.strip()))
+    )
 
 
 def short_title(text: str, limit: int = TITLE_CHARS) -> str:
@@ -223,7 +230,12 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
         thread_id = step_dict["threadId"]
         name = None
         question = str(step_dict.get("output") or "")
-        if thread_id in self._untitled and step_dict.get("type") == "user_message" and question:
+        if (
+            thread_id in self._untitled
+            and step_dict.get("type") == "user_message"
+            and not step_dict.get("command")  # a command picked from the menu, with text or not
+            and not _not_a_title(question)
+        ):
             self._untitled.discard(thread_id)
             name = short_title(question)
         try:

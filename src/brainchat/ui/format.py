@@ -6,6 +6,7 @@ Kept apart from the Chainlit rendering so they can be unit-tested and reused.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from brainchat.events import Notice, Stats
@@ -109,6 +110,22 @@ def agent_stats_table(stats: Stats) -> str:
     return "\n".join(lines)
 
 
+def usage_line(stats: Stats) -> str:
+    """One quiet line for under a chat answer (model, tokens, time, cost); it opens the table."""
+    models = ", ".join(dict.fromkeys(r.model for r in stats.rows)) or "no model"
+    est = any(r.estimated for r in stats.rows)
+    inp = sum(r.input_tokens for r in stats.rows)
+    out = sum(r.output_tokens for r in stats.rows)
+    price = "cost unknown" if stats.total_cost is None else cost(stats.total_cost)
+    if stats.total_cost is not None and any(r.cost is None for r in stats.rows):
+        price = f"≥ {price}"
+    line = (
+        f"{models} · {tokens(inp, est)} in / {tokens(out, est)} out tokens · "
+        f"{seconds(stats.total_seconds)} · {price}"
+    )
+    return re.sub(r"[\\[\]*`<>]", "", line)  # shown as a link's text: no Markdown in it
+
+
 def stats_footer(mode: str, stats: Stats) -> str:
     """The stats under an answer, the same shape in both modes: a rule, then a small table."""
     table = agent_stats_table(stats) if mode == "agent" else chat_stats_table(stats)
@@ -134,6 +151,67 @@ def citations_text(sources: list[dict[str, Any]]) -> str:
             f"{s.get('n', '-')}. [{title}]({url})" if url else f"{s.get('n', '-')}. {title}"
         )
     return "\n".join(lines)
+
+
+# `[n]` outside code: not escaped, an image, a link's text or a reference definition
+CITE_MARK = re.compile(r"(?<![\\!])\[(\d{1,3})\](?!\()")
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+CODE_SPAN = re.compile(r"(`+).+?\1")
+REF_DEFINITION = re.compile(r"^ {0,3}\[\d{1,3}\]:")
+
+
+def link_citations(text: str, sources: list[dict[str, Any]]) -> str:
+    """`[1]` in an answer becomes a link to source 1; a marker without a source stays as is.
+
+    Markdown-safe: fenced code blocks and inline code are left alone, and only http(s) URLs
+    without spaces or angle brackets become links."""
+    links = {
+        int(s["n"]): _cite_link(int(s["n"]), str(s["url"]), str(s.get("title") or ""))
+        for s in sources
+        if str(s.get("n", "")).isdigit() and _linkable(s.get("url"))
+    }
+    if not links:
+        return text
+    out, fence = [], ""
+    for line in text.splitlines(keepends=True):
+        opening = FENCE.match(line)
+        if fence:
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
+                fence = ""
+            out.append(line)
+        elif opening:
+            fence = opening.group(1)
+            out.append(line)
+        elif REF_DEFINITION.match(line):
+            out.append(line)
+        else:
+            out.append(_link_outside_code(line, links))
+    return "".join(out)
+
+
+def _linkable(url: Any) -> bool:
+    return (
+        isinstance(url, str)
+        and url.startswith(("https://", "http://"))
+        and not re.search(r"[\s<>]", url)
+    )
+
+
+def _cite_link(n: int, url: str, title: str) -> str:
+    title = re.sub(r"\s+", " ", title).replace('"', "'").replace("\\", "")
+    return f'[\\[{n}\\]](<{url}> "{title}")' if title else f"[\\[{n}\\]](<{url}>)"
+
+
+def _link_outside_code(line: str, links: dict[int, str]) -> str:
+    pieces, last = [], 0
+    for span in CODE_SPAN.finditer(line):
+        pieces.append(_link_marks(line[last : span.start()], links) + span.group(0))
+        last = span.end()
+    return "".join(pieces) + _link_marks(line[last:], links)
+
+
+def _link_marks(text: str, links: dict[int, str]) -> str:
+    return CITE_MARK.sub(lambda m: links.get(int(m.group(1)), m.group(0)), text)
 
 
 def toolset_text(toolset: ToolSet, title: str = "Tools") -> str:

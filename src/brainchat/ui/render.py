@@ -66,6 +66,7 @@ class RunRenderer:
         self.answer: cl.Message | None = None
         self.answer_text = ""
         self.footer: list[str] = []
+        self.sources: list[dict[str, Any]] = []  # the answer's cited sources: its [n] link to them
         self.stats: ev.Stats | None = None
         self.errors: list[cl.Message] = []  # error notices: the stats go under the last one
         self.streamed: dict[tuple[str, str], list[str]] = {}  # (role, model) -> text, for a stop
@@ -306,6 +307,7 @@ class RunRenderer:
 
     async def on_citations(self, e: ev.Citations) -> None:
         if e.sources:
+            self.sources = e.sources
             self.footer.append(fmt.citations_text(e.sources))
 
     async def on_notice(self, e: ev.Notice) -> None:
@@ -350,26 +352,38 @@ class RunRenderer:
             if step is not self.run:
                 await self._close(step)
         await self._close_run(self.stats.total_seconds if self.stats else None)
-        extra = "".join(self.footer) + (
-            fmt.stats_footer(self.mode, self.stats) if self.stats else ""
-        )
+        extra, usage = self._footer()
+        elements = [*self.figures, *self.files, *usage]
         if self.answer is not None:
-            self.answer.content = self.answer_text + ("\n" + extra if extra else "")
-            self.answer.elements = [*self.figures, *self.files]
+            text = fmt.link_citations(self.answer_text, self.sources)
+            self.answer.content = text + ("\n" + extra if extra else "")
+            self.answer.elements = elements
             if self.study_touched and self.mode == "agent":
                 self.answer.actions = [export_button()]
             await self.answer.send()
         elif self.errors:  # the stats of a failed run belong under its error, not in a bubble
             last = self.errors[-1]
             last.content = f"{last.content}\n{extra}"
-            last.elements = [*self.figures, *self.files]
+            last.elements = elements
             await last.update()
         elif extra.strip() or self.figures or self.files:
             await cl.Message(
                 content="No answer was written for this run.\n" + extra,
-                elements=[*self.figures, *self.files],
+                elements=elements,
                 author=AUTHOR,
             ).send()
+
+    def _footer(self) -> tuple[str, list[Any]]:
+        """Sources and stats under the answer: the agent's table, or in Chat one quiet line
+        (model, tokens, time, cost) that opens the table in the side panel."""
+        sources = "".join(self.footer)
+        if self.stats is None:
+            return sources, []
+        if self.mode == "agent":
+            return sources + fmt.stats_footer(self.mode, self.stats), []
+        line = fmt.usage_line(self.stats)
+        table = cl.Text(name=line, content=fmt.chat_stats_table(self.stats), display="side")
+        return f"{sources}\n\n{line}", [table]
 
     async def stop(
         self, rows: list[ev.RoleStats] | None = None, message: cl.Message | None = None

@@ -10,13 +10,13 @@ short note instead, since the chat model cannot open files.
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 from typing import Any
 
 import chainlit as cl
 
+from brainchat.eeg.paths import without_server_paths
 from brainchat.eeg.study import UPLOADS_SHOWN
 from brainchat.eeg.uploads import (
     Accepted,
@@ -76,25 +76,11 @@ async def receive_attached(conv: Any, message: cl.Message) -> str | None:
     return None
 
 
-_PATH = re.compile(r"(?:[A-Za-z]:)?[\\/][^\s'\"]*[^\s'\":;,.)]")
-
-
 def failure(exc: BaseException, data_dir: Path) -> str:
     """The step's text for an upload that raised: no absolute path (the server's folders are not
     the user's business): a path in the data folder is shown relative to it, any other by its
     last part; secrets masked."""
-    roots = sorted({str(data_dir), str(data_dir.resolve())}, key=len, reverse=True)
-
-    def relative(m: re.Match[str]) -> str:
-        path = m.group(0)
-        for root in roots:
-            if path == root:
-                return "<data folder>"
-            if path.startswith(root.rstrip("/\\") + "/"):
-                return path[len(root.rstrip("/\\")) + 1 :]
-        return Path(path).name or "<folder>"
-
-    text = _PATH.sub(relative, str(exc)).strip()
+    text = without_server_paths(str(exc), data_dir).strip()
     reason = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     return mask(f"The upload failed ({reason}). Nothing was kept.")
 
