@@ -181,6 +181,10 @@ def pick_mode(page: Any, name: str, answer: str | None = "Switch to Agent") -> N
     while page.locator(said).count() <= before and time.time() < deadline:
         page.wait_for_timeout(100)
     assert page.locator(said).count() > before, f"no '{name} mode is on' after picking {name}"
+    page.wait_for_function(  # the picker follows the confirmed switch
+        "name => document.getElementById('mode-picker-trigger-mode')?.textContent.trim() === name",
+        arg=name,
+    )
 
 
 def step_titles(page: Any) -> list[str]:

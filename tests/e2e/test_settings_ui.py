@@ -1,14 +1,19 @@
-"""The settings panel in a real browser: three short sections (models, agent limits, advanced),
-and a value set in one section survives a visit to another."""
+"""The settings panel and the mode picker in a real browser: the panel is three short sections
+(models, agent limits, advanced), a value set in one section survives a visit to another, and the
+Chat / Agent picker shows the mode in force until the server has confirmed a switch."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from conftest import open_chat, open_settings, save_settings, spec
+from brainchat.testing.scripted_server import Text
+from conftest import open_chat, open_settings, save_settings, send, spec, wait_idle
 
 pytestmark = pytest.mark.browser
 
+TRIGGER = "#mode-picker-trigger-mode"
 SECTIONS = {
     "Models": ["function_call_model", "answer_model", "chat_model"],
     "Agent": ["max_iterations", "max_execution_time", "execution_mode", "plan_mode"],
@@ -80,4 +85,76 @@ def test_an_out_of_range_number_in_a_hidden_section_is_still_refused(app, browse
     page.locator("#chat-settings #confirm").click()
     page.wait_for_selector("text=Settings not applied")
     assert "max iterations 10" in page.inner_text("body")  # the value in force stays
+    page.close()
+
+
+def trigger_text(page) -> str:
+    return str(page.inner_text(TRIGGER)).strip()
+
+
+def choose(page, name: str) -> None:
+    page.click(TRIGGER)
+    page.get_by_role("option", name=re.compile(name)).click()
+
+
+def wait_trigger(page, name: str) -> None:
+    page.wait_for_function(
+        "([sel, name]) => document.querySelector(sel)?.textContent.trim() === name",
+        arg=[TRIGGER, name],
+    )
+
+
+RECORD = """(said) => {
+  window.__picker = [];
+  const shown = () => document.querySelector('#mode-picker-trigger-mode')?.textContent.trim();
+  let last = shown();
+  new MutationObserver(() => {
+    const now = shown();
+    if (now === last) return;
+    last = now;
+    window.__picker.push([now, document.body.innerText.split(said).length - 1]);
+  }).observe(document.body, {subtree: true, childList: true, characterData: true});
+}"""
+
+
+def test_the_picker_shows_the_mode_in_force_until_a_switch_is_confirmed(model_server, app,
+                                                                        browser):  # fmt: skip
+    page = open_chat(browser, app)
+    assert trigger_text(page) == "Chat"
+
+    # picking Agent asks; until the answer the picker still says Chat (the mode in force)
+    choose(page, "Agent")
+    page.wait_for_selector("text=Switch to Agent mode?")
+    assert trigger_text(page) == "Chat"
+    page.get_by_role("button", name="Stay in Chat").click()
+    page.wait_for_selector("text=Stayed in Chat mode")
+    assert trigger_text(page) == "Chat"
+
+    # by keyboard too: the question comes, the picker does not move
+    page.focus(TRIGGER)
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#mode-picker-popover-mode")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("text=Switch to Agent mode?")  # asked again (the first one was answered)
+    assert trigger_text(page) == "Chat"
+    page.get_by_role("button", name="Switch to Agent").click()
+    page.wait_for_selector("text=Agent mode is on")
+    wait_trigger(page, "Agent")
+    wait_idle(page)
+
+    # back to Chat: the picker says Agent until the server's "Chat mode is on"
+    page.evaluate(RECORD, "Chat mode is on")
+    choose(page, "Chat")
+    page.wait_for_selector("text=Chat mode is on")
+    wait_trigger(page, "Chat")
+    changes = page.evaluate("window.__picker")
+    assert changes and all(seen > 0 for shown, seen in changes if shown == "Chat"), changes
+    assert changes[-1][0] == "Chat"
+
+    model_server.queue("chat-s", Text("Chat answers again."))
+    send(page, "hello")
+    page.wait_for_selector("text=Chat answers again.")
+    wait_idle(page)
+    assert [r.model for r in model_server.requests] == ["chat-s"]
     page.close()
