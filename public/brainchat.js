@@ -111,34 +111,62 @@
   );
 })();
 
-// brainchat: tell the server when the Mode picker changes, so switching to Agent is confirmed at
-// the switch. Chainlit's picker sends nothing until the next message; Chainlit forwards a
-// window "message" event to the app's on_window_message hook (src/brainchat/ui/modes.py).
+// brainchat: the Mode picker shows the mode in force; a pick is a request to the server. Chainlit's
+// picker would show the pick at once and send nothing until the next message, so the UI could say
+// "Agent" while the server still runs Chat. A pick (a click or Enter on an option) is stopped here
+// before Chainlit sees it, the list is closed, and the choice is posted to the window, which
+// Chainlit forwards to the app's on_window_message hook (src/brainchat/ui/modes.py): Chat switches
+// at once, Agent asks first, and the server then sets the picker to the mode in force.
 (() => {
   "use strict";
   const TRIGGER = "mode-picker-trigger-mode";
-  let last = null;
+  const POPOVER = "mode-picker-popover-mode";
 
-  function check() {
-    const trigger = document.getElementById(TRIGGER);
-    const mode = trigger ? trigger.textContent.trim().toLowerCase() : null;
-    if (mode === last) return;
-    const before = last;
-    last = mode;
-    if (before !== null && (mode === "chat" || mode === "agent")) {
-      window.postMessage({ brainchat: "mode", mode: mode }, window.location.origin);
-    }
+  function optionMode(item) {
+    const name = item.querySelector(".font-medium") || item;
+    const mode = name.textContent.trim().toLowerCase();
+    return mode === "chat" || mode === "agent" ? mode : null;
   }
 
-  let queued = false;
-  new MutationObserver(() => {
-    if (queued) return;
-    queued = true;
-    requestAnimationFrame(() => {
-      queued = false;
-      check();
-    });
-  }).observe(document.documentElement, { subtree: true, childList: true, characterData: true });
+  function highlighted(popover) {
+    // the picker marks the option its arrow keys and the mouse are on
+    const items = [...popover.querySelectorAll("[cmdk-item]")];
+    return (
+      items.find((i) => i.classList.contains("text-accent-foreground")) ||
+      items.find((i) => i.getAttribute("data-selected") === "true") ||
+      null
+    );
+  }
+
+  function pick(event, item) {
+    // Chainlit never sees a pick, even one this script cannot read (then nothing changes)
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    const trigger = document.getElementById(TRIGGER);
+    if (trigger) trigger.click(); // close the list; the picker keeps the mode in force
+    const mode = item ? optionMode(item) : null;
+    if (mode) window.postMessage({ brainchat: "mode", mode: mode }, window.location.origin);
+  }
+
+  document.addEventListener(
+    "click",
+    (e) => {
+      const item = e.target instanceof Element ? e.target.closest(`#${POPOVER} [cmdk-item]`) : null;
+      if (item) pick(e, item);
+    },
+    true,
+  );
+  document.addEventListener(
+    "keydown",
+    (e) => {
+      if (e.key !== "Enter") return;
+      const popover = document.getElementById(POPOVER);
+      const at = e.target instanceof Element ? e.target : null;
+      if (!popover || !at || !(popover.contains(at) || at.id === TRIGGER)) return;
+      pick(e, highlighted(popover));
+    },
+    true,
+  );
 })();
 
 // brainchat: the settings panel's number boxes carry min/max (src/brainchat/ui/panel.py); a value
@@ -213,45 +241,3 @@ document.addEventListener(
   },
   true,
 );
-
-// brainchat: the settings panel's API-key field is a password box (Chainlit's TextInput has no
-// type), and the first screen's "Add a model connection" button opens the panel at the
-// connection fields (the server posts {brainchat: "open-settings", focus: <field id>}).
-(() => {
-  "use strict";
-  const KEY_FIELD = "connection_api_key";
-
-  function maskKeyField() {
-    const box = document.getElementById(KEY_FIELD);
-    if (box instanceof HTMLInputElement && box.type !== "password") {
-      box.type = "password";
-      box.autocomplete = "off";
-    }
-  }
-
-  new MutationObserver(maskKeyField).observe(document.documentElement, {
-    childList: true,
-    subtree: true,
-  });
-
-  window.addEventListener("message", (event) => {
-    // only the app's own page (Chainlit posts the server's window message to itself)
-    if (event.source !== window || event.origin !== window.location.origin) return;
-    const data = event.data;
-    if (!data || data.brainchat !== "open-settings") return;
-    const opener = document.getElementById("chat-settings-open-modal");
-    if (!opener) return;
-    opener.click();
-    let tries = 0;
-    const focus = () => {
-      const field = document.getElementById(data.focus || "");
-      if (field) {
-        field.scrollIntoView({ block: "center" });
-        field.focus();
-      } else if (tries++ < 40) {
-        setTimeout(focus, 50);
-      }
-    };
-    focus();
-  });
-})();

@@ -181,6 +181,10 @@ def pick_mode(page: Any, name: str, answer: str | None = "Switch to Agent") -> N
     while page.locator(said).count() <= before and time.time() < deadline:
         page.wait_for_timeout(100)
     assert page.locator(said).count() > before, f"no '{name} mode is on' after picking {name}"
+    page.wait_for_function(  # the picker follows the confirmed switch
+        "name => document.getElementById('mode-picker-trigger-mode')?.textContent.trim() === name",
+        arg=name,
+    )
 
 
 def step_titles(page: Any) -> list[str]:
@@ -208,16 +212,33 @@ def expand_all_steps(page: Any) -> None:
 
 def open_settings(page: Any) -> None:
     page.click("#chat-settings-open-modal")
-    page.wait_for_selector("#max_iterations")
+    page.wait_for_selector("#chat-settings [role=tabpanel][data-state=active] label")
+
+
+def show_setting(page: Any, widget_id: str) -> None:
+    """Bring forward the panel's section (tab) that holds the input `widget_id`."""
+    from playwright.sync_api import expect
+
+    box = page.locator(f"#chat-settings #{widget_id}")
+    if box.count():
+        return
+    tabs = page.locator("#chat-settings [role=tab]")
+    for i in range(tabs.count()):
+        tabs.nth(i).click()
+        expect(tabs.nth(i)).to_have_attribute("data-state", "active")
+        if box.count():
+            return
+    raise AssertionError(f"no section of the settings panel shows #{widget_id}")
 
 
 def fill_setting(page: Any, widget_id: str, value: str) -> None:
+    show_setting(page, widget_id)
     page.fill(f"#{widget_id}", value)
 
 
 def save_settings(page: Any) -> None:
     page.get_by_role("button", name="Confirm").click()
-    page.wait_for_selector("#max_iterations", state="detached")
+    page.wait_for_selector("#chat-settings", state="detached")
 
 
 def screenshot(page: Any, name: str, **kw: Any) -> None:

@@ -13,6 +13,7 @@ from conftest import (
     open_settings,
     save_settings,
     send,
+    show_setting,
     spec,
     step_titles,
     wait_idle,
@@ -103,6 +104,7 @@ def test_bad_settings_are_all_named_and_numbers_out_of_range_are_refused(
 ):
     page = open_chat(browser, app)
     open_settings(page)
+    show_setting(page, "max_iterations")
     assert page.locator("#max_iterations").get_attribute("max") == "30"
     fill_setting(page, "max_iterations", "50")
     page.locator("#chat-settings #confirm").click()  # refused in the browser, before saving

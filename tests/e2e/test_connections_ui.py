@@ -1,8 +1,8 @@
 """Model connections in a real browser: an app started with no model at all gets one from the
-settings panel (a connection to the scripted server, its models picked from the list), chats and
-runs the agent with it, refuses a bad connection without changing anything, keeps the key out of
-the page, the socket, the log and the database, and gives the connection back to the user's next
-chat and after a restart."""
+"Add a model connection" form (a connection to the scripted server, its models then picked in the
+settings panel), chats and runs the agent with it, refuses a bad connection without changing
+anything, keeps the key out of the page, the socket, the log and the database, and gives the
+connection back to the user's next chat and after a restart."""
 
 from __future__ import annotations
 
@@ -68,10 +68,11 @@ def open_page(browser: Any, url: str, frames: list[str]) -> Any:
 
 
 def add_connection(page: Any, name: str, url: str, key: str) -> None:
+    """Fill the open connection form and send it."""
     page.fill("#connection_name", name)
     page.fill("#connection_base_url", url)
     page.fill("#connection_api_key", key)
-    save_settings(page)
+    page.click("#connection_submit")
 
 
 def pick(page: Any, widget: str, label: str) -> None:
@@ -102,10 +103,12 @@ def test_a_newcomer_connects_a_server_picks_its_models_and_chats(app_factory, mo
     page = open_page(browser, url, frames)
     assert "brainchat is not ready yet" in page.inner_text("body")
 
-    # the first screen's button opens the panel at the connection fields; the key box is masked
+    # the first screen's button opens a form of its own (not the settings panel); the key box is
+    # masked
     screenshot(page, "connection-first-screen.png")
     page.get_by_role("button", name="Add a model connection").click()
     page.wait_for_selector("#connection_base_url")
+    assert page.locator("#chat-settings").count() == 0
     page.fill("#connection_api_key", "typed")
     screenshot(page, "connection-form.png")
     assert page.get_attribute("#connection_api_key", "type") == "password"
@@ -116,14 +119,19 @@ def test_a_newcomer_connects_a_server_picks_its_models_and_chats(app_factory, mo
     assert "connection 'lab'" in body and s.base_url in body
     assert "refused the API key (HTTP 401)" in body
 
-    open_settings(page)
-    assert page.input_value("#connection_api_key") == ""  # never sent back, not even empty-typed
-    add_connection(page, "lab", s.base_url, KEY)
+    # the form comes back with the name and the URL, never the key
+    page.wait_for_selector("text=Correct it and try again")
+    assert page.input_value("#connection_name") == "lab"
+    assert page.input_value("#connection_base_url") == s.base_url
+    assert page.input_value("#connection_api_key") == ""
+    page.fill("#connection_api_key", KEY)
+    page.click("#connection_submit")
     page.wait_for_selector("text=Connected lab")
     assert all(m in page.inner_text("body") for m in MODELS)  # the ids the server reports
+    page.wait_for_selector("#connection_base_url", state="detached")  # the form is done
 
     open_settings(page)
-    assert page.input_value("#connection_api_key") == ""
+    assert page.locator("#connection_api_key").count() == 0  # no key box in the panel
     page.click("#chat_model")
     screenshot(page, "connection-models.png")  # the picker lists the server's models
     page.keyboard.press("Escape")
@@ -152,10 +160,14 @@ def test_a_newcomer_connects_a_server_picks_its_models_and_chats(app_factory, mo
 
     # a connection that fails changes nothing: the models in force stay
     before = len(s.requests)
-    open_settings(page)
+    send(page, "/connect")  # the form opens from the message box too
+    page.wait_for_selector("#connection_base_url")
     add_connection(page, "broken", s.url, KEY)  # no /v1: the server has no /models there
     page.wait_for_selector("text=no model list at")
     assert "Nothing changed" in page.inner_text("body")
+    page.wait_for_selector("text=Correct it and try again")
+    page.click("#connection_cancel")
+    page.wait_for_selector("text=cancelled; nothing changed")
     open_settings(page)
     page.click("#chat_model")
     options = page.get_by_role("option").all_inner_texts()

@@ -13,6 +13,7 @@ from conftest import (
     save_settings,
     screenshot,
     send,
+    show_setting,
     spec,
     wait_idle,
 )
@@ -100,6 +101,7 @@ def test_failed_step_replan_and_stop_show_in_the_list_and_the_steps(model_server
 def test_plan_mode_off_in_the_panel_makes_no_plan(model_server, app, browser):
     page = open_chat(browser, app)
     open_settings(page)
+    show_setting(page, "plan_mode")
     page.click("#plan_mode")
     page.get_by_role("option", name="Off").click()
     save_settings(page)
@@ -118,6 +120,7 @@ def test_plan_mode_off_in_the_panel_makes_no_plan(model_server, app, browser):
 def test_single_step_mode_asks_before_the_next_planned_step(model_server, app, browser):
     page = open_chat(browser, app)
     open_settings(page)
+    show_setting(page, "execution_mode")
     page.click("#execution_mode")
     page.get_by_role("option", name="Single step").click()
     save_settings(page)

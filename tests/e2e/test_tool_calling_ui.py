@@ -13,6 +13,7 @@ from conftest import (
     open_settings,
     save_settings,
     send,
+    show_setting,
     spec,
     step_titles,
     wait_idle,
@@ -33,6 +34,7 @@ def app(model_server, app_factory):
 def test_prompt_tool_calling_picked_in_the_panel_runs_a_json_call(model_server, app, browser):
     page = open_chat(browser, app)
     open_settings(page)
+    show_setting(page, "function_call_tool_calling")
     page.click("#function_call_tool_calling")
     page.get_by_role("option", name="Prompt (tools in the system prompt").click()
     save_settings(page)

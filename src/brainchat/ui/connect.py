@@ -1,11 +1,9 @@
-"""Model connections from the settings panel: add one, list its models, keep its key for the user.
+"""Model connections: add one, list its models, keep its key for the user; remove one.
 
-The panel's connection fields (provider name, base URL, API key) arrive with a settings save. The
-key is taken out of Chainlit's copy of the panel values at once (Chainlit would store that copy
-with the thread), the server's `/models` is asked, and on success the connection joins the
-session (its models become choices in the panel's model pickers) and the user's stored
-connections (key encrypted). The key never goes back to the page: the panel's key field is always
-sent empty, and messages name the connection and its masked URL only.
+The connection form (ui/connect_form.py) hands over a provider name, a base URL and an API key;
+the server's `/models` is asked, and on success the connection joins the session (its models
+become choices in the panel's model pickers) and the user's stored connections (key encrypted).
+The key never goes back to the page: messages name the connection and its masked URL only.
 """
 
 from __future__ import annotations
@@ -26,27 +24,7 @@ if TYPE_CHECKING:
     from brainchat.ui.conversation import Conversation
 
 log = get_logger("brainchat.ui")
-NAME, URL, KEY = panel.CONNECTION_FIELDS
-OPEN_SETTINGS = {"brainchat": "open-settings", "focus": URL}  # brainchat.js opens the panel
-
-
-def scrub(values: dict[str, Any]) -> str | None:
-    """Take the typed key out of the panel values and out of Chainlit's session copy (stored with
-    the thread); return it."""
-    key = values.pop(KEY, None)
-    try:
-        settings = cl.context.session.chat_settings
-    except Exception:  # noqa: BLE001 - no Chainlit context (headless callers)
-        settings = {}
-    if KEY in settings:
-        settings[KEY] = ""
-    text = str(key or "").strip()
-    redact.remember(text)  # masked in any log line from now on, even if it fails
-    return text or None
-
-
-def requested(values: dict[str, Any]) -> bool:
-    return bool(str(values.get(URL) or "").strip())
+NAME, URL = "connection_name", "connection_base_url"  # the form's fields (ui/connect_form.py)
 
 
 def _user() -> str | None:
@@ -142,8 +120,9 @@ async def add(conv: Conversation, values: dict[str, Any], key: str | None) -> bo
         content=(
             f"🔌 **Connected `{conn.name}`** ({conn.shown_url}). The server lists "
             f"{len(conn.models)} model{'s' if len(conn.models) != 1 else ''}: {listed}{more}.\n\n"
-            f"Pick them as function-call, answer and chat model in the ⚙️ settings (listed as "
-            f"`{conn.label(conn.models[0])}`), then **Confirm**. The API key is {where}; it is "
+            f"Pick them as function-call, answer and chat model in the ⚙️ settings' **Models** "
+            f"section (listed as `{conn.label(conn.models[0])}`), then **Confirm**. The API key is "
+            f"{where}; it is "
             "never shown again."
         ),
         author=AUTHOR,
@@ -198,19 +177,3 @@ async def remove(conv: Conversation, name: str) -> bool:
         author=AUTHOR,
     ).send()
     return True
-
-
-async def offer(conv: Conversation) -> None:
-    """The first screen's button: open the settings panel at the connection fields."""
-    await cl.send_window_message(OPEN_SETTINGS)
-    await cl.Message(
-        content=(
-            "In the ⚙️ settings (opened for you; the gear by the message box), fill in **Add a "
-            "model connection**: a provider name, the server's OpenAI-compatible base URL (e.g. "
-            "`http://localhost:8080/v1` for llama.cpp, `https://api.openai.com/v1`) and its API "
-            "key (empty for a local server without one), then **Confirm**. brainchat lists the "
-            "server's models; pick the chat, function-call and answer models there and Confirm "
-            "again."
-        ),
-        author=AUTHOR,
-    ).send()

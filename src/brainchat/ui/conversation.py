@@ -23,7 +23,7 @@ from brainchat.session import Session
 from brainchat.settings import ConfigError, Settings, load_settings
 from brainchat.store.history import ThreadUsage
 from brainchat.tools.registry import ToolSet
-from brainchat.ui import connect, modes, panel, resume, runtime, titles, uploads
+from brainchat.ui import connect, connect_form, modes, panel, resume, runtime, titles, uploads
 from brainchat.ui import format as fmt
 from brainchat.ui.confirm import make_confirm
 from brainchat.ui.message_limit import too_long_notice
@@ -37,9 +37,9 @@ TRY_OFFLINE = (
     "(or `brainchat --demo`): scripted models, offline, no key."
 )
 ADD_CONNECTION = (
-    "Or connect a model server now, without a restart: **Add a model connection** below (or the "
-    "⚙️ settings by the message box) takes a base URL and an API key, lists the server's models, "
-    "and lets you pick the chat, function-call and answer models."
+    "Or connect a model server now, without a restart: **Add a model connection** below (or "
+    "`/connect`) opens a short form for its base URL and API key; brainchat lists the server's "
+    "models, and you pick the chat, function-call and answer models in the ⚙️ settings."
 )
 EEG_SUFFIXES = {".edf", ".fif", ".bdf", ".gdf", ".set", ".vhdr", ".gz"}
 COMMANDS = [
@@ -47,6 +47,13 @@ COMMANDS = [
         "id": "tools",
         "description": "List the agent's tools, MCP servers and what failed to load",
         "icon": "wrench",
+        "button": False,
+        "persistent": False,
+    },
+    {
+        "id": "connect",
+        "description": "Add a model connection: a server's base URL and API key",
+        "icon": "plug",
         "button": False,
         "persistent": False,
     },
@@ -61,6 +68,8 @@ class Conversation:
     usage: ThreadUsage = field(default_factory=ThreadUsage)  # every turn of the thread
     titled: bool = False  # the model wrote the thread's title (BRAINCHAT_THREAD_TITLES=model)
     asking: bool = False  # the switch-to-Agent question is open
+    connecting: bool = False  # the connection form is open
+    connect_task: asyncio.Task[None] | None = None  # the form opened by a button
 
     async def save(self) -> None:
         """The snapshot in the session and, once the thread exists, in the database."""
@@ -166,11 +175,7 @@ async def welcome(conv: Conversation) -> None:
         await cl.Message(
             content=f"⚠️ **brainchat is not ready yet.**\n\n{problem}\n\n{ADD_CONNECTION}"
             f"\n\n{TRY_OFFLINE}",
-            actions=[
-                cl.Action(
-                    name="add_connection", payload={}, label="Add a model connection", icon="plug"
-                )
-            ],
+            actions=[connect_form.button()],
             author=AUTHOR,
         ).send()
         return
@@ -180,11 +185,14 @@ async def welcome(conv: Conversation) -> None:
         f"Chat model: `{chat.name if chat else '?'}`. " + fmt.roles_text(s.roles()),
         "Switch **Chat / Agent** with the *Mode* picker in the message bar (Agent asks before it "
         "switches); change models and limits in the ⚙️ settings; type `/tools` to list the "
-        "agent's tools.",
+        "agent's tools, `/connect` to add a model server.",
     ]
     if demo.active():
         lines.insert(1, demo.WELCOME)
-    actions = [cl.Action(name="show_tools", payload={}, label="Show tools", icon="wrench")]
+    actions = [
+        cl.Action(name="show_tools", payload={}, label="Show tools", icon="wrench"),
+        connect_form.button(),
+    ]
     if await asyncio.to_thread(data_folder_empty, s.settings.data_dir):
         from brainchat.eeg.paths import shown_folder
         from brainchat.eeg.synthetic import demo_folder
@@ -232,12 +240,19 @@ async def handle_message(conv: Conversation, message: cl.Message) -> None:
     if message.elements and not text:
         await save(conv)
         return  # attachments only: the files are in; the user's next question uses them
-    if message.command == "tools" or text.split(maxsplit=1)[:1] == ["/tools"]:
+    command = message.command or typed_command(text)
+    if command in ("tools", "connect"):
         if switch:
             await conv.save()  # no turn follows to save it
-        await show_tools(conv)
+        await (show_tools(conv) if command == "tools" else connect_form.ask(conv))
         return
     await run_turn(conv, text, message.id, note or "")
+
+
+def typed_command(text: str) -> str | None:
+    """`/tools` or `/connect` typed as text, without the command menu."""
+    word = text.split(maxsplit=1)[:1]
+    return word[0][1:] if word and word[0] in ("/tools", "/connect") else None
 
 
 async def run_turn(
@@ -299,30 +314,15 @@ def _chainlit_stop_message() -> cl.Message | None:
 
 
 async def settings_update(conv: Conversation, values: dict[str, Any]) -> None:
-    """A panel save: a new connection first (a failed one changes nothing), then the values."""
+    """A panel save: a connection to remove first (it asks), else the values."""
     values = dict(values)
-    key = connect.scrub(values)  # out of Chainlit's stored copy before anything else runs
     if (doomed := connect.removal(values)) and await connect.remove(conv, doomed):
         await save(conv)
         await panel.send_panel(conv.session, conv.custom_ids)  # its models leave the pickers
         return
-    connecting = connect.requested(values)
-    if connecting and not await connect.add(conv, values, key):
-        await panel.send_panel(conv.session, conv.custom_ids)  # empties the key field
-        return
-    if key and not connecting:
-        await cl.Message(
-            content="⚠️ An API key without a base URL was ignored: give the server's base URL "
-            "with it to add a connection.",
-            author=AUTHOR,
-        ).send()
-    for field_id in panel.CONNECTION_FIELDS:
-        values.pop(field_id, None)
     if await panel.apply(conv.session, values, conv.custom_ids):
         await connect.keep_picks(conv.session)
         await save(conv)
-    if connecting or key:
-        await panel.send_panel(conv.session, conv.custom_ids)  # its models in the pickers
 
 
 # -- export ---------------------------------------------------------------------------------
@@ -411,4 +411,4 @@ async def write_demo_data(conv: Conversation) -> None:
 
 
 async def add_connection(conv: Conversation) -> None:
-    await connect.offer(conv)
+    connect_form.start(conv)

@@ -1,11 +1,13 @@
 """The Chat / Agent switch, confirmed when the user picks a mode, not with the next message.
 
-Chainlit's Mode picker sends nothing when it changes (the choice rides along with the next
-message), so `public/brainchat.js` watches the picker and posts `{"brainchat": "mode", "mode":
-...}` to its own window, which Chainlit forwards to `on_window_message`. Picking Agent asks first
-(an action message; Chainlit keeps the message bar locked until it is answered); "stay" puts the
-picker back. A message whose mode differs from the session's (the script did not run) still
-switches, with the same one-line notice.
+Chainlit's Mode picker shows a pick at once and sends nothing (the choice rides along with the
+next message), so `public/brainchat.js` stops the pick before Chainlit sees it and posts
+`{"brainchat": "mode", "mode": ...}` to its own window, which Chainlit forwards to
+`on_window_message`. The picker thus keeps showing the mode in force: Chat switches at once, Agent
+asks first (an action message; Chainlit keeps the message bar locked until it is answered), and
+the server then sets the picker to the mode in force, after the line that says so. A message
+whose mode differs from the session's (the script did not run) still switches, with the same
+one-line notice.
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ async def switched(conv: Conversation, mode: str, *, before_turn: bool = False) 
         await conv.save()
     actions = [_show_tools()] if mode == "agent" else []
     await cl.Message(content=mode_line(conv, mode), actions=actions, author=AUTHOR).send()
+    await send_modes(mode)  # the picker follows the switch, never leads it
 
 
 async def on_pick(conv: Conversation, mode: str) -> None:
@@ -134,7 +137,8 @@ async def _ask_agent(conv: Conversation) -> None:
         dialog.content = mode_line(conv, "agent")
         await dialog.update()
         await _show_tools().send(for_id=dialog.id)
+        await send_modes("agent")
         return
     dialog.content = "💬 Stayed in **Chat mode**."
     await dialog.update()
-    await send_modes(conv.session.mode)  # put the picker back
+    await send_modes(conv.session.mode)  # the picker shows it (brainchat.js never moved it)

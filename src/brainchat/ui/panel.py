@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import chainlit as cl
-from chainlit.input_widget import NumberInput, Select, TextInput
+from chainlit.input_widget import NumberInput, Select, Tab, TextInput
 from pydantic.dataclasses import dataclass
 
 from brainchat.session import Session
@@ -30,7 +30,6 @@ STREAMED_CALLS = {
     "Streamed": "true",
     "Not streamed (servers that cannot stream tool calls)": "false",
 }
-CONNECTION_FIELDS = ("connection_name", "connection_base_url", "connection_api_key")
 REMOVE_FIELD, KEEP_ALL = "connection_remove", "(keep them all)"
 NONE = "(none configured)"
 
@@ -48,9 +47,25 @@ class RangeInput(NumberInput):
         return {**super().to_dict(), "min": self.min, "max": self.max, "step": self.step}
 
 
-def widgets(session: Session, custom: dict[str, str] | None = None) -> list[Any]:
-    """The panel's inputs, showing the settings in force now (`custom`: typed model ids)."""
+def sections(session: Session, custom: dict[str, str] | None = None) -> list[Tab]:
+    """The panel as three short tabs showing the settings in force now: the model picks, the
+    agent's limits, and the rest (other model ids, temperatures, tool calling). Adding a model
+    connection is its own form (ui/connect_form.py), not fields here."""
     custom = custom or {}
+    return [
+        Tab(id="models", label="Models", inputs=model_widgets(session)),
+        Tab(id="agent", label="Agent", inputs=limit_widgets(session)),
+        Tab(id="advanced", label="Advanced", inputs=advanced_widgets(session, custom)),
+    ]
+
+
+def widgets(session: Session, custom: dict[str, str] | None = None) -> list[Any]:
+    """Every input of the panel, section after section."""
+    return [w for tab in sections(session, custom) for w in tab.inputs]
+
+
+def model_widgets(session: Session) -> list[Any]:
+    """One picker per role: configured models and the models of the user's connections."""
     s = session.settings
     choices = {**session.base_settings.models, **s.models, **session.connection_models()}
     names = list(choices) or [NONE]
@@ -60,28 +75,30 @@ def widgets(session: Session, custom: dict[str, str] | None = None) -> list[Any]
         current = spec.name if spec else names[0]
         values = names if current in names else [*names, current]
         out.append(Select(id=f"{role}_model", label=label, values=values, initial_value=current))
+    out[-1].description = (
+        'A connection\'s models are listed as "model @ name". To connect another server, use '
+        "Add a model connection (the button on the first message, or type /connect)."
+    )
+    if session.connections:
+        have = "; ".join(
+            f"{c.name} ({c.shown_url}, {len(c.models)} models)"
+            for c in session.connections.values()
+        )
         out.append(
-            TextInput(
-                id=f"{role}_model_custom",
-                label="…or another model id on the same provider",
-                initial=custom.get(role, ""),
-                placeholder="e.g. gpt-4o or deepseek-chat",
+            Select(
+                id=REMOVE_FIELD,
+                label="Remove a connection (asks first; its saved key is deleted)",
+                values=[KEEP_ALL, *session.connections],
+                initial_value=KEEP_ALL,
+                description=f"Your connections: {have}.",
             )
         )
-        temp = spec.temperature if spec else None
-        if role == "function_call":
-            out += tool_calling_widgets(spec)
-        out.append(
-            TextInput(  # text, not a number box: empty must mean "the model's default"
-                id=f"{role}_temperature",
-                label=f"{role.replace('_', '-').capitalize()} temperature (0–2, empty = model default)",
-                initial="" if temp is None else f"{temp:g}",
-                placeholder="model default",
-            )
-        )
-    out += connection_widgets(session)
-    lim = s.limits
-    out += [
+    return out
+
+
+def limit_widgets(session: Session) -> list[Any]:
+    lim = session.settings.limits
+    return [
         RangeInput(
             id="max_iterations",
             label="Max iterations (1–30)",
@@ -111,6 +128,30 @@ def widgets(session: Session, custom: dict[str, str] | None = None) -> list[Any]
             initial_value=lim.plan_mode,
         ),
     ]
+
+
+def advanced_widgets(session: Session, custom: dict[str, str]) -> list[Any]:
+    """How the function-call model calls tools; per role, another model id and a temperature."""
+    s = session.settings
+    out: list[Any] = tool_calling_widgets(s.model_for("function_call"))
+    for role, _ in ROLES:
+        spec = s.model_for(role)
+        temp = spec.temperature if spec else None
+        name = role.replace("_", "-").capitalize()
+        out += [
+            TextInput(
+                id=f"{role}_model_custom",
+                label=f"{name} model: another id on the same provider",
+                initial=custom.get(role, ""),
+                placeholder="e.g. gpt-4o or deepseek-chat (wins over the pick in Models)",
+            ),
+            TextInput(  # text, not a number box: empty must mean "the model's default"
+                id=f"{role}_temperature",
+                label=f"{name} temperature (0–2, empty = model default)",
+                initial="" if temp is None else f"{temp:g}",
+                placeholder="model default",
+            ),
+        ]
     return out
 
 
@@ -132,50 +173,8 @@ def tool_calling_widgets(spec: Any) -> list[Any]:
     ]
 
 
-def connection_widgets(session: Session) -> list[Any]:
-    """Add a model connection: name, base URL and key. The key field is always sent empty (a
-    saved key never goes back to the page) and brainchat.js masks what is typed into it."""
-    name, url, key = CONNECTION_FIELDS
-    have = "; ".join(
-        f"{c.name} ({c.shown_url}, {len(c.models)} models)" for c in session.connections.values()
-    )
-    return [
-        TextInput(
-            id=name,
-            label="Add a model connection: provider name",
-            initial="",
-            placeholder="e.g. openai, deepseek, my llama.cpp",
-            description=f"Your connections: {have}." if have else None,
-        ),
-        TextInput(
-            id=url,
-            label="…its OpenAI-compatible base URL (its models are listed above once connected)",
-            initial="",
-            placeholder="e.g. http://localhost:8080/v1",
-        ),
-        TextInput(
-            id=key,
-            label="…its API key (kept for you only, never shown again; empty if none)",
-            initial="",
-            placeholder="sk-…",
-        ),
-        *(
-            [
-                Select(
-                    id=REMOVE_FIELD,
-                    label="Remove a connection (asks first; its saved key is deleted)",
-                    values=[KEEP_ALL, *session.connections],
-                    initial_value=KEEP_ALL,
-                )
-            ]
-            if session.connections
-            else []
-        ),
-    ]
-
-
 async def send_panel(session: Session, custom: dict[str, str] | None = None) -> None:
-    await cl.ChatSettings(widgets(session, custom)).send()
+    await cl.ChatSettings(sections(session, custom)).send()
 
 
 def overrides_from(values: dict[str, Any]) -> dict[str, Any]:
