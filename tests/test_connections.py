@@ -365,3 +365,26 @@ async def test_a_version_2_database_gains_the_connection_tables(db_url: str) -> 
     assert (await store.get_user("ana")) is not None
     await engine.dispose()
 
+
+def test_a_users_key_is_masked_in_their_output_and_logs_not_in_another_users() -> None:
+    """Issue #21: masking Ana's key in Bob's messages would tell Bob when his guess is right."""
+    import logging
+
+    from brainchat import redact
+
+    key = f"orchid-{uuid.uuid4().hex[:6]}"
+    redact.remember(key, "ana")
+    served: list[str | None] = ["bob"]
+    redact.serve(lambda: served[0])
+    try:
+        assert mask(f"the base URL {key!r}") == f"the base URL {key!r}"  # Bob's own text
+        served[0] = "ana"
+        assert mask(f"the base URL {key!r}") == "the base URL '***'"
+        served[0] = None  # no user (a background task, the CLI): every key is masked
+        assert mask(f"the base URL {key!r}") == "the base URL '***'"
+        served[0] = "bob"
+        record = logging.LogRecord("brainchat.ui", logging.INFO, "", 0, "typed %s", (key,), None)
+        redact.MaskingFilter().filter(record)  # a log line in Bob's task still hides Ana's key
+        assert record.getMessage() == "typed ***"
+    finally:
+        redact.serve(lambda: None)
