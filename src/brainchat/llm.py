@@ -63,13 +63,13 @@ def make_chat_model(spec: ModelSpec, role: str, **overrides: Any) -> ChatOpenAI:
         kwargs["temperature"] = spec.temperature
     if spec.max_tokens is not None:
         kwargs["max_tokens"] = spec.max_tokens
+    if "http_async_client" not in overrides:
+        kwargs["http_async_client"] = loop_http_client()
+    kwargs.update(overrides)
     if spec.user_url and not netguard.active().anywhere:
         # a URL a user typed: every connection checked and pinned, no redirect, no env proxy
         kwargs["http_async_client"] = loop_http_client(guarded=True)
         kwargs["http_client"] = _guarded_sync_client()
-    elif "http_async_client" not in overrides:
-        kwargs["http_async_client"] = loop_http_client()
-    kwargs.update(overrides)
     model = chat_model_class()(**kwargs)
     client = getattr(model, "root_async_client", None)
     if client is not None:

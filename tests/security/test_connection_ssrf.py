@@ -226,6 +226,20 @@ async def test_an_account_cannot_connect_an_internal_mcp_server(locked, lab_mcp)
     assert "not a public" in r.json()["detail"]
 
 
+async def test_an_internal_mcp_server_the_operator_allows_connects(app_factory, home, lab_mcp):
+    """BRAINCHAT_CONNECTION_ALLOW opens an internal MCP server too, through the guarded client."""
+    app = app_factory(env_of(home, BRAINCHAT_CONNECTION_ALLOW="127.0.0.1"), home=home)
+    bob = await session(app, "bob")
+    async with httpx.AsyncClient(base_url=app, headers={"Cookie": bob.cookie}) as http:  # type: ignore[attr-defined]
+        r = await http.post("/mcp", json={"sessionId": bob.session_id, "name": "lab",
+                                          "clientType": "streamable-http", "url": lab_mcp},
+                            timeout=60)  # fmt: skip
+    await bob.close()
+    app_factory.stop(app)
+    assert r.status_code == 200, r.text
+    assert {"name": "echo"} in r.json()["mcp"]["tools"]
+
+
 async def test_no_redirect_is_followed_or_shown_and_only_model_ids_are_listed(
     app_factory, home, internal, locked
 ):
