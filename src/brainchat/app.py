@@ -9,13 +9,15 @@ import chainlit as cl
 from chainlit.config import config
 
 from brainchat.settings import load_settings
+from brainchat.ui import connect, origin, outbound, persistence, runtime, servers, uploads
 from brainchat.ui import conversation as conv
-from brainchat.ui import origin, persistence, runtime, servers, uploads
 
 logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 conv.log_config_problems(load_settings())  # bad configuration is logged at start-up
 origin.install()  # only the app's own pages (or BRAINCHAT_ALLOWED_ORIGINS) may drive it
-persistence.install(config.run.host)  # stored threads and login; refuses an exposed host
+store = persistence.install(config.run.host)  # stored threads and login; refuses an exposed host
+outbound.install(store.config.auth)  # with accounts, users' URLs reach public addresses only
+connect.install()  # a user's keys are masked in their own output, not as an oracle to others
 uploads.install(load_settings())  # Chainlit's upload size bound never below brainchat's
 runtime.install()  # C asyncio tasks, a quieter GC: less CPU per turn (bench/concurrency.py)
 

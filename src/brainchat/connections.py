@@ -2,8 +2,11 @@
 
 `probe` asks the server for its model list (`GET {base_url}/models` with the key); a server that
 refuses, cannot be reached or answers something else raises `ConnectionFailed`, whose message names
-the connection and its masked URL and says what to check, never the key. `Connection.spec(model)`
-is the `ModelSpec` a role uses once the user picks one of those models. No Chainlit here.
+the connection and its masked URL and says what to check, never the key nor the answer's body.
+With accounts the address must be open to users (`netguard`: public, or listed by the operator),
+a redirect is not followed, and only ids shaped like model ids are listed. `Connection.spec(model)`
+is the `ModelSpec` a role uses once the user picks one of those models; its requests go through
+the same guard. No Chainlit here.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import re
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
-from brainchat import redact
+from brainchat import netguard, redact
 from brainchat.settings import ModelSpec
 
 PROBE_TIMEOUT = 10.0  # seconds for the whole /models request (connect, headers and body)
@@ -22,6 +25,9 @@ MAX_MODELS = 500  # a server listing more is cut (the panel's lists stay usable)
 MAX_ID_CHARS = 200  # longer "model ids" are skipped (they would flood the panel and the chat)
 MAX_LIST_BYTES = 5_000_000  # a /models answer larger than this is refused, not read whole
 NAME = re.compile(r"^[\w .:@()+-]{1,40}$")
+# What a model id looks like (gpt-4o-mini, llama3.1:8b, Qwen/Qwen2.5-7B-Instruct, hf.co/x/y:Q4_K_M);
+# anything else an internal JSON service returns under "id" is not shown to the user
+MODEL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]*$")
 
 
 class ConnectionFailed(ValueError):
@@ -55,6 +61,7 @@ class Connection:
             base_url=self.base_url,
             api_key=self.api_key or "not-needed",
             label=self.label(model),
+            user_url=True,
         )
         window = dict(self.windows).get(model)
         return replace(spec, context_window=window) if window else spec
@@ -67,7 +74,11 @@ def checked(name: str, base_url: str, api_key: str | None) -> Connection:
     """The form's values as a Connection (no models yet), or ConnectionFailed saying what is wrong."""
     name, url = (name or "").strip(), (base_url or "").strip().rstrip("/")
     key = (api_key or "").strip() or None
-    if not url.startswith(("http://", "https://")) or any(c.isspace() for c in url):
+    if (
+        not url.startswith(("http://", "https://"))
+        or any(c.isspace() for c in url)
+        or not _parses(url)
+    ):
         shown = redact.show(url, 60) if url else "empty"
         raise ConnectionFailed(
             f"the base URL {shown} is not valid: give the server's OpenAI-compatible address "
@@ -94,14 +105,27 @@ def checked(name: str, base_url: str, api_key: str | None) -> Connection:
     return Connection(name, url, key)
 
 
-async def probe(conn: Connection, wait: float = PROBE_TIMEOUT) -> Connection:
+def _parses(url: str) -> bool:
+    """Whether the HTTP client can send to `url` (it refuses e.g. the host 0177.0.0.1)."""
+    import httpx
+
+    try:
+        httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, UnicodeError):
+        return False
+    return True
+
+
+async def probe(
+    conn: Connection, wait: float = PROBE_TIMEOUT, guard: netguard.Guard | None = None
+) -> Connection:
     """`conn` with the model ids its server lists, or ConnectionFailed saying why not."""
     import httpx
 
     where = f"connection {conn.name!r} ({conn.shown_url})"
     headers = {"Authorization": f"Bearer {conn.api_key}"} if conn.api_key else {}
     try:
-        async with asyncio.timeout(wait), httpx.AsyncClient(timeout=wait) as client:
+        async with asyncio.timeout(wait), netguard.async_client(guard, timeout=wait) as client:
             async with client.stream("GET", f"{conn.base_url}/models", headers=headers) as response:
                 body = bytearray()
                 async for chunk in response.aiter_bytes():
@@ -116,6 +140,8 @@ async def probe(conn: Connection, wait: float = PROBE_TIMEOUT) -> Connection:
             f"{where}: no answer within {wait:g} s; check the URL and that the server runs"
         ) from None
     except httpx.HTTPError as exc:
+        if refusal := netguard.refused(exc):
+            raise ConnectionFailed(f"{where}: {refusal}") from None
         raise ConnectionFailed(
             f"{where}: could not reach the server ({type(exc).__name__}); check the URL, the "
             "port and that the server runs"
@@ -130,11 +156,10 @@ async def probe(conn: Connection, wait: float = PROBE_TIMEOUT) -> Connection:
             f"{where}: the server has no model list at {conn.shown_url}/models (HTTP 404); "
             "the base URL of an OpenAI-compatible server usually ends in /v1"
         )
-    if 300 <= status < 400:
-        moved = redact.mask_url(response.headers.get("location", "?"), drop_query=True)
+    if 300 <= status < 400:  # not followed, and its target not shown: it may be internal
         raise ConnectionFailed(
-            f"{where}: the server redirects /models to {moved} (HTTP {status}); use that "
-            "address as the base URL (without /models)"
+            f"{where}: the server answered /models with a redirect (HTTP {status}), which "
+            "brainchat does not follow; give the server's own address as the base URL"
         )
     if status >= 400:
         raise ConnectionFailed(f"{where}: the server answered HTTP {status} to /models")
@@ -152,9 +177,12 @@ async def probe(conn: Connection, wait: float = PROBE_TIMEOUT) -> Connection:
             "OpenAI-compatible server?"
         ) from None
     ids = list(dict.fromkeys(i.strip() for i in ids if 0 < len(i.strip()) <= MAX_ID_CHARS))
-    usable = [i for i in ids if not any(c.isspace() for c in i)][:MAX_MODELS]
+    usable = [i for i in ids if MODEL_ID.match(i)][:MAX_MODELS]
     if not usable:
-        raise ConnectionFailed(f"{where}: the server lists no models; load one on it first")
+        raise ConnectionFailed(
+            f"{where}: the server lists no models (none whose id looks like a model id); load "
+            "one on it first"
+        )
     known = [(m, n) for m, n in windows if m in usable]
     return Connection(conn.name, conn.base_url, conn.api_key, tuple(usable), tuple(known))
 

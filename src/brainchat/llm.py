@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.outputs import ChatGenerationChunk
 
+from brainchat import netguard
 from brainchat.redact import mask, mask_url
 from brainchat.settings import ModelSpec
 
@@ -65,6 +66,10 @@ def make_chat_model(spec: ModelSpec, role: str, **overrides: Any) -> ChatOpenAI:
     if "http_async_client" not in overrides:
         kwargs["http_async_client"] = loop_http_client()
     kwargs.update(overrides)
+    if spec.user_url and not netguard.active().anywhere:
+        # a URL a user typed: every connection checked and pinned, no redirect, no env proxy
+        kwargs["http_async_client"] = loop_http_client(guarded=True)
+        kwargs["http_client"] = _guarded_sync_client()
     model = chat_model_class()(**kwargs)
     client = getattr(model, "root_async_client", None)
     if client is not None:
@@ -74,10 +79,16 @@ def make_chat_model(spec: ModelSpec, role: str, **overrides: Any) -> ChatOpenAI:
     return model
 
 
-_LOOP_CLIENTS: dict[asyncio.AbstractEventLoop, Any] = {}
+_LOOP_CLIENTS: dict[tuple[asyncio.AbstractEventLoop, bool], Any] = {}
 
 
-def loop_http_client() -> Any:
+@functools.cache
+def _guarded_sync_client() -> Any:
+    """The blocking client of users' connections (langchain builds one; brainchat streams async)."""
+    return netguard.sync_client()
+
+
+def loop_http_client(*, guarded: bool = False) -> Any:
     """The HTTP client the models of the running event loop share (None outside a loop).
 
     langchain_openai keeps one httpx client per (base_url, timeout) for the whole process, but a
@@ -86,20 +97,23 @@ def loop_http_client() -> Any:
     of a closed loop, and its request failed before it was sent ("Event loop is closed"). So each
     loop gets its own client, shared by every model built on it (keep-alive is kept within the
     loop); the clients of closed loops are dropped. Outside a running loop langchain's default is
-    used, for a model that is then used on one loop only.
+    used, for a model that is then used on one loop only. `guarded`: the client of the models of
+    users' connections (`netguard.async_client`), kept apart from the configured models'.
     """
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        return None
-    client = _LOOP_CLIENTS.get(loop)
+        return netguard.async_client() if guarded else None
+    client = _LOOP_CLIENTS.get((loop, guarded))
     if client is None:
         import openai
 
-        for old in [other for other in _LOOP_CLIENTS if other.is_closed()]:
+        for old in [key for key in _LOOP_CLIENTS if key[0].is_closed()]:
             del _LOOP_CLIENTS[old]
         # timeouts and retries are the openai client's, per request; this holds the connections
-        client = _LOOP_CLIENTS[loop] = openai.DefaultAsyncHttpxClient()
+        client = _LOOP_CLIENTS[(loop, guarded)] = (
+            netguard.async_client() if guarded else openai.DefaultAsyncHttpxClient()
+        )
         if not _PLATFORM:
             loop.run_in_executor(None, _look_up_platform)
     return client
@@ -274,6 +288,8 @@ def describe_error(
         )
     if isinstance(exc, openai.APIStatusError):
         return f"{where_} answered with an error (HTTP {exc.status_code}: {server_reason(exc)}). Try again; if it persists, check the server."
+    if refusal := netguard.refused(exc):
+        return f"brainchat did not send the request to {where_}: {refusal}."
     if isinstance(exc, openai.APIConnectionError) and never_connected(exc):
         return f"Could not connect to {where_}. Is the server running and the base_url right?"
     kind = type(exc).__name__

@@ -3,8 +3,13 @@
 `mask(text)` replaces with *** whatever looks like a credential: key-shaped tokens (sk-..., ghp_...,
 xoxb-..., AKIA..., JWTs), bearer / basic credentials, the values of `token=`, `api_key: ...`,
 `"password": "..."` and `--secret VALUE`, URL userinfo and URL query values, and long random-looking
-strings, and every secret a user gave at run time (`remember`). `show(value)` is how an error message quotes a value; `get_logger` gives a logger whose
+strings, and the secrets given at run time (`remember`). `show(value)` is how an error message quotes a value; `get_logger` gives a logger whose
 records are masked before any handler sees them (the last line of defence).
+
+A secret a user typed (a connection's key) is theirs: it is masked in logs and in that user's
+output, not in another user's, or typing a guess of it would show *** exactly when it matched (an
+oracle). The UI names the user whose output is being masked (`serve`); without one (logs, the
+CLI, a background task) every remembered secret is masked.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import math
 import re
 import traceback
 from collections import Counter
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 
 MASK = "***"
 HIDDEN = "the value (not shown: it may be a secret)"
@@ -74,7 +79,9 @@ def _random_looking(word: str) -> bool:
     return entropy >= 3.5
 
 
-_KNOWN: set[str] = set()  # secrets a user gave at run time (connection keys), masked wherever
+_KNOWN: set[str] = set()  # the operator's secrets given at run time: masked for everyone
+_OWNED: dict[str, set[str]] = {}  # user -> the secrets they typed (connection keys)
+_SERVED: list[Callable[[], str | None]] = [lambda: None]  # whose output is being masked
 
 
 MIN_REMEMBERED = 8  # shorter "keys" are placeholders (Ollama's `ollama`, vLLM's `EMPTY`)
@@ -87,15 +94,36 @@ PLACEHOLDERS = {
 }  # fmt: skip
 
 
-def remember(secret: str | None) -> None:
-    """Mask `secret` from now on in logs and messages, even when it does not look like a key.
+def remember(secret: str | None, owner: str | None = None) -> None:
+    """Mask `secret` from now on in logs and messages, even when it does not look like a key:
+    in every message, or with an `owner` (the user who typed it) in that user's only.
 
     Only in what `mask` hides: `looks_secret` (which refuses names and model ids that look like
     keys) does not consult these, or one user's key would refuse another user's provider name,
     and trying names would tell whether a string is somebody's key.
     """
     if secret and len(secret) >= MIN_REMEMBERED and secret.lower() not in PLACEHOLDERS:
-        _KNOWN.add(secret)
+        (_OWNED.setdefault(owner, set()) if owner is not None else _KNOWN).add(secret)
+
+
+def serve(lookup: Callable[[], str | None]) -> None:
+    """How `mask` learns the user whose output it masks (None: no one; mask every secret)."""
+    _SERVED[0] = lookup
+
+
+def _remembered(everyone: bool) -> Iterable[str]:
+    """The secrets `mask` hides here: the operator's, and the served user's (all, if none)."""
+    user = None
+    if not everyone:
+        try:
+            user = _SERVED[0]()
+        except Exception:  # noqa: BLE001 - no user to be found: mask everything
+            user = None
+    if user is None:
+        owned = [secret for secrets in tuple(_OWNED.values()) for secret in tuple(secrets)]
+    else:
+        owned = list(_OWNED.get(user, ()))
+    return (*_KNOWN, *owned)
 
 
 _SECRET_PARTS = re.compile(
@@ -113,10 +141,10 @@ def secret_name(name: str) -> bool:
     return any(_SECRET_PARTS.fullmatch(p) for p in parts) or "sessionid" in "".join(parts)
 
 
-def _spans(text: str, *, known: bool = True) -> list[tuple[int, int]]:
+def _spans(text: str, *, known: bool = True, everyone: bool = False) -> list[tuple[int, int]]:
     """Where the secrets of `text` are, as sorted, merged (start, end) pairs."""
     found = [m.span() for m in _KEY_SHAPES.finditer(text)]
-    for secret in tuple(_KNOWN) if known else ():
+    for secret in _remembered(everyone) if known else ():
         at = text.find(secret)
         while at >= 0:
             end = at + len(secret)
@@ -163,9 +191,10 @@ def _replace(text: str, spans: list[tuple[int, int]], lo: int, hi: int) -> str:
     return "".join(out)
 
 
-def mask(text: str) -> str:
-    """`text` with everything that may be a secret replaced by ***."""
-    return _replace(text, _spans(text), 0, len(text)) if text else text
+def mask(text: str, *, everyone: bool = False) -> str:
+    """`text` with everything that may be a secret replaced by ***: the served user's remembered
+    secrets, or (`everyone`, for logs) every user's."""
+    return _replace(text, _spans(text, everyone=everyone), 0, len(text)) if text else text
 
 
 def mask_url(url: str, *, drop_query: bool = False) -> str:
@@ -228,12 +257,12 @@ class MaskingFilter(logging.Filter):
             message = record.getMessage()
         except Exception:  # noqa: BLE001 - a bad format string is logging's own error to report
             return True
-        masked = mask(message)
+        masked = mask(message, everyone=True)  # a log is the operator's: no user's key in it
         if masked != message:
             record.msg, record.args = masked, None
         if record.exc_info and record.exc_info[0] is not None and not record.exc_text:
             lines = traceback.format_exception(*record.exc_info)
-            record.exc_text = mask("".join(lines).rstrip("\n"))
+            record.exc_text = mask("".join(lines).rstrip("\n"), everyone=True)
         return True
 
 

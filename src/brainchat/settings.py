@@ -101,6 +101,7 @@ class ModelSpec:
     label: str | None = None
     tool_calling: ToolCalling = "native"
     stream_tool_calls: bool = True  # False: the function-call request is not streamed
+    user_url: bool = False  # a user typed base_url (a connection): requests go through netguard
 
     @property
     def name(self) -> str:

@@ -19,10 +19,19 @@ class ChainlitSocket:
     def __init__(self) -> None:
         self.sio = socketio.AsyncClient(reconnection=False)
         self.events: list[tuple[str, str]] = []
+        self.replies: list[dict[str, Any]] = []  # answers to the app's next questions (forms)
         self.sio.on("*", self._record)
 
-    async def _record(self, event: str, data: Any = None) -> None:
+    async def _record(self, event: str, data: Any = None) -> Any:
         self.events.append((event, json.dumps(data, default=str)))
+        if event == "ask":  # a form (AskElementMessage): answered as the page would, or left
+            return self.replies.pop(0) if self.replies else None
+        return None
+
+    async def add_connection(self, name: str, url: str, key: str = "") -> None:
+        """Fill and submit the "Add a model connection" form (typed `/connect`)."""
+        self.replies.append({"submitted": True, "name": name, "base_url": url, "api_key": key})
+        await self.send("/connect")
 
     async def connect(self, url: str, *, origin: str | None, transport: str = "websocket",
                       cookie: str | None = None, thread_id: str = "") -> None:  # fmt: skip

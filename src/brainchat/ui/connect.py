@@ -35,6 +35,11 @@ def _user() -> str | None:
     return str(user.identifier) if user is not None else None
 
 
+def install() -> None:
+    """Masking per user: a key is hidden in its owner's output (and logs), not in anyone else's."""
+    redact.serve(_user)
+
+
 async def restore(session: Session) -> None:
     """Give a new or resumed chat the connections its user saved (keys decrypted here only)."""
     p, user = persistence.active(), _user()
@@ -46,7 +51,7 @@ async def restore(session: Session) -> None:
         log.warning("saved connections not loaded: %s: %s", type(exc).__name__, mask(str(exc)))
         return
     for conn in saved:
-        redact.remember(conn.api_key)
+        redact.remember(conn.api_key, user)
         session.add_connection(conn)
     if not saved:
         return

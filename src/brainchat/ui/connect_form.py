@@ -76,7 +76,9 @@ async def _until_connected(conv: Conversation) -> None:
         name = str(reply.get("name") or "").strip()[:200]
         url = str(reply.get("base_url") or "").strip()[:2000]
         key = str(reply.pop("api_key", None) or "").strip()
-        redact.remember(key)  # masked in any log line from now on, even if it fails
+        redact.remember(
+            key, connect._user()
+        )  # masked in logs and this user's output, even if it fails
         note = await cl.Message(
             content=f"🔌 Asking `{redact.show(name or 'the server', 40)}` for its models…",
             author=AUTHOR,
