@@ -11,7 +11,9 @@ differed by what was there and showed the absolute staging path.
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
+from typing import Any
 
 import mne
 import numpy as np
@@ -172,3 +174,20 @@ def test_the_app_answers_an_uploaded_hostile_split_fif_the_same_whatever_is_ther
     assert "split FIF whose next part is named outside its folder" in said.pop()
     assert str(data) not in "\n".join(lines) and "exist" not in "\n".join(lines)
     page.close()
+
+
+def test_a_split_fif_pointing_at_itself_is_refused_not_read_forever(tmp_path: Path) -> None:
+    """MNE's reader follows such a pointer without end: the upload's worker thread never came back."""
+    first = hostile_first_part(tmp_path / "src", "rec_raw.fif")
+    done: list[Any] = []
+    worker = threading.Thread(
+        target=lambda: done.append(
+            receive([Incoming("rec_raw.fif", first)], tmp_path / "data", UploadLimits())
+        ),  # fmt: skip
+        daemon=True,  # on the unfixed code it never ends
+    )
+    worker.start()
+    worker.join(timeout=120)  # a bound on a hang, far above the second the check takes
+    assert done, "the upload check never finished"
+    (refused,) = done[0].refused
+    assert refused.reason == "'rec_raw.fif' is a split FIF whose parts point back at each other"
