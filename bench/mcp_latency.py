@@ -78,7 +78,8 @@ async def main(calls: int, kind: str) -> None:
     from brainchat.tools.mcp_config import McpServerConfig
 
     spec, name, args_for = server(kind)
-    hub = McpHub([McpServerConfig(name=kind, command=spec["command"], args=spec["args"])])
+    # read-only by config: the eeg-lab test server's tools declare no hints, so they would ask
+    hub = McpHub([McpServerConfig(name=kind, read_only=True, **spec)])
     t = time.perf_counter()
     await hub.start()
     start_s = time.perf_counter() - t

@@ -241,3 +241,67 @@ document.addEventListener(
   },
   true,
 );
+
+// brainchat: an image or video in Markdown that the page may not load (the Content-Security-
+// Policy lets only the app's own, data: and blob: ones in: src/brainchat/ui/headers.py) shows as
+// a link instead of an empty box, so opening it is the user's choice. The element stays (hidden)
+// where React put it; the link goes after Chainlit's frame around it and leaves with it.
+(() => {
+  "use strict";
+  const LINK = "brainchat-remote-media";
+
+  function isRemote(src) {
+    try {
+      const url = new URL(src, window.location.href);
+      return url.protocol !== "data:" && url.protocol !== "blob:" && url.origin !== window.location.origin;
+    } catch (e) {
+      return false;
+    }
+  }
+
+  function frameOf(media) {
+    return media.closest(".message-content div[class*='max-w-sm']") || media;
+  }
+
+  function linkFor(media, src) {
+    const link = document.createElement("a");
+    link.className = LINK;
+    link.href = src;
+    link.target = "_blank";
+    link.rel = "noopener noreferrer";
+    const alt = (media.getAttribute("alt") || "").trim();
+    link.textContent = `${alt || (media.tagName === "VIDEO" ? "video" : "image")} (not loaded: ${src})`;
+    link.title = "A remote image or video is not loaded automatically; open it only if you trust it";
+    link.brainchatMedia = media;
+    link.dataset.src = src;
+    return link;
+  }
+
+  function tidy() {
+    for (const link of document.querySelectorAll(`a.${LINK}`)) {
+      const media = link.brainchatMedia;
+      if (!media || !media.isConnected || media.getAttribute("src") !== link.dataset.src) {
+        if (media) frameOf(media).style.display = "";
+        link.remove();
+      }
+    }
+    for (const media of document.querySelectorAll(".message-content img[src], .message-content video[src]")) {
+      const src = media.getAttribute("src") || "";
+      if (media.dataset.brainchatLinked === src || !isRemote(src)) continue;
+      media.dataset.brainchatLinked = src;
+      const frame = frameOf(media);
+      frame.style.display = "none";
+      frame.insertAdjacentElement("afterend", linkFor(media, src));
+    }
+  }
+
+  let queued = false;
+  new MutationObserver(() => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      tidy();
+    });
+  }).observe(document.documentElement, { subtree: true, childList: true, attributes: true, attributeFilter: ["src"] });
+})();

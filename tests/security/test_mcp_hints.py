@@ -1,4 +1,4 @@
-"""An MCP server's own hints: destructiveHint asks (unless config says no); user servers ask first.
+"""An MCP server's own hints: destructiveHint asks (unless config says no); unmarked tools ask first.
 
 A real FastMCP server (tests/mcp_servers/hinted_notes.py) declares `destructiveHint` on
 `wipe_notes`, `readOnlyHint` on `read_notes` and nothing on `add_note`; every call it really runs
@@ -70,13 +70,13 @@ async def test_server_declared_destructive_tool_is_refused_headless(scripted_ser
         assert tools["wipe_notes"].destructive
         # readOnlyHint does not make a configured server's tool read-only (parallel): config does.
         assert not tools["read_notes"].read_only and not tools["read_notes"].destructive
-        calls = [Call("wipe_notes", {}), Call("add_note", {"text": "x"})]
+        calls = [Call("wipe_notes", {}), Call("read_notes", {})]
         events = await run_configured(scripted_server, hub, calls)
     finally:
         await hub.close()
     status = {e.name: e.status for e in of(events, "tool_finished")}
-    assert status == {"wipe_notes": "refused", "add_note": "success"}
-    assert ran(log) == ["add:x"]  # the wipe never reached the server
+    assert status == {"wipe_notes": "refused", "read_notes": "success"}
+    assert ran(log) == ["read"]  # the wipe never reached the server
     assert "did not approve running wipe_notes" in tool_replies(scripted_server)[0]
 
 

@@ -2,7 +2,8 @@
 
 A confirm hook is `confirm(name, args)` or `confirm(name, args, ask)`; it returns True/False or
 one of "once", "always" (approve for the rest of the conversation) and "reject". Destructive
-tools ask every time; tools of a server the user connected ask before their first use.
+tools ask every time; MCP tools not marked read-only (by their server or mcp_servers.json) ask
+before their first use in a conversation.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from langchain_core.tools import BaseTool
 from brainchat.tools.registry import flags_of
 
 Answer = Literal["once", "always", "reject"]
-Reason = Literal["destructive", "server_destructive", "first_use", "plan_step"]
+Reason = Literal["destructive", "server_destructive", "first_use", "unmarked", "plan_step"]
 Confirm = Callable[..., Awaitable[bool | str]]
 
 
@@ -30,7 +31,7 @@ class Ask:
 
     @property
     def allow_always(self) -> bool:
-        return self.reason == "first_use"  # a destructive tool asks every time
+        return self.reason in ("first_use", "unmarked")  # a destructive tool asks every time
 
     def why(self, name: str) -> str:
         """One sentence for the dialog or the terminal."""
@@ -40,6 +41,12 @@ class Ask:
             return "single-step mode runs one planned step per confirmation"
         if self.reason == "first_use":
             return f"{name} comes from `{self.server}`, an MCP server you connected, and is not marked read-only; its tools ask before their first use in a conversation"
+        if self.reason == "unmarked":
+            return (
+                f"its MCP server `{self.server}` does not mark it read-only, so by the MCP "
+                "specification it may change or delete data; such tools ask before their first "
+                "use in a conversation"
+            )
         return f"{name} changes or discards data"
 
 
@@ -52,7 +59,10 @@ def ask_for(tool: BaseTool) -> Ask | None:
         return Ask(
             "server_destructive" if hints.get("destructiveHint") is True else "destructive", server
         )
-    return Ask("first_use", server) if flags.ask_first else None
+    if not flags.ask_first:
+        return None
+    configured = (tool.metadata or {}).get("mcp_configured") is True
+    return Ask("unmarked" if configured else "first_use", server)
 
 
 async def request(confirm: Confirm, name: str, args: dict[str, Any], ask: Ask) -> Answer:

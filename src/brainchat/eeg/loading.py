@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import ToolException
 
+from brainchat.eeg.fif_split import SplitError, split_parts
 from brainchat.eeg.paths import file_format, without_server_paths
 from brainchat.eeg.vhdr import HeaderError, refs_outside
 
@@ -80,6 +81,11 @@ def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
         raise ToolException(f"'{path.name}' has an unsupported format")
     if fmt == "vhdr" and (outside := _brainvision_outside(path)):
         raise _outside_error(path, outside)  # MNE opens both files it names as it reads it
+    if fmt == "fif":  # MNE opens the next part a split FIF names, wherever it is
+        try:
+            split_parts(path)
+        except SplitError as exc:
+            raise ToolException(f"{exc}; brainchat only reads files in the data folder") from None
     outside = []
     try:
         raw = read(path, preload=False, verbose="error")

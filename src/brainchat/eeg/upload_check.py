@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from brainchat.eeg.fif_split import SplitError, split_parts
 from brainchat.eeg.loading import (
     _header_seconds,
     class_counts,
@@ -84,6 +85,11 @@ def check_recording(path: Path) -> RecordingInfo:
         raise Refusal(f"'{path.name}' is not a supported EEG format")
     if fmt == "set":
         _check_set_data_name(path)
+    if fmt == "fif":  # MNE opens the next part a split FIF names, wherever it is
+        try:
+            split_parts(path)
+        except SplitError as exc:
+            raise Refusal(str(exc)) from None
     if fmt == "vhdr" and (outside := brainvision_outside(path)):  # MNE opens them on reading
         raise Refusal(
             f"its BrainVision header points at data outside its upload ({', '.join(outside)}); "

@@ -94,8 +94,10 @@ class McpHub:
 
     @staticmethod
     def _make(server: ServerConnection, tool: Any, name: str) -> BaseTool:
-        hinted = hints_of(tool).get("destructiveHint") is True
-        read_only, destructive, timeout = server.config.flags_for(tool.name, hinted)
+        hints = hints_of(tool)
+        read_only, destructive, timeout = server.config.flags_for(
+            tool.name, hints.get("destructiveHint") is True
+        )
         return make_tool(
             server.name,
             tool,
@@ -104,6 +106,8 @@ class McpHub:
             read_only=read_only,
             destructive=destructive,
             timeout=timeout,
+            ask_first=server.config.asks_first(tool.name, hints.get("readOnlyHint") is True),
+            configured=True,
         )
 
     def failures(self) -> list[ToolFailure]:

@@ -99,6 +99,18 @@ class McpServerConfig:
             self.timeout if o.timeout is None else o.timeout,
         )
 
+    def asks_first(self, tool: str, read_only_hint: bool = False) -> bool:
+        """Whether a tool asks before its first use in a conversation.
+
+        The MCP specification's defaults make a tool without hints possibly destructive, so it
+        asks unless the server marks it `readOnlyHint: true` or the config vouches for it:
+        `readOnly`, or an explicit `"destructive": false` (per tool, else per server).
+        """
+        o = self.tools.get(tool, ToolOverride())
+        read_only = self.read_only if o.read_only is None else o.read_only
+        destructive = self.destructive if o.destructive is None else o.destructive
+        return not (read_only_hint or read_only or destructive is False)
+
     def describe(self) -> str:
         """Command or URL for status lines; values that may be secrets are masked."""
         if self.transport == "stdio":

@@ -139,6 +139,7 @@ def make_tool(
     destructive: bool,
     timeout: float,
     ask_first: bool = False,
+    configured: bool = False,
 ) -> StructuredTool:
     """One MCP tool as a LangChain tool returning (text, artifact); artifact = rich data for the UI."""
     tool_name = mcp_tool.name
@@ -174,6 +175,7 @@ def make_tool(
             "mcp_server": server,
             "mcp_tool": tool_name,
             "mcp_annotations": hints_of(mcp_tool),
+            "mcp_configured": configured,  # from mcp_servers.json, not the user's plug button
         },
     )
     return set_flags(  # type: ignore[return-value]

@@ -17,7 +17,7 @@ class ToolFlags:
 
     read_only: bool = False
     destructive: bool = False  # asks every time
-    ask_first: bool = False  # asks before its first use in a conversation (user-connected MCP)
+    ask_first: bool = False  # asks before its first use in a conversation (MCP, not read-only)
     long_running: bool = False
     source: str = "local"  # "local" or "mcp:<server>"
     timeout: float | None = None  # seconds; None = the agent's default
