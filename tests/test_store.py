@@ -272,3 +272,30 @@ def test_the_login_throttle_pauses_a_name_after_repeated_failures():
         throttle.failed("ana", t)
     assert throttle.blocked("ana", 3) and not throttle.blocked("bob", 3)
     assert not throttle.blocked("ana", 40)  # the pause is over
+
+
+async def test_an_id_of_another_threads_step_or_element_is_not_moved(store):
+    """Chainlit takes message and element ids from the page: reusing one writes nothing."""
+    await store.upsert_thread("ana1", created_at=NOW)
+    await store.upsert_thread("bob1", created_at=NOW)
+    step = {"id": "q1", "threadId": "ana1", "name": "User", "type": "user_message",
+            "output": "her question", "input": "her input", "createdAt": NOW}  # fmt: skip
+    assert await store.save_step(step, created_at=NOW)
+    assert await store.save_step({**step, "output": "edited"}, created_at=NOW)  # her own update
+    stolen = {**step, "threadId": "bob1", "output": "mine now", "parentId": None}
+    assert not await store.save_step(stolen, created_at=NOW)
+    assert not await store.upsert_step(stolen)
+    assert await store.step_thread("q1") == "ana1"
+    got = await store.get_step("q1")
+    assert got is not None and got["output"] == "edited"
+    plot = {"id": "e1", "threadId": "ana1", "forId": "q1", "name": "plot", "objectKey": "k1"}
+    assert await store.upsert_element(plot)
+    assert not await store.upsert_element({**plot, "threadId": "bob1", "name": "moved"})
+    assert await store.element_thread("e1") == "ana1"
+    assert (await store.get_element("ana1", "e1") or {}).get("name") == "plot"
+    await store.save_step({"id": "b1", "threadId": "bob1", "name": "User", "type": "user_message",
+                           "createdAt": NOW}, created_at=NOW)  # fmt: skip
+    await store.save_step({"id": "t1", "threadId": "ana1", "name": "tool", "type": "tool",
+                           "parentId": "b1", "createdAt": NOW}, created_at=NOW)  # fmt: skip
+    await store.delete_step("b1")  # deleting his step takes nothing nested in her thread
+    assert await store.get_step("b1") is None and await store.get_step("t1") is not None
