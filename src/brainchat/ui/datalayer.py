@@ -178,7 +178,11 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
         )
 
     async def create_user(self, user: User) -> PersistedUser | None:
-        await self.store.create_user(user.identifier, user.metadata or {}, utc_now())
+        from brainchat.ui.sessions import CLAIM, SINCE
+
+        # the session key and login time belong to the cookie, not to the stored user
+        metadata = {k: v for k, v in (user.metadata or {}).items() if k not in (CLAIM, SINCE)}
+        await self.store.create_user(user.identifier, metadata, utc_now())
         return await self.get_user(user.identifier)
 
     # -- threads -----------------------------------------------------------------------
