@@ -170,3 +170,16 @@ def test_the_start_up_check_names_an_engine_it_cannot_make(tmp_path: Path) -> No
     problem = asyncio.run(_check_database(cfg))
     assert problem is not None and "cannot open the database" in problem
     assert "pw-start-31" not in problem
+
+
+def test_session_and_login_settings_are_checked_and_default_to_a_day() -> None:
+    cfg = load_store_config({})
+    assert (cfg.session_hours, cfg.login_backoff, cfg.secure_cookies) == (24.0, 10.0, "auto")
+    cfg = load_store_config({"BRAINCHAT_SESSION_HOURS": "8", "BRAINCHAT_SECURE_COOKIES": "Always"})
+    assert (cfg.session_hours, cfg.secure_cookies, cfg.errors) == (8.0, "always", ())
+    bad = load_store_config({"BRAINCHAT_SESSION_HOURS": "nan", "BRAINCHAT_LOGIN_BACKOFF_SECONDS": "0",
+                             "BRAINCHAT_SECURE_COOKIES": "sometimes"})  # fmt: skip
+    assert [e.split("=")[0] for e in bad.errors] == [
+        "BRAINCHAT_SESSION_HOURS", "BRAINCHAT_LOGIN_BACKOFF_SECONDS", "BRAINCHAT_SECURE_COOKIES"
+    ]  # fmt: skip
+    assert bad.secure_cookies == "always"  # a wrong value fails closed

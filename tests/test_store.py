@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import inspect, text
 
 from brainchat.store import schema
-from brainchat.store.accounts import AccountError, Accounts, LoginThrottle
+from brainchat.store.accounts import AccountError, Accounts
 from brainchat.store.config import async_url, sqlite_url
 from brainchat.store.database import SchemaError, make_engine, migrate
 from brainchat.store.records import Store
@@ -265,10 +265,60 @@ async def test_accounts_hash_verify_list_and_remove(store):
     assert not await accounts.verify("ana", "battery staple", NOW)
 
 
-def test_the_login_throttle_pauses_a_name_after_repeated_failures():
-    throttle = LoginThrottle(limit=3, window=60, pause=30)
-    for t in (0, 1, 2):
-        assert not throttle.blocked("ana", t)
-        throttle.failed("ana", t)
-    assert throttle.blocked("ana", 3) and not throttle.blocked("bob", 3)
-    assert not throttle.blocked("ana", 40)  # the pause is over
+async def test_session_keys_change_on_password_change_logout_and_removal(store):
+    """A cookie names the account's session key; each of these ends every older cookie."""
+    accounts = Accounts(store)
+    await accounts.add("ana", "correct horse", NOW)
+    key = await accounts.open_session("ana")
+    assert key and await accounts.open_session("ana") == key  # a second login: same sessions
+    await accounts.set_password("ana", "battery staple")
+    after_passwd = await accounts.session_key("ana")
+    assert after_passwd not in (None, key)
+    assert await accounts.end_sessions("ana") and not await accounts.end_sessions("nobody")
+    after_logout = await accounts.session_key("ana")
+    assert after_logout not in (None, after_passwd)
+    await accounts.remove("ana")
+    assert await accounts.session_key("ana") is None
+    await accounts.add("ana", "correct horse", NOW)  # the name comes back: old cookies stay dead
+    assert await accounts.session_key("ana") not in (None, key, after_passwd, after_logout)
+
+
+async def test_an_account_from_before_session_keys_gets_one_at_its_next_login(db_url):
+    engine = make_engine(db_url)
+    await migrate(engine, target=3)
+    await Accounts(Store(engine)).add("ana", "correct horse", NOW)
+    async with engine.begin() as conn:  # as version 3 made it (its table is made from today's)
+        await conn.execute(text('ALTER TABLE brainchat_accounts DROP COLUMN "session_key"'))
+    assert await migrate(engine) == (3, schema.SCHEMA_VERSION)
+    accounts = Accounts(Store(engine))
+    assert await accounts.session_key("ana") is None  # no cookie of before names a key
+    key = await accounts.open_session("ana")
+    assert key and await accounts.session_key("ana") == key
+    await engine.dispose()
+
+
+async def test_an_id_of_another_threads_step_or_element_is_not_moved(store):
+    """Chainlit takes message and element ids from the page: reusing one writes nothing."""
+    await store.upsert_thread("ana1", created_at=NOW)
+    await store.upsert_thread("bob1", created_at=NOW)
+    step = {"id": "q1", "threadId": "ana1", "name": "User", "type": "user_message",
+            "output": "her question", "input": "her input", "createdAt": NOW}  # fmt: skip
+    assert await store.save_step(step, created_at=NOW)
+    assert await store.save_step({**step, "output": "edited"}, created_at=NOW)  # her own update
+    stolen = {**step, "threadId": "bob1", "output": "mine now", "parentId": None}
+    assert not await store.save_step(stolen, created_at=NOW)
+    assert not await store.upsert_step(stolen)
+    assert await store.step_thread("q1") == "ana1"
+    got = await store.get_step("q1")
+    assert got is not None and got["output"] == "edited"
+    plot = {"id": "e1", "threadId": "ana1", "forId": "q1", "name": "plot", "objectKey": "k1"}
+    assert await store.upsert_element(plot)
+    assert not await store.upsert_element({**plot, "threadId": "bob1", "name": "moved"})
+    assert await store.element_thread("e1") == "ana1"
+    assert (await store.get_element("ana1", "e1") or {}).get("name") == "plot"
+    await store.save_step({"id": "b1", "threadId": "bob1", "name": "User", "type": "user_message",
+                           "createdAt": NOW}, created_at=NOW)  # fmt: skip
+    await store.save_step({"id": "t1", "threadId": "ana1", "name": "tool", "type": "tool",
+                           "parentId": "b1", "createdAt": NOW}, created_at=NOW)  # fmt: skip
+    await store.delete_step("b1")  # deleting his step takes nothing nested in her thread
+    assert await store.get_step("b1") is None and await store.get_step("t1") is not None

@@ -97,9 +97,7 @@ async def _command(
         print(f"added {opts.name}{note}")
     elif opts.command == "passwd":
         await accounts.set_password(opts.name, read_password(opts.password_stdin))
-        print(
-            f"password of {opts.name} changed; sessions already logged in stay so until they expire"
-        )
+        print(f"password of {opts.name} changed; every session of {opts.name} has ended")
     elif opts.command == "list":
         rows = await accounts.list()
         for row in rows:
@@ -124,8 +122,8 @@ async def _remove(
     threads = await store.user_thread_ids(opts.name)
     if not opts.purge:
         print(
-            f"removed {opts.name}; their {len(threads)} conversation(s) are kept (adding the name "
-            "again gives them back; --purge deletes them)"
+            f"removed {opts.name} (every session ended); their {len(threads)} conversation(s) are "
+            "kept (adding the name again gives them back; --purge deletes them)"
         )
         return 0
     files = LocalFiles(cfg.files_dir)

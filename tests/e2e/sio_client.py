@@ -80,9 +80,12 @@ class ChainlitSocket:
         await self.sio.emit("connection_successful")
         await self.wait_for("ready")  # the welcome: "brainchat is (not) ready"
 
-    async def send(self, text: str, modes: dict[str, str] | None = None) -> None:
-        """A message as the browser sends it; `modes`: the message bar's pickers (Mode: chat/agent)."""
-        message = {"threadId": "", "id": str(uuid.uuid4()), "name": "User", "type": "user_message",
+    async def send(
+        self, text: str, modes: dict[str, str] | None = None, message_id: str = ""
+    ) -> None:
+        """A message as the browser sends it; `modes`: the message bar's pickers (Mode: chat/agent);
+        `message_id`: the id the page would have made (a fresh uuid4 unless given)."""
+        message = {"threadId": "", "id": message_id or str(uuid.uuid4()), "name": "User", "type": "user_message",
                    "output": text, "createdAt": datetime.now(UTC).isoformat()}  # fmt: skip
         if modes:
             message["modes"] = modes

@@ -1,10 +1,14 @@
-"""Password accounts: argon2id hashes in `brainchat_accounts`, and a throttle for failed logins."""
+"""Password accounts: argon2id hashes and session keys in `brainchat_accounts`.
+
+A login's cookie names the account's session key; logging out, a password change and removal
+replace (or drop) the key, which ends every session of the account at once, in every process.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import re
-import time
+import secrets
 from typing import Any
 
 from sqlalchemy import delete, select, update
@@ -38,6 +42,10 @@ def check_password(password: str) -> str:
     return password
 
 
+def new_session_key() -> str:
+    return secrets.token_urlsafe(18)
+
+
 def _hasher() -> Any:
     from argon2 import PasswordHasher
 
@@ -65,18 +73,55 @@ class Accounts:
             await self.db.upsert(
                 conn,
                 accounts,
-                {"identifier": name, "password_hash": hashed, "createdAt": now},
+                {
+                    "identifier": name,
+                    "password_hash": hashed,
+                    "createdAt": now,
+                    "session_key": new_session_key(),  # a removed namesake's cookies stay dead
+                },
                 keys=("identifier",),
             )
 
     async def set_password(self, name: str, password: str) -> None:
+        """A new password; every session of the account ends."""
         hashed = _hasher().hash(check_password(password))
         async with self.db.write_lock, self.db.engine.begin() as conn:
             stmt = (
-                update(accounts).where(accounts.c.identifier == name).values(password_hash=hashed)
+                update(accounts)
+                .where(accounts.c.identifier == name)
+                .values(password_hash=hashed, session_key=new_session_key())
             )
             if (await conn.execute(stmt)).rowcount == 0:
                 raise AccountError(f"no user {name!r}; add one with `brainchat users add {name}`")
+
+    async def end_sessions(self, name: str) -> bool:
+        """End every session of the account (logging out); False when there is no such account."""
+        async with self.db.write_lock, self.db.engine.begin() as conn:
+            stmt = (
+                update(accounts)
+                .where(accounts.c.identifier == name)
+                .values(session_key=new_session_key())
+            )
+            return bool((await conn.execute(stmt)).rowcount)
+
+    async def session_key(self, name: str) -> str | None:
+        """The key a valid session of the account names; None: no account (or no login yet)."""
+        async with self.db.engine.connect() as conn:
+            stmt = select(accounts.c.session_key).where(accounts.c.identifier == name)
+            return (await conn.execute(stmt)).scalar()
+
+    async def open_session(self, name: str) -> str:
+        """The key to put in a new session's cookie (made now for an account from before keys)."""
+        if key := await self.session_key(name):
+            return key
+        async with self.db.write_lock, self.db.engine.begin() as conn:
+            stmt = (
+                update(accounts)
+                .where(accounts.c.identifier == name, accounts.c.session_key.is_(None))
+                .values(session_key=new_session_key())
+            )
+            await conn.execute(stmt)
+        return await self.session_key(name) or ""
 
     async def remove(self, name: str) -> bool:
         async with self.db.write_lock, self.db.engine.begin() as conn:
@@ -93,6 +138,8 @@ class Accounts:
         """True when the password is the user's; an unknown name costs the same time."""
         from argon2.exceptions import InvalidHashError, VerificationError
 
+        if not NAME.match(name or ""):
+            return False  # no account can have it: nothing to learn from skipping the hash
         hasher = _hasher()
         async with self.db.engine.connect() as conn:
             stmt = select(accounts.c.password_hash).where(accounts.c.identifier == name)
@@ -113,23 +160,3 @@ class Accounts:
                 values["password_hash"] = hasher.hash(password)
             await conn.execute(stmt2.values(**values))
         return True
-
-
-class LoginThrottle:
-    """After `limit` failures for a name within `window` seconds, refuse it for `pause` seconds."""
-
-    def __init__(self, limit: int = 5, window: float = 300.0, pause: float = 60.0) -> None:
-        self.limit, self.window, self.pause = limit, window, pause
-        self.failures: dict[str, list[float]] = {}
-
-    def blocked(self, name: str, now: float | None = None) -> bool:
-        now = time.monotonic() if now is None else now
-        recent = [t for t in self.failures.get(name, []) if now - t < self.window]
-        self.failures[name] = recent
-        return len(recent) >= self.limit and now - recent[-1] < self.pause
-
-    def failed(self, name: str, now: float | None = None) -> None:
-        self.failures.setdefault(name, []).append(time.monotonic() if now is None else now)
-
-    def succeeded(self, name: str) -> None:
-        self.failures.pop(name, None)

@@ -23,6 +23,11 @@ STATE_ENV, AUTH_ENV, TITLES_ENV, DB_ENV = (
     "BRAINCHAT_THREAD_TITLES",
     "DATABASE_URL",
 )
+SESSION_ENV, BACKOFF_ENV, SECURE_ENV = (
+    "BRAINCHAT_SESSION_HOURS",
+    "BRAINCHAT_LOGIN_BACKOFF_SECONDS",
+    "BRAINCHAT_SECURE_COOKIES",
+)
 DB_FILE = "brainchat.db"
 LOCAL_USER = "local"
 POSTGRES_SCHEMES = ("postgres", "postgresql", "postgresql+asyncpg")
@@ -37,6 +42,9 @@ class StoreConfig:
     auth: Literal["local", "password"] = "local"
     titles: Literal["question", "model"] = "question"
     errors: tuple[str, ...] = ()
+    session_hours: float = 24.0  # a login's lifetime, however active
+    login_backoff: float = 10.0  # seconds: the first wait of a throttled login (then doubled)
+    secure_cookies: Literal["auto", "always"] = "auto"  # auto: when the request came over https
 
     @property
     def dialect(self) -> str:
@@ -87,7 +95,35 @@ def load_store_config(env: Mapping[str, str] | None = None) -> StoreConfig:
             "question, default) or model (a short title written by the chat model)"
         )
         titles = "question"
-    return StoreConfig(state_dir, data_dir, url, auth, titles, tuple(errors))  # type: ignore[arg-type]
+    hours = _number(env, SESSION_ENV, 24.0, 0.01, 720.0, "hours a login lasts", errors)
+    backoff = _number(env, BACKOFF_ENV, 10.0, 0.1, 900.0, "seconds of the first wait", errors)
+    secure = (env.get(SECURE_ENV) or "auto").strip().lower()
+    if secure not in ("auto", "always"):
+        errors.append(
+            f"{SECURE_ENV}={show(secure, 40)} is not valid; allowed: auto (Secure cookies when "
+            "the request came over https, as a trusted proxy's X-Forwarded-Proto says) or always"
+        )
+        secure = "always"  # fail closed
+    return StoreConfig(
+        state_dir, data_dir, url, auth, titles, tuple(errors), hours, backoff, secure,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def _number(
+    env: Mapping[str, str], name: str, default: float, low: float, high: float, what: str,
+    errors: list[str],
+) -> float:  # fmt: skip
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not low <= value <= high:  # NaN fails too
+        errors.append(f"{name}={show(raw, 40)} is not valid; allowed: {what}, {low:g} to {high:g}")
+        return default
+    return value
 
 
 def sqlite_url(path: Path) -> str:

@@ -58,11 +58,17 @@ class Store(ThreadStore):
             await conn.execute(delete(users).where(users.c.identifier == identifier))
 
     # -- elements -------------------------------------------------------------------------
-    async def upsert_element(self, element: dict[str, Any]) -> None:
+    async def upsert_element(self, element: dict[str, Any]) -> bool:
+        """Write an element; False (nothing written) when its id is an element of another thread."""
         check_id(element.get("id"), "element id")
         values = {k: v for k, v in element.items() if v is not None}
         async with self.write_lock, self.engine.begin() as conn:
-            await self.upsert(conn, elements, values)
+            return await self.upsert(conn, elements, values, same=("threadId",))
+
+    async def element_thread(self, element_id: str) -> str | None:
+        stmt = select(elements.c.threadId).where(elements.c.id == element_id)
+        async with self.engine.connect() as conn:
+            return (await conn.execute(stmt)).scalar()
 
     async def get_element(self, thread_id: str, element_id: str) -> dict[str, Any] | None:
         stmt = select(elements).where(elements.c.threadId == thread_id, elements.c.id == element_id)

@@ -4,8 +4,10 @@ Version 1 is Chainlit's documented schema (users, threads, steps, elements, feed
 step columns the docs forget (`autoCollapse`, `defaultOpen`, `command`, `modes`, `icon`): without
 them Chainlit's step writes fail silently. Version 2 adds brainchat's password table and the
 indexes the thread list and the resume need. Version 3 adds the model connections users add in
-the browser (their API keys encrypted). The same metadata serves SQLite and Postgres:
-identifiers are text, JSON is stored as text, timestamps as ISO-8601 text (Chainlit's format).
+the browser (their API keys encrypted). Version 4 adds each account's session key: a login's
+cookie names it, and logging out, a password change or removal replace it, ending every session.
+The same metadata serves SQLite and Postgres: identifiers are text, JSON is stored as text,
+timestamps as ISO-8601 text (Chainlit's format).
 
 To change the schema: edit the tables below, bump SCHEMA_VERSION, and add a function to
 MIGRATIONS that takes a database from the previous version to the new one.
@@ -24,10 +26,11 @@ from sqlalchemy import (
     MetaData,
     Table,
     Text,
+    inspect,
     text,
 )
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 metadata = MetaData()
 
 
@@ -121,6 +124,7 @@ accounts = Table(
     _c("password_hash", nullable=False),
     _c("createdAt", nullable=False),
     _c("lastLoginAt"),
+    _c("session_key"),  # version 4: random; a cookie naming another one is no longer valid
 )
 V2_INDEXES = {  # DDL, not Index objects: those would be created with the version-1 tables
     "ix_threads_user": 'threads ("userId")',
@@ -171,5 +175,17 @@ def v2_to_v3(conn: Connection) -> None:
     model_picks.create(conn, checkfirst=True)
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: create_v1, 2: v1_to_v2, 3: v2_to_v3}
+def v3_to_v4(conn: Connection) -> None:
+    """Accounts get a session key (NULL until the next login: no cookie names one yet)."""
+    have = {c["name"] for c in inspect(conn).get_columns(accounts.name)}
+    if "session_key" not in have:
+        conn.execute(text(f'ALTER TABLE {accounts.name} ADD COLUMN "session_key" TEXT'))
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {
+    1: create_v1,
+    2: v1_to_v2,
+    3: v2_to_v3,
+    4: v3_to_v4,
+}
 assert sorted(MIGRATIONS) == list(range(1, SCHEMA_VERSION + 1))

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from sqlalchemy import Table
+from sqlalchemy import Table, and_
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 JSON_COLUMNS = frozenset({"metadata", "generation", "modes", "tags", "props", "playerConfig"})
@@ -58,8 +58,11 @@ class Db:
         values: Mapping[str, Any],
         keys: Iterable[str] = ("id",),
         update: Iterable[str] | None = None,
-    ) -> None:
-        """Insert, or update the given columns (or only `update`) of the row with the same key."""
+        same: Iterable[str] = (),
+    ) -> bool:
+        """Insert, or update the given columns (or only `update`) of the row with the same key;
+        with `same`, only a row whose `same` columns equal the given values is updated. Returns
+        whether a row was written."""
         known = {c.name for c in table.columns}
         row = {k: encode(k, v) for k, v in values.items() if k in known}
         if self.dialect == "postgresql":
@@ -70,6 +73,12 @@ class Db:
         keep = set(keys) if update is None else set(row) - set(update)
         changes = {k: stmt.excluded[k] for k in row if k not in keep}
         if changes:
-            await conn.execute(stmt.on_conflict_do_update(index_elements=list(keys), set_=changes))
+            where = [table.c[k] == stmt.excluded[k] for k in same]
+            result = await conn.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=list(keys), set_=changes, where=and_(*where) if where else None
+                )
+            )
         else:
-            await conn.execute(stmt.on_conflict_do_nothing(index_elements=list(keys)))
+            result = await conn.execute(stmt.on_conflict_do_nothing(index_elements=list(keys)))
+        return bool(result.rowcount)

@@ -187,19 +187,21 @@ class ThreadStore(Db):
         self._known.discard(thread_id)
         return keys
 
-    async def upsert_step(self, step: dict[str, Any]) -> None:
+    async def upsert_step(self, step: dict[str, Any]) -> bool:
+        """Write a step; False (nothing written) when its id is a step of another thread."""
         check_id(step.get("id"), "step id")
         check_id(step.get("threadId"))
         values = {k: v for k, v in step.items() if v is not None and k != "feedback"}
         async with self.write_lock, self.engine.begin() as conn:
-            await self.upsert(conn, steps, values)
+            return await self.upsert(conn, steps, values, same=("threadId",))
 
-    async def save_step(self, step: dict[str, Any], *, created_at: str) -> None:
+    async def save_step(self, step: dict[str, Any], *, created_at: str) -> bool:
         """A step, and its thread when that does not exist yet, in one transaction.
 
         Chainlit saves every step creation and update (about ten per agent turn); the thread is
         made at most once per process, not looked up (locked, upserted) in a transaction of its
-        own before each of them.
+        own before each of them. Chainlit takes a message's id from the page: an id that is a
+        step of another thread is not written (False), never moved into this one.
         """
         check_id(step.get("id"), "step id")
         thread_id = check_id(step.get("threadId"))
@@ -208,17 +210,23 @@ class ThreadStore(Db):
             if thread_id not in self._known:
                 thread = {"id": thread_id, "createdAt": created_at, "metadata": {}}
                 await self.upsert(conn, threads, thread, update=())  # an existing one stays
-            await self.upsert(conn, steps, values)
+            saved = await self.upsert(conn, steps, values, same=("threadId",))
         if len(self._known) >= self.KNOWN_MAX:
             self._known.clear()
         self._known.add(thread_id)
+        return saved
 
     async def delete_step(self, step_id: str) -> list[str]:
-        """Delete a step and every step nested under it; return their elements' object keys."""
+        """Delete a step and every step of its thread nested under it; return their elements'
+        object keys (their files are the caller's to delete)."""
         async with self.write_lock, self.engine.begin() as conn:
+            stmt = select(steps.c.threadId).where(steps.c.id == step_id)
+            thread_id = (await conn.execute(stmt)).scalar()
             doomed, frontier = [step_id], [step_id]
             while frontier:
-                stmt = select(steps.c.id).where(steps.c.parentId.in_(frontier))
+                stmt = select(steps.c.id).where(
+                    steps.c.parentId.in_(frontier), steps.c.threadId == thread_id
+                )
                 frontier = [i for (i,) in await conn.execute(stmt) if i not in doomed]
                 doomed += frontier
             keys = [

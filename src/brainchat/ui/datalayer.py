@@ -3,6 +3,11 @@
 The base class builds SQL from ids by string concatenation, reads every step of every thread to
 list the sidebar, and cannot bind the `modes` of a user message; this subclass keeps its
 interface and constructor and does each operation with the store's bound queries instead.
+
+Chainlit takes message, element and thread ids from the page, and its `/project/element` routes
+check only that the session is the caller's: every step and element write or deletion here checks
+that the thread is the session's user's (a thread with no owner yet: the session's own), and an
+id that is a step or element of another thread is refused, never moved.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from sqlalchemy.orm import sessionmaker
 from brainchat.redact import get_logger, mask
 from brainchat.store.files import LocalFiles
 from brainchat.store.records import Store
+from brainchat.store.threads import check_id
 
 log = get_logger("brainchat.store")
 FILES_ROUTE = "/brainchat/files/"
@@ -109,6 +115,20 @@ def _uploaded_recording(element: Any) -> bool:
 OnDelete = Callable[[str, str | None], Awaitable[None]]
 
 
+def _session() -> Any:
+    """The Chainlit session this write comes from, or None (the app's own work outside one)."""
+    from chainlit.context import ChainlitContextException, get_context
+
+    try:
+        return get_context().session
+    except ChainlitContextException:
+        return None
+
+
+def _shown_id(value: Any) -> str:
+    return ascii(str(value)[:64])
+
+
 class BrainchatDataLayer(SQLAlchemyDataLayer):
     def __init__(
         self, store: Store, storage: LocalStorageClient, on_delete: OnDelete | None = None
@@ -124,6 +144,31 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
         self.on_delete = on_delete  # (thread id, owner identifier): drops the thread's models
         # threads whose first interaction was no question: titled by their first user message
         self._untitled: set[str] = set()
+        self._owners: dict[str, str] = {}  # thread id -> owner's identifier (an owner stays)
+
+    async def _writable(self, thread_id: str | None, what: str) -> bool:
+        """Whether the current session may write `what` into the thread; logs a refusal."""
+        session = _session()
+        if session is None or not thread_id:
+            return True
+        user = getattr(session, "user", None)
+        who = getattr(user, "identifier", None)
+        owner = self._owners.get(thread_id) or await self.store.thread_author(thread_id)
+        if owner is not None:
+            if len(self._owners) >= 10_000:
+                self._owners.clear()
+            self._owners[thread_id] = owner
+            allowed = owner == who
+        else:
+            allowed = thread_id == getattr(session, "thread_id", None)
+        if not allowed:
+            log.warning(
+                "refused %s for thread %s from %r: the thread is not theirs",
+                what,
+                _shown_id(thread_id),
+                str(who)[:64],
+            )
+        return allowed
 
     # -- users -------------------------------------------------------------------------
     async def get_user(self, identifier: str) -> PersistedUser | None:
@@ -140,7 +185,11 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
         )
 
     async def create_user(self, user: User) -> PersistedUser | None:
-        await self.store.create_user(user.identifier, user.metadata or {}, utc_now())
+        from brainchat.ui.sessions import CLAIM, SINCE
+
+        # the session key and login time belong to the cookie, not to the stored user
+        metadata = {k: v for k, v in (user.metadata or {}).items() if k not in (CLAIM, SINCE)}
+        await self.store.create_user(user.identifier, metadata, utc_now())
         return await self.get_user(user.identifier)
 
     # -- threads -----------------------------------------------------------------------
@@ -196,6 +245,7 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
 
     async def delete_thread(self, thread_id: str) -> None:
         owner = await self.store.thread_author(thread_id)
+        self._owners.pop(thread_id, None)
         for key in await self.store.delete_thread(thread_id):
             await self.storage.delete_file(key)
         if self.on_delete is not None:
@@ -228,25 +278,37 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
 
     async def _save_step(self, step_dict: Any) -> None:
         thread_id = step_dict["threadId"]
-        name = None
+        if not await self._writable(thread_id, f"step {_shown_id(step_dict.get('id'))}"):
+            return
         question = str(step_dict.get("output") or "")
-        if (
-            thread_id in self._untitled
-            and step_dict.get("type") == "user_message"
-            and not step_dict.get("command")  # a command picked from the menu, with text or not
-            and not _not_a_title(question)
-        ):
-            self._untitled.discard(thread_id)
-            name = short_title(question)
         try:
-            await self.store.save_step(dict(step_dict), created_at=utc_now())
-            if name is not None:  # the first question of a thread that began with a button
+            if not await self.store.save_step(dict(step_dict), created_at=utc_now()):
+                log.warning(
+                    "refused step %s for thread %s: the id is a step of another thread",
+                    _shown_id(step_dict.get("id")),
+                    _shown_id(thread_id),
+                )
+                return
+            if (
+                thread_id in self._untitled
+                and step_dict.get("type") == "user_message"
+                and not step_dict.get("command")  # a command picked from the menu, with text or not
+                and not _not_a_title(question)
+            ):
+                # the first real question of a thread that began with a button names it
+                self._untitled.discard(thread_id)
+                name = short_title(question)
                 await self.store.upsert_thread(thread_id, name=name, created_at=utc_now())
         except Exception as exc:  # noqa: BLE001 - Chainlit calls this from fire-and-forget tasks
             log.warning("step not saved: %s", mask(str(exc)))
 
     @queue_until_user_message()
     async def delete_step(self, step_id: str) -> None:
+        thread_id = await self.store.step_thread(step_id)
+        if thread_id is None or not await self._writable(
+            thread_id, f"deleting step {_shown_id(step_id)}"
+        ):
+            return
         for key in await self.store.delete_step(step_id):
             await self.storage.delete_file(key)
 
@@ -288,6 +350,13 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
             log.warning("element %r not saved: %s", element.name[:60], mask(str(exc)))
 
     async def _create_element(self, element: Any) -> None:
+        check_id(element.id, "element id")
+        what = f"element {_shown_id(element.id)}"
+        if not await self._writable(element.thread_id, what):
+            return
+        if await self.store.element_thread(element.id) not in (None, element.thread_id):
+            log.warning("refused %s: the id is an element of another thread", what)
+            return
         content = element.content
         if content is None and element.path and _uploaded_recording(element):
             pass  # kept once, in the user's data folder (ui/uploads.py); the thread keeps its name
@@ -301,13 +370,18 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
             row.update(objectKey=key, url=None)
         row.pop("path", None)
         await self.store.upsert_thread(element.thread_id, created_at=utc_now())
-        await self.store.upsert_element(row)
+        if not await self.store.upsert_element(row):
+            log.warning("refused %s: the id is an element of another thread", what)
 
     async def _thread_user_id(self, thread_id: str) -> str | None:
         return await self.store.thread_user_id(thread_id)
 
     @queue_until_user_message()
     async def delete_element(self, element_id: str, thread_id: str | None = None) -> None:
+        found = await self.store.element_thread(element_id)  # not the thread the page named
+        what = f"deleting element {_shown_id(element_id)}"
+        if found is None or not await self._writable(found, what):
+            return
         if key := await self.store.delete_element(element_id):
             await self.storage.delete_file(key)
 

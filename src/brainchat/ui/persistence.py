@@ -21,10 +21,11 @@ from typing import Any, NoReturn
 import chainlit as cl
 
 from brainchat.redact import get_logger, mask
-from brainchat.store.accounts import Accounts, LoginThrottle
+from brainchat.store.accounts import Accounts
 from brainchat.store.config import LOCAL_USER, StoreConfig, exposure_problem, load_store_config
 from brainchat.store.connections import ConnectionStore
 from brainchat.store.state import auth_secret, ensure_state_dir, models_dir, user_data_dir
+from brainchat.store.throttle import LoginThrottle
 
 log = get_logger("brainchat.store")
 FORWARDED = ("x-forwarded-for", "forwarded", "x-real-ip")
@@ -83,8 +84,9 @@ def install(host: str) -> Persistence:
     secret = hashlib.sha256(
         b"brainchat connection keys\0" + os.environ["CHAINLIT_AUTH_SECRET"].encode()
     ).digest()
+    throttle = LoginThrottle(base=cfg.login_backoff)
     _active = p = Persistence(
-        cfg, store, Accounts(store), key, LoginThrottle(), ConnectionStore(store, secret)
+        cfg, store, Accounts(store), key, throttle, ConnectionStore(store, secret)
     )
     cl.data_layer(lambda: BrainchatDataLayer(store, storage, on_delete=_delete_models))
     _install_login(p)
@@ -129,12 +131,14 @@ async def _check_database(cfg: StoreConfig) -> str | None:
 
 
 def _install_login(p: Persistence) -> None:
-    if p.config.auth == "password":
+    from brainchat.ui import login, sessions
 
-        async def password_login(username: str, password: str) -> cl.User | None:
-            return await check_password(p, username, password)
-
-        cl.password_auth_callback(password_login)
+    password = p.config.auth == "password"
+    sessions.install(
+        p.accounts if password else None, p.config.session_hours, p.config.secure_cookies
+    )
+    if password:
+        login.install(p.accounts, p.throttle)
         return
 
     async def local_user(headers: Any) -> cl.User | None:
@@ -145,21 +149,6 @@ def _install_login(p: Persistence) -> None:
         return cl.User(identifier=LOCAL_USER, display_name="You", metadata={"provider": "local"})
 
     cl.header_auth_callback(local_user)
-
-
-async def check_password(p: Persistence, username: str, password: str) -> cl.User | None:
-    from chainlit.utils import utc_now
-
-    name = (username or "").strip()
-    if p.throttle.blocked(name):
-        log.warning("login refused for %r: too many failed attempts, paused", name[:64])
-        return None
-    if not await p.accounts.verify(name, password or "", utc_now()):
-        p.throttle.failed(name)
-        log.info("failed login for %r", name[:64])
-        return None
-    p.throttle.succeeded(name)
-    return cl.User(identifier=name, metadata={"provider": "password"})
 
 
 async def _delete_models(thread_id: str, owner: str | None) -> None:
