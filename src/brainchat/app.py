@@ -10,11 +10,12 @@ from chainlit.config import config
 
 from brainchat.settings import load_settings
 from brainchat.ui import conversation as conv
-from brainchat.ui import origin, persistence, runtime, servers, uploads
+from brainchat.ui import origin, page, persistence, runtime, servers, uploads
 
 logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 conv.log_config_problems(load_settings())  # bad configuration is logged at start-up
 origin.install()  # only the app's own pages (or BRAINCHAT_ALLOWED_ORIGINS) may drive it
+page.install()  # the page's fonts and KaTeX from public/ (no CDN), its own og:image and og:url
 persistence.install(config.run.host)  # stored threads and login; refuses an exposed host
 uploads.install(load_settings())  # Chainlit's upload size bound never below brainchat's
 runtime.install()  # C asyncio tasks, a quieter GC: less CPU per turn (bench/concurrency.py)
