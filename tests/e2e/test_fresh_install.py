@@ -21,11 +21,8 @@ from brainchat.eeg.synthetic import write_demo_set
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 from conftest import MODEL_VARS, ROOT, _free_port, open_chat, send, spec
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.browser,
-    pytest.mark.timeout(1200),
-]  # a fresh clone builds the venv first
+# on a fresh clone the first test waits for `dev.sh run` to build the environment (minutes)
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.timeout(1200)]
 FILE = "sub-01_ses-01_task-mi_eeg.edf"
 
 
