@@ -3,28 +3,30 @@
 #   bash scripts/dev.sh run   [chainlit options]  set up, then start the app on http://localhost:8000
 #   bash scripts/dev.sh test  [pytest options]    set up (with Debian chromium), lint, type-check, run every test
 #   bash scripts/dev.sh screenshots [--out DIR]   regenerate docs/*.png from a clean `brainchat --demo` run
+# BRAINCHAT_VENV names another virtual environment than .venv (the tests build a runtime-only one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PY=${PYTHON:-python3.11}
+VENV=${BRAINCHAT_VENV:-.venv}
 command -v "$PY" >/dev/null 2>&1 || PY=python3
 
-# setup_python TARGET: install TARGET ('.' for the app, '.[dev]' for tests) into .venv, unless
-# .venv/.brainchat-installed says it is there already for this pyproject.toml (a second start
+# setup_python TARGET: install TARGET ('.' for the app, '.[dev]' for tests) into $VENV, unless
+# $VENV/.brainchat-installed says it is there already for this pyproject.toml (a second start
 # installs nothing). '.[dev]' holds everything '.' does, so it satisfies `run` too.
 setup_python() {
-  local target=$1 stamp=.venv/.brainchat-installed hash
-  if [ ! -x .venv/bin/python ]; then
-    "$PY" -m venv .venv
+  local target=$1 stamp=$VENV/.brainchat-installed hash
+  if [ ! -x "$VENV/bin/python" ]; then
+    "$PY" -m venv "$VENV"
   fi
   hash=$(sha256sum pyproject.toml | cut -d' ' -f1)
   if [ -f "$stamp" ] && { grep -qxF ".[dev] $hash" "$stamp" || grep -qxF "$target $hash" "$stamp"; }; then
     return
   fi
-  echo "installing $target into .venv (pyproject.toml is new or changed)" >&2
+  echo "installing $target into $VENV (pyproject.toml is new or changed)" >&2
   # torch is pinned to 2.13.0 (a CPU wheel that pip finds on this machine's disk).
-  .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e "$target"
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+  "$VENV/bin/python" -m pip install -q -e "$target"
   echo "$target $hash" >>"$stamp"
 }
 
@@ -45,21 +47,21 @@ case "$cmd" in
     [ -f .env ] || [[ " $* " == *" --demo "* ]] || echo "note: no .env yet: copy .env.example to .env and set a model (README, Configuration), or try it offline with: bash scripts/dev.sh run --demo"
     # loopback only by default: one local user, no login. To serve other machines set
     # BRAINCHAT_AUTH=password, add accounts (.venv/bin/brainchat users add NAME) and pass --host 0.0.0.0
-    exec .venv/bin/brainchat --host "${HOST:-127.0.0.1}" --port "${PORT:-8000}" --headless "$@"
+    exec "$VENV/bin/brainchat" --host "${HOST:-127.0.0.1}" --port "${PORT:-8000}" --headless "$@"
     ;;
   test)
     setup_python '.[dev]'
     setup_chromium
-    .venv/bin/ruff format --check src tests bench
-    .venv/bin/ruff check src tests bench
-    .venv/bin/mypy src
-    PYTHONPATH=src .venv/bin/lint-imports
-    exec .venv/bin/pytest -p no:cacheprovider "$@"
+    "$VENV/bin/ruff" format --check src tests bench
+    "$VENV/bin/ruff" check src tests bench
+    "$VENV/bin/mypy" src
+    PYTHONPATH=src "$VENV/bin/lint-imports"
+    exec "$VENV/bin/pytest" -p no:cacheprovider "$@"
     ;;
   screenshots)
     setup_python '.[dev]'
     setup_chromium
-    exec .venv/bin/python scripts/screenshots.py "$@"
+    exec "$VENV/bin/python" scripts/screenshots.py "$@"
     ;;
   *)
     echo "usage: bash scripts/dev.sh run|test|screenshots" >&2

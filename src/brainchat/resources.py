@@ -19,7 +19,7 @@ BUNDLED = PACKAGE / "_app"
 FILES: tuple[tuple[str, str], ...] = (
     ("prompts", "*.md"),
     ("examples", "*.json"),
-    ("public", "*"),
+    ("public", "**/*"),  # fonts/ and katex/ too: the page loads nothing from other sites
     (".chainlit", "config.toml"),
     (".chainlit/translations", "en-US.json"),
     (".", "chainlit.md"),

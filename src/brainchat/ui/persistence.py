@@ -26,6 +26,7 @@ from brainchat.store.config import LOCAL_USER, StoreConfig, exposure_problem, lo
 from brainchat.store.connections import ConnectionStore
 from brainchat.store.state import auth_secret, ensure_state_dir, models_dir, user_data_dir
 from brainchat.store.throttle import LoginThrottle
+from brainchat.ui import page
 
 log = get_logger("brainchat.store")
 FORWARDED = ("x-forwarded-for", "forwarded", "x-real-ip")
@@ -149,6 +150,7 @@ def _install_login(p: Persistence) -> None:
         return cl.User(identifier=LOCAL_USER, display_name="You", metadata={"provider": "local"})
 
     cl.header_auth_callback(local_user)
+    page.install_local_user(local_user)  # the page's first GET /user: no 401 in its console
 
 
 async def _delete_models(thread_id: str, owner: str | None) -> None:
