@@ -3,7 +3,7 @@
     bash scripts/dev.sh screenshots            # writes docs/*.png
     .venv/bin/python scripts/screenshots.py --out /tmp/shots
 
-The app runs with scripted models (examples/scripted_demo.json), an empty data folder and no MCP
+The app runs with scripted models (brainchat.demo.replies), an empty data folder and no MCP
 servers, from a scratch folder: no key, no network, nothing of this machine's .env, data or paths
 in the pictures. Debian chromium drives the demo tour: a chat answer, the switch to Agent, a
 searched and cited agent run, the settings panel, then the EEG pipeline on the demo set with its

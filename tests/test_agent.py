@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 
 import pytest
@@ -15,7 +16,7 @@ from brainchat.testing.scripted_server import Call, Fault, Text, ToolCalls
 from brainchat.tools.registry import set_flags
 from brainchat.tools.search import FixtureBackend, make_search_tool
 
-from support import collect, of, spec, text, wait_for_event, write_fixture
+from support import SEARCH_RESULTS, collect, of, spec, text, wait_for_event, write_fixture
 
 
 def models(server, fc="fc", answer="ans"):
@@ -83,7 +84,6 @@ async def test_two_search_rounds_then_answer(scripted_server, search) -> None:
     )
     finished = of(events, "tool_finished")
     assert finished[0].result_count == 4 and finished[0].top[0]["title"].startswith("EEGNet")
-    assert len(finished[0].top) == 3
     assert [e.verdict for e in of(events, "evaluation")] == ["continue", "continue", "answer"]
     assert text(events).startswith("EEGNet is compact [1]")
     assert [c["n"] for c in of(events, "citations")[0].sources] == [
@@ -97,6 +97,22 @@ async def test_two_search_rounds_then_answer(scripted_server, search) -> None:
     assert not ans_requests[0].tools  # the answer model gets no tools, only verified results
     assert "[1] EEGNet: a compact CNN" in ans_requests[0].messages[-1]["content"]
     assert of(events, "model_switch")[0].model == "ans"
+
+
+async def test_the_search_step_lists_as_many_results_as_its_title_and_the_decision_count(
+    scripted_server, search
+) -> None:
+    from brainchat.ui import step_text
+
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("web_search", {"query": "motor imagery ERD"})]))
+    s.queue("ans", Text("ERD is a drop in mu power [2]."))
+    events = await collect(build_agent(*models(s), [search]).run("What is ERD?"))
+    finished, decision = of(events, "tool_finished")[0], of(events, "evaluation")[0]
+    title, body = step_text.finished_title(finished), step_text.result_text(finished)
+    listed = re.findall(r"^\d+\. \[(.+?)\]\(", body, flags=re.MULTILINE)
+    assert title.startswith("web_search · 4 results") and "found 4 source(s)" in decision.reason
+    assert listed == [r["title"] for r in SEARCH_RESULTS]  # all 4, MNE-Python's included
 
 
 async def test_no_tool_needed_still_ends_in_answer_stage(scripted_server, search) -> None:

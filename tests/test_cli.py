@@ -187,6 +187,15 @@ def test_brainchat_starts_the_web_app_with_host_and_port_passed_through(tmp_path
     assert "<html" in page.lower() and settings["ui"]["name"] == "brainchat"
 
 
+def test_the_demo_refuses_a_host_other_than_loopback_even_with_password_login(tmp_path) -> None:
+    # its state folder has no accounts, so it runs without login: never on a reachable address
+    env = {"BRAINCHAT_AUTH": "password", "BRAINCHAT_DATA_DIR": str(tmp_path / "data")}
+    done = run(["--demo", "--host", "0.0.0.0"], env, tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "the demo listens on 127.0.0.1 only" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "state").exists()  # refused before anything was written
+
+
 def served_settings(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[str, dict[str, Any]]:
     """Start the web app with `cmd` in `cwd`, check the project's script is served, and return
     the first page and Chainlit's /project/settings as the browser reads them."""

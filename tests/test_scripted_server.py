@@ -7,7 +7,6 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import openai
@@ -29,7 +28,6 @@ from brainchat.testing.scripted_server import (
     reply_to_dict,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
 USER = [{"role": "user", "content": "hello"}]
 
 
@@ -312,23 +310,58 @@ def test_replies_round_trip_and_validate() -> None:
         reply_from_dict({"type": "text", "content": "x", "colour": "red"})
 
 
-def test_script_file_and_command_line() -> None:
-    script = ROOT / "examples" / "scripted_demo.json"
-    queued = json.loads(script.read_text())["queues"]["demo-agent"]  # the demo tour's steps
-    assert len(queued) > 1 and ScriptedServer(script=script).remaining("demo-agent") == len(queued)
-    cmd = [sys.executable, "-m", "brainchat.testing.scripted_server", "--port", "0", str(script)]
+def test_a_responder_chooses_replies_by_what_is_asked_after_the_queue() -> None:
+    def by_question(request):  # a reply from the request's content, not from an order
+        asked = request.messages[-1]["content"]
+        return None if asked == "pass" else {"type": "text", "content": f"you asked {asked}"}
+
+    with (
+        ScriptedServer(responder=by_question) as server,
+        openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0) as sdk,
+    ):
+        server.queue("m", Text("queued first"))
+        server.set_default("m", Text("the default"))
+
+        def ask(text: str) -> str:
+            message = {"role": "user", "content": text}
+            reply = sdk.chat.completions.create(model="m", messages=[message])
+            return str(reply.choices[0].message.content)
+
+        assert ask("a") == "queued first"  # the queue still goes first
+        assert [ask("b"), ask("b"), ask("c")] == ["you asked b"] * 2 + ["you asked c"]
+        assert ask("pass") == "the default"  # None: the responder passes
+        server.responder = lambda request: 1 / 0  # a broken responder fails the request loudly
+        with pytest.raises(openai.InternalServerError, match="ZeroDivisionError"):
+            ask("d")
+        assert server.requests[-1].outcome == "fault"
+
+
+def test_script_file_and_command_line_with_a_responder(tmp_path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"queues": {"m": [{"type": "text", "content": "from file"}]}}))
+    assert ScriptedServer(script=script).remaining("m") == 1
+    responder = "brainchat.demo.replies:respond"  # the demo's, as README shows it by hand
+    cmd = [sys.executable, "-m", "brainchat.testing.scripted_server", "--port", "0"]
     with subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        [*cmd, "--responder", responder, str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     ) as proc:
         try:
             assert proc.stdout is not None
             base_url = proc.stdout.readline().strip()
             assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1")
             with openai.OpenAI(base_url=base_url, api_key="x", max_retries=0) as client:
-                answer = client.chat.completions.create(model="demo-agent", messages=USER)
-            assert answer.choices[0].message.tool_calls[0].function.name == "web_search"
+                first = client.chat.completions.create(model="m", messages=USER)
+                asked = [{"role": "user", "content": "Search the literature on ERD, cite it"}]
+                agent = client.chat.completions.create(model="demo-agent", messages=asked)
+            assert first.choices[0].message.content == "from file"
+            assert agent.choices[0].message.tool_calls[0].function.name == "web_search"
         finally:
             proc.terminate()
+    bad = subprocess.run([*cmd, "--responder", "json:nothing"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "json has no function nothing" in bad.stderr
 
 
 def test_server_restarts_cleanly() -> None:

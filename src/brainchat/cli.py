@@ -53,16 +53,21 @@ def _run_app(args: list[str]) -> int:
         os.environ.setdefault("CHAINLIT_APP_ROOT", str(root))
     from chainlit.cli import cli
 
-    from brainchat.store.config import exposure_problem, load_store_config
+    from brainchat.store.config import exposure_problem, is_loopback, load_store_config
 
     host = _option(args, "--host") or os.environ.get("CHAINLIT_HOST") or "127.0.0.1"
+    if "--demo" in args:  # its own state folder, without login: loopback only
+        from brainchat import demo
+
+        if not is_loopback(host):
+            print(f"brainchat: {demo.LOOPBACK_ONLY} (not {host!r})", file=sys.stderr)
+            return 2
+        demo.keep_apart(os.environ)
     if problem := exposure_problem(host, load_store_config()):
         print(f"brainchat: {problem}", file=sys.stderr)
         return 2
 
     if "--demo" in args:  # scripted models in this process: the offline demo is one command
-        from brainchat import demo
-
         args = [a for a in args if a != "--demo"]
         server = demo.start()
         print(f"brainchat demo: scripted models at {server.base_url} (offline, no key)", flush=True)

@@ -70,8 +70,9 @@ def _fresh_server(request: pytest.FixtureRequest) -> None:
 def app_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """Start the app with an environment; every app started is stopped at module end.
 
-    `start(env, home=None)` returns the app's URL; pass the `home` of an earlier app
-    (`start.home[url]`) to start again on the same data and state folders (a restart).
+    `start(env, home=None, demo=False)` returns the app's URL (`demo`: `brainchat --demo`); pass
+    the `home` of an earlier app (`start.home[url]`) to start again on the same data and state
+    folders (a restart).
     `start.stop(url, kill=False)` ends one app (SIGTERM, or SIGKILL as a crash would);
     `start.pid(url)` is its process id.
     """
@@ -79,7 +80,7 @@ def app_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     by_url: dict[str, subprocess.Popen[bytes]] = {}
     homes: dict[str, Path] = {}
 
-    def start(env: dict[str, str], home: Path | None = None) -> str:
+    def start(env: dict[str, str], home: Path | None = None, demo: bool = False) -> str:
         tmp = home or tmp_path_factory.mktemp("app")
         fixture = tmp / "search.json"
         fixture.write_text(json.dumps(SEARCH_RESULTS))
@@ -90,10 +91,11 @@ def app_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         full.update({"BRAINCHAT_DATA_DIR": str(tmp / "data"), "BRAINCHAT_SEARCH_FIXTURE": str(fixture),
                      "PYTHONUNBUFFERED": "1", "CHAINLIT_AUTH_SECRET": "", **env})  # fmt: skip
         log = open(tmp / "app.log", "ab")  # noqa: SIM115 - closed at teardown
-        chainlit = Path(sys.executable).with_name("chainlit")
+        app = [str(Path(sys.executable).with_name("chainlit")), "run", "src/brainchat/app.py"]
+        if demo:  # `brainchat --demo`: its own scripted models, search fixture and state folder
+            app = [str(Path(sys.executable).with_name("brainchat")), "--demo"]
         proc = subprocess.Popen(
-            [str(chainlit), "run", "src/brainchat/app.py", "--headless", "--port", str(port),
-             "--host", "127.0.0.1"],
+            [*app, "--headless", "--port", str(port), "--host", "127.0.0.1"],
             cwd=ROOT, env=full, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
         procs.append((proc, log))

@@ -65,14 +65,12 @@ def test_citation_markers_link_to_sources_outside_code() -> None:
     assert fmt.link_citations(text, []) == text
 
 
-def test_search_result_step_shows_top_three_as_links() -> None:
+def test_search_result_step_lists_every_result_its_title_counts_as_links() -> None:
     top = [{"title": f"T{i}", "url": f"https://x/{i}", "snippet": f"s{i}"} for i in range(5)]
     event = ToolFinished(call_id="c", name="web_search", status="success", duration=0.12,
                          summary="5 results", result_count=5, top=top)  # fmt: skip
     text = st.result_text(event)
-    assert (
-        "1. [T0](https://x/0) — s0" in text and "3. [T2](https://x/2)" in text and "T3" not in text
-    )
+    assert "1. [T0](https://x/0) — s0" in text and "5. [T4](https://x/4) — s4" in text
     assert st.finished_title(event) == "web_search · 5 results · 120 ms"
 
 

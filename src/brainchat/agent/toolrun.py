@@ -296,11 +296,10 @@ def _finished_event(entry: LedgerEntry, duration: float) -> ToolFinished:
     status: Any = {"success": "success", "skipped": "skipped", "refused": "refused"}.get(
         entry.status, "error"
     )
-    top = [
-        {"title": s["title"], "url": s["url"], "snippet": s["snippet"]} for s in entry.sources[:3]
-    ]
-    if entry.sources:
-        summary = f"{len(entry.sources)} results" + (" (from cache)" if entry.cache_hit else "")
+    # Every result (web_search returns at most 10): the step's count and its list are one list.
+    top = [{"title": s["title"], "url": s["url"], "snippet": s["snippet"]} for s in entry.sources]
+    if top:
+        summary = f"{len(top)} results" + (" (from cache)" if entry.cache_hit else "")
     elif entry.status == "success":
         first = entry.result.strip().splitlines()[0] if entry.result.strip() else "(empty result)"
         summary = first[:200]
@@ -316,7 +315,7 @@ def _finished_event(entry: LedgerEntry, duration: float) -> ToolFinished:
         content=entry.result[:4000],
         error=error if status != "success" else None,
         cache_hit=entry.cache_hit,
-        result_count=len(entry.sources) if entry.sources else None,
+        result_count=len(top) if top else None,
         top=top,
         structured=entry.structured,
         started_at=entry.started_at,

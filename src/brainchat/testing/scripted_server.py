@@ -5,8 +5,12 @@ Point any OpenAI client at `server.base_url` ("http://127.0.0.1:<port>/v1"); it 
 list `/v1/models` reports (None: every model scripted or asked for so far); `server.api_key` makes
 both endpoints answer 401 unless the request carries `Authorization: Bearer <that key>`, as a
 real server with a key does. Each model has a queue of
-scripted replies; when it is empty the model's default reply is used, then the server-wide
-default, then a Text echoing "(scripted) " + the last user message::
+scripted replies; when it is empty the `responder` is asked (if set), then the model's default
+reply is used, then the server-wide default, then a Text echoing "(scripted) " + the last user
+message. A responder is a function of the `RecordedRequest` (model, messages, tools) that returns
+a reply (object or dict) or None to pass: replies chosen by what was asked rather than by order,
+as the `--demo` app does (`brainchat.demo.replies`); if it raises, that request gets HTTP 500
+naming the error::
 
     from brainchat.testing.scripted_server import Call, Drop, Fault, ScriptedServer, Text, ToolCalls
 
@@ -31,8 +35,8 @@ Admin API (for a server in another process, e.g. one started by hand), at the se
 "reply"}`, `POST /_admin/config {"send_usage": bool, "reject_stream_options": bool, "models": [ids] | null,
 "api_key": str | null}`, `GET /_admin/requests`, `POST /_admin/reset`.
 
-By hand: `python -m brainchat.testing.scripted_server [--port 8765] [examples/scripted_demo.json]`
-prints the base_url and serves until Ctrl-C. A script file is
+By hand: `python -m brainchat.testing.scripted_server [--port 8765] [--responder module:function]
+[examples/scripted_demo.json]` prints the base_url and serves until Ctrl-C. A script file is
 `{"send_usage": true, "default": reply, "defaults": {model: reply}, "queues": {model: [reply...]}}`.
 """
 
@@ -47,6 +51,7 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +89,7 @@ __all__ = [
 __all__ += ["Text", "ToolCalls", "reply_from_dict", "reply_to_dict"]
 
 log = logging.getLogger(__name__)
+Responder = Callable[[RecordedRequest], Reply | dict[str, Any] | None]
 STREAM_OPTIONS_REFUSAL = "Unrecognized request argument supplied: stream_options"
 
 
@@ -101,9 +107,15 @@ class ScriptedServer:
     """A scripted OpenAI-compatible server on 127.0.0.1; see the module docstring."""
 
     def __init__(
-        self, port: int = 0, *, send_usage: bool = True, script: dict | str | Path | None = None
+        self,
+        port: int = 0,
+        *,
+        send_usage: bool = True,
+        script: dict | str | Path | None = None,
+        responder: Responder | None = None,
     ) -> None:
         self.port = port
+        self.responder = responder  # asked when a model's queue is empty (see the docstring)
         self.send_usage = send_usage
         # Like some llama.cpp builds: HTTP 400 to any request with `stream_options`.
         self.reject_stream_options = False
@@ -205,12 +217,15 @@ class ScriptedServer:
             return None
         return error_response(401, "Incorrect API key provided.")
 
-    def _next_reply(self, model: str, messages: list[dict[str, Any]]) -> Reply:
+    def _next_reply(self, rec: RecordedRequest) -> Reply:
+        model, messages = rec.model, rec.messages
         with self._lock:
             queue = self._queues.get(model)
             if queue:
                 return queue.pop(0)
             default = self._defaults.get(model) or self._defaults.get(None)
+        if self.responder is not None and (answer := self.responder(rec)) is not None:
+            return answer if isinstance(answer, Reply) else reply_from_dict(answer)
         if default is not None:
             return default
         last_user: dict[str, Any] = next(
@@ -247,7 +262,13 @@ class ScriptedServer:
             rec.outcome, rec.first_chunk_at = "fault", time.time()
             rec.finished_at = time.time()  # no scripted reply is used up
             return error_response(400, STREAM_OPTIONS_REFUSAL)
-        reply = self._next_reply(model, messages)
+        try:
+            reply = self._next_reply(rec)
+        except Exception as exc:  # noqa: BLE001 - a broken responder fails this request loudly
+            log.exception("responder failed for %s", model)
+            rec.outcome, rec.first_chunk_at = "fault", time.time()
+            rec.finished_at = time.time()
+            return error_response(500, f"scripted responder failed: {exc!r}")
         rec.reply = reply_to_dict(reply)
         log.info("%s <- %d message(s); serving %s", model, len(messages), rec.reply["type"])
         if isinstance(reply, Fault):
@@ -363,6 +384,19 @@ class ScriptedServer:
         self.stop()
 
 
+def load_responder(name: str) -> Responder:
+    """`module:function` -> that function (a clear ValueError when it is not one)."""
+    import importlib
+
+    module, _, attr = name.partition(":")
+    if not module or not attr:
+        raise ValueError(f"responder {name!r}: write it as module:function")
+    found = getattr(importlib.import_module(module), attr, None)
+    if not callable(found):
+        raise ValueError(f"responder {name!r}: {module} has no function {attr}")
+    return found  # type: ignore[no-any-return]
+
+
 def main(argv: list[str] | None = None) -> None:
     """Serve a script file by hand until Ctrl-C (or SIGTERM)."""
     parser = argparse.ArgumentParser(
@@ -374,9 +408,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free one)"
     )
+    parser.add_argument(
+        "--responder",
+        metavar="MODULE:FUNCTION",
+        help="choose replies with this function of the request (e.g. brainchat.demo.replies:respond)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    server = ScriptedServer(args.port, script=args.script)
+    responder = load_responder(args.responder) if args.responder else None
+    server = ScriptedServer(args.port, script=args.script, responder=responder)
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # `kill` stops it like Ctrl-C
     try:
         print(server.start().base_url, flush=True)

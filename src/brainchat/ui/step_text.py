@@ -43,8 +43,9 @@ def tool_title(name: str, state: str = "running…", duration: float | None = No
 
 
 def finished_title(e: ToolFinished) -> str:
-    if e.status == "success" and e.result_count is not None:
-        state = plural(e.result_count, "result") + (" · cache hit" if e.cache_hit else "")
+    count = len(e.top) if e.top else e.result_count  # the results the step lists, when it does
+    if e.status == "success" and count is not None:
+        state = plural(count, "result") + (" · cache hit" if e.cache_hit else "")
     else:
         state = STATUS.get(e.status, e.status) + (" · cache hit" if e.cache_hit else "")
     return tool_title(e.name, state, e.duration)
@@ -78,7 +79,7 @@ def result_text(e: ToolFinished, change: str = "", figures: list[str] | None = N
     lines = [_first(e) or "(no result)"]
     if e.error and e.status != "success":
         lines.append(f"\n**Error:** {e.error}")
-    for i, top in enumerate(e.top[:3], 1):
+    for i, top in enumerate(e.top, 1):  # all of them: the title counts this list
         title = top.get("title") or top.get("url") or f"result {i}"
         head = f"[{title}]({top['url']})" if top.get("url") else title
         snippet = (top.get("snippet") or "").strip()
