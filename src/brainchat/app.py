@@ -10,13 +10,16 @@ from chainlit.config import config
 
 from brainchat.settings import load_settings
 from brainchat.ui import conversation as conv
-from brainchat.ui import origin, persistence, runtime, servers, uploads
+from brainchat.ui import origin, persistence, runtime, servers, upload_route, uploads
 
 logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 conv.log_config_problems(load_settings())  # bad configuration is logged at start-up
 origin.install()  # only the app's own pages (or BRAINCHAT_ALLOWED_ORIGINS) may drive it
 persistence.install(config.run.host)  # stored threads and login; refuses an exposed host
 uploads.install(load_settings())  # Chainlit's upload size bound never below brainchat's
+upload_route.install(
+    load_settings()
+)  # uploads streamed to disk, size and quota kept as they arrive
 runtime.install()  # C asyncio tasks, a quieter GC: less CPU per turn (bench/concurrency.py)
 
 

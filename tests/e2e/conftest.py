@@ -72,7 +72,8 @@ def app_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     `start(env, home=None)` returns the app's URL; pass the `home` of an earlier app
     (`start.home[url]`) to start again on the same data and state folders (a restart).
-    `start.stop(url, kill=False)` ends one app (SIGTERM, or SIGKILL as a crash would).
+    `start.stop(url, kill=False)` ends one app (SIGTERM, or SIGKILL as a crash would);
+    `start.pid(url)` is its process id (tests that measure its memory in /proc).
     """
     procs: list[tuple[subprocess.Popen[bytes], Any]] = []
     by_url: dict[str, subprocess.Popen[bytes]] = {}
@@ -116,6 +117,7 @@ def app_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     start.stop = stop  # type: ignore[attr-defined]
     start.home = homes  # type: ignore[attr-defined]
+    start.pid = lambda url: by_url[url].pid  # type: ignore[attr-defined]
     yield start
     for proc, log in procs:
         proc.terminate()
