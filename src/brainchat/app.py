@@ -10,7 +10,7 @@ from chainlit.config import config
 
 from brainchat.settings import load_settings
 from brainchat.ui import conversation as conv
-from brainchat.ui import origin, persistence, runtime, servers, upload_route, uploads
+from brainchat.ui import files_folder, origin, persistence, runtime, servers, upload_route, uploads
 
 logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 conv.log_config_problems(load_settings())  # bad configuration is logged at start-up
@@ -20,6 +20,7 @@ uploads.install(load_settings())  # Chainlit's upload size bound never below bra
 upload_route.install(
     load_settings()
 )  # uploads streamed to disk, size and quota kept as they arrive
+files_folder.install()  # this process's own upload folder: stopping another never deletes it
 runtime.install()  # C asyncio tasks, a quieter GC: less CPU per turn (bench/concurrency.py)
 
 
