@@ -56,6 +56,12 @@ async def stop() -> None:
         await conv.stop(c)
 
 
+@cl.on_chat_end
+async def chat_end() -> None:
+    if c := conv.current():
+        await conv.end(c)
+
+
 @cl.on_settings_update
 async def settings_update(values: dict[str, Any]) -> None:
     if c := conv.current():
