@@ -158,6 +158,7 @@ class Limit:
 
 async def _stream(request: Request, session: Any, limit: Limit) -> JSONResponse:
     """Parse the body as it arrives; the file part goes to disk block by block."""
+    from python_multipart.exceptions import MultipartParseError
     from python_multipart.multipart import MultipartParser, parse_options_header
 
     ctype, params = parse_options_header(request.headers.get("content-type", ""))
@@ -172,6 +173,9 @@ async def _stream(request: Request, session: Any, limit: Limit) -> JSONResponse:
             await writer.flush()
         parser.finalize()
         await writer.flush(final=True)
+    except MultipartParseError as exc:  # its own bounds too: 8 headers of 4 kB a part
+        writer.discard()
+        raise Refused(400, f"the upload is not valid multipart data ({exc})") from None
     except BaseException:
         writer.discard()
         raise
