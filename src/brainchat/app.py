@@ -11,6 +11,7 @@ from chainlit.config import config
 from brainchat.settings import load_settings
 from brainchat.ui import (
     connect,
+    files_folder,
     headers,
     origin,
     outbound,
@@ -18,6 +19,7 @@ from brainchat.ui import (
     persistence,
     runtime,
     servers,
+    upload_route,
     uploads,
 )
 from brainchat.ui import conversation as conv
@@ -31,6 +33,8 @@ store = persistence.install(config.run.host)  # stored threads and login; refuse
 outbound.install(store.config.auth)  # with accounts, users' URLs reach public addresses only
 connect.install()  # a user's keys are masked in their own output, not as an oracle to others
 uploads.install(load_settings())  # Chainlit's upload size bound never below brainchat's
+upload_route.install(load_settings())  # uploads streamed to disk; size and quota kept as they come
+files_folder.install()  # this process's own upload folder: stopping another never deletes it
 runtime.install()  # C asyncio tasks, a quieter GC: less CPU per turn (bench/concurrency.py)
 
 
@@ -64,6 +68,12 @@ async def message(msg: cl.Message) -> None:
 async def stop() -> None:
     if c := conv.current():
         await conv.stop(c)
+
+
+@cl.on_chat_end
+async def chat_end() -> None:
+    if c := conv.current():
+        await conv.end(c)
 
 
 @cl.on_settings_update

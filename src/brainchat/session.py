@@ -76,9 +76,14 @@ class Session:
         if self._study is None:
             from brainchat.eeg.study import Study
 
-            self._study = Study(self.settings.data_dir)
+            self._study = Study(self.settings.data_dir, self.settings.max_operation_mb)
             self._study.settings_info = self.export_settings
         return self._study
+
+    @property
+    def has_study(self) -> bool:
+        """Whether the study was made (reading `study` makes it)."""
+        return self._study is not None
 
     def export_settings(self) -> dict[str, Any]:
         """The model and agent settings an exported report shows: names, never keys or

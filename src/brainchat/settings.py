@@ -49,6 +49,8 @@ SPEC_KEYS = {
 }
 MODEL_VARS = ("CHAT_MODEL", "AGENT_FUNCTION_CALL_MODEL", "AGENT_ANSWER_MODEL")
 UPLOAD_MAX_ENV = "BRAINCHAT_UPLOAD_MAX_MB"
+QUOTA_ENV = "BRAINCHAT_USER_QUOTA_MB"
+OPERATION_ENV = "BRAINCHAT_MAX_OPERATION_MB"
 SPEC_EXAMPLE = 'JSON like {"provider": "openai", "model": "gpt-4o-mini"}'
 KEY_AS_MODEL = (
     "it looks like an API key, not a model name; put the key in api_key (or OPENAI_API_KEY) "
@@ -148,6 +150,8 @@ class Settings:
     default_mode: Mode = "chat"
     data_dir: Path = Path("data")
     upload_max_mb: int = 500  # the largest file (or zip) a user may upload, in MB
+    user_quota_mb: int = 20_000  # disk a user's uploads, models and exports may take (0: none)
+    max_operation_mb: int = 4_000  # memory one study operation may need (resample, filter...)
     mcp_config: Path | None = None
     search_backend: str = "ddgs"
     search_fixture: Path | None = None
@@ -466,6 +470,12 @@ def load_settings(env: Mapping[str, str] | None = None, *, dotenv: bool = True) 
         data_dir=Path(env.get("BRAINCHAT_DATA_DIR") or "data"),
         upload_max_mb=_read(
             env, errors, UPLOAD_MAX_ENV, lambda v, r: _num(v, r, int, 1, 100_000), 500
+        ),
+        user_quota_mb=_read(
+            env, errors, QUOTA_ENV, lambda v, r: _num(v, r, int, 0, 100_000_000), 20_000
+        ),
+        max_operation_mb=_read(
+            env, errors, OPERATION_ENV, lambda v, r: _num(v, r, int, 10, 10_000_000), 4_000
         ),
         mcp_config=Path(env["MCP_CONFIG"]) if env.get("MCP_CONFIG") else None,
         search_backend="fixture" if fixture else (env.get("BRAINCHAT_SEARCH_BACKEND") or "ddgs"),

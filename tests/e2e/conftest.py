@@ -74,7 +74,7 @@ def app_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     the `home` of an earlier app (`start.home[url]`) to start again on the same data and state
     folders (a restart).
     `start.stop(url, kill=False)` ends one app (SIGTERM, or SIGKILL as a crash would);
-    `start.pid(url)` is its process id.
+    `start.pid(url)` is its process id (tests that measure its memory in /proc).
     """
     procs: list[tuple[subprocess.Popen[bytes], Any]] = []
     by_url: dict[str, subprocess.Popen[bytes]] = {}

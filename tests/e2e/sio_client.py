@@ -81,15 +81,21 @@ class ChainlitSocket:
         await self.wait_for("ready")  # the welcome: "brainchat is (not) ready"
 
     async def send(
-        self, text: str, modes: dict[str, str] | None = None, message_id: str = ""
+        self,
+        text: str,
+        modes: dict[str, str] | None = None,
+        message_id: str = "",
+        files: list[str] | None = None,
     ) -> None:
         """A message as the browser sends it; `modes`: the message bar's pickers (Mode: chat/agent);
-        `message_id`: the id the page would have made (a fresh uuid4 unless given)."""
+        `message_id`: the id the page would have made (a fresh uuid4 unless given); `files`: ids
+        of files uploaded to /project/file for this session, attached to it."""
         message = {"threadId": "", "id": message_id or str(uuid.uuid4()), "name": "User", "type": "user_message",
                    "output": text, "createdAt": datetime.now(UTC).isoformat()}  # fmt: skip
         if modes:
             message["modes"] = modes
-        await self.sio.emit("client_message", {"message": message, "fileReferences": []})
+        refs = [{"id": f} for f in files or []]
+        await self.sio.emit("client_message", {"message": message, "fileReferences": refs})
 
     async def close(self) -> None:
         if self.sio.connected:  # abort: a polling client would wait out its long poll (~25 s)

@@ -175,15 +175,13 @@ def test_a_zip_of_two_recordings_lands_in_its_folder(app, browser, data_dir, fil
 def test_a_file_over_the_limit_gets_the_limit_and_how_to_raise_it(
     app, browser, data_dir, files
 ) -> None:
+    """Refused while it uploads (HTTP 413 from the upload route): the browser's notice says why."""
     page = open_chat(browser, app)
-    attach(page, files / "big.edf")
-    page.click("#chat-submit")
-    page.wait_for_selector("text=/Refused big.edf/")
-    wait_idle(page)
-    body = page.inner_text("body")
+    page.set_input_files(FILE_INPUT, [str(files / "big.edf")])
+    notice = page.wait_for_selector("text=/Failed to upload/")
     assert (
         "is over the upload limit of 1 MB; to accept larger files, set BRAINCHAT_UPLOAD_MAX_MB"
-        in body
+        in notice.inner_text()
     )
     assert "big.edf" not in uploads(data_dir)
     shutil.rmtree(data_dir / "uploads", ignore_errors=True)

@@ -44,8 +44,9 @@ class Study:
     """One per chat session. Operations run one at a time, in a worker thread, and commit at the
     end: a failed or cancelled operation leaves the state exactly as it was."""
 
-    def __init__(self, data_dir: Path | str) -> None:
+    def __init__(self, data_dir: Path | str, max_operation_mb: int | None = None) -> None:
         self.data_dir = Path(data_dir)
+        self.max_operation_mb = max_operation_mb  # memory one operation may need (eeg/memory.py)
         self.state = StudyState()
         self._lock = asyncio.Lock()
         self.log: list[dict[str, Any]] = []  # replayable record of the committed operations
@@ -260,6 +261,19 @@ class Study:
         finally:
             self._finishing = None
             self._lock.release()
+
+    async def release(self) -> None:
+        """Free the study's data (its browser tab has gone): the operation log becomes pending,
+        so the next use, if the tab comes back, replays it from the files. Waits for a running
+        operation to end first."""
+        async with self._lock:
+            if self.pending is None and self.log:
+                self.pending = self.log
+            if self.pending is not None:  # else nothing could rebuild it: it stays
+                self.state, self.log = StudyState(), []
+        from brainchat.eeg.memory import give_back
+
+        await asyncio.to_thread(give_back)
 
     async def settled(self) -> None:
         """Wait until a stopped step has finished and the study is free again."""

@@ -89,7 +89,11 @@ def _data_tools(study: Study) -> list[BaseTool]:
 
 def _preprocessing_tools(study: Study) -> list[BaseTool]:
     async def pre(make: Callable[[], Op], record: dict[str, Any]) -> str:
-        return await run_op(study, make(), mutates_data=True, record=record)
+        from brainchat.eeg.memory import guarded, step_need
+
+        need = step_need(record["step"]["op"], record["step"]["params"])
+        op = guarded(make(), need, study.max_operation_mb)
+        return await run_op(study, op, mutates_data=True, record=record)
 
     async def bandpass_filter(l_freq: float | None = None, h_freq: float | None = None) -> str:
         label = (
@@ -172,7 +176,9 @@ def _analysis_tools(study: Study) -> list[BaseTool]:
         reject_uv: float | None = None,
     ) -> str:
         from brainchat.eeg.dataset import epoch_op
+        from brainchat.eeg.memory import epoch_need, guarded
 
+        limit = study.max_operation_mb
         base = tuple(baseline) if baseline is not None else None
         record = {
             "op": "epoch",
@@ -182,7 +188,8 @@ def _analysis_tools(study: Study) -> list[BaseTool]:
             "baseline": baseline,
             "reject_uv": reject_uv,
         }
-        return await run_op(study, epoch_op(tmin, tmax, events, base, reject_uv), record=record)
+        op = guarded(epoch_op(tmin, tmax, events, base, reject_uv), epoch_need(tmin, tmax), limit)
+        return await run_op(study, op, record=record)
 
     async def split_dataset(
         by: str = "trial", test_ratio: float = 0.2, val_ratio: float = 0.2, seed: int = 0

@@ -42,8 +42,11 @@ def entry_parts(name: str) -> tuple[str, ...]:
     return parts
 
 
-def unpack(archive: Path, into: Path, max_entries: int, max_bytes: int) -> Unpacked:
-    """Extract the EEG files of `archive` under `into` (a fresh folder); raise UnsafeArchive."""
+def unpack(archive: Path, into: Path, max_entries: int, max_bytes: int, why: str = "") -> Unpacked:
+    """Extract the EEG files of `archive` under `into` (a fresh folder); raise UnsafeArchive.
+
+    `why`: the reason given when `max_bytes` is reached, if not the bound for one zip (the
+    user's disk quota)."""
     try:
         zf = zipfile.ZipFile(archive)
     except (zipfile.BadZipFile, OSError) as exc:
@@ -77,32 +80,32 @@ def unpack(archive: Path, into: Path, max_entries: int, max_bytes: int) -> Unpac
             if target.exists():
                 raise UnsafeArchive(f"two entries have the same name once made safe: '{rel}'")
             target.parent.mkdir(parents=True, exist_ok=True)
-            budget -= _copy_entry(zf, info, target, budget, max_bytes)
+            budget -= _copy_entry(zf, info, target, budget, why or _too_big(max_bytes))
             out.files.append((rel, target))
     return out
 
 
 def _copy_entry(
-    zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, left: int, cap: int
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, left: int, why: str
 ) -> int:
-    """Write one entry, counting the bytes; raise UnsafeArchive past the unpacked-size bound."""
+    """Write one entry, counting the bytes; raise UnsafeArchive(why) past the bound."""
     if info.file_size > left:
-        raise _too_big(cap)
+        raise UnsafeArchive(why)
     written = 0
     try:
         with zf.open(info) as src, target.open("xb") as dst:
             while chunk := src.read(CHUNK):
                 written += len(chunk)
                 if written > left:
-                    raise _too_big(cap)
+                    raise UnsafeArchive(why)
                 dst.write(chunk)
     except (zipfile.BadZipFile, EOFError, NotImplementedError, OSError) as exc:
         raise UnsafeArchive(f"entry '{info.filename}' could not be read ({exc})") from None
     return written
 
 
-def _too_big(cap: int) -> UnsafeArchive:
-    return UnsafeArchive(
+def _too_big(cap: int) -> str:
+    return (
         f"it unpacks to more than {cap / 2**20:,.0f} MB (the bound for one zip: 4 x the upload "
         "limit BRAINCHAT_UPLOAD_MAX_MB)"
     )

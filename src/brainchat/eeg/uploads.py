@@ -49,6 +49,8 @@ FORMATS_TEXT = (
 class UploadLimits:
     max_mb: int = 500  # BRAINCHAT_UPLOAD_MAX_MB: one uploaded file (or zip)
     zip_entries: int = 500
+    room: int | None = None  # bytes left under the user's quota (None: no quota)
+    quota_mb: int = 0  # BRAINCHAT_USER_QUOTA_MB, named when `room` runs out
 
     @property
     def max_bytes(self) -> int:
@@ -139,6 +141,14 @@ async def receive_listed(
     study's upload list). A Stop while the files are checked cannot stop the thread, which
     goes on to place what passes: those files are still listed when it ends, so the agent
     knows of every file in the folder."""
+    return await asyncio.shield(start_receive(files, data_dir, limits, listed))
+
+
+def start_receive(
+    files: Sequence[Incoming], data_dir: Path, limits: UploadLimits, listed: list[str]
+) -> asyncio.Future[UploadReport]:
+    """`receive` started in a worker thread; its accepted lines are appended to `listed` when it
+    ends, whether or not anyone still waits for it."""
     work = asyncio.ensure_future(asyncio.to_thread(receive, files, data_dir, limits))
 
     def list_them(done: asyncio.Future[UploadReport]) -> None:
@@ -146,7 +156,7 @@ async def receive_listed(
             listed.extend(a.line() for a in done.result().accepted)
 
     work.add_done_callback(list_them)
-    return await asyncio.shield(work)
+    return work
 
 
 def _stage(
@@ -160,6 +170,7 @@ def _stage(
     loose = staging / "files"
     loose.mkdir()
     folders: list[tuple[Path, str]] = [(loose, "")]
+    room = Room(limits, staging)
     for i, f in enumerate(files):
         try:
             size = f.path.stat().st_size
@@ -169,6 +180,9 @@ def _stage(
         if size > limits.max_bytes:
             report.refused.append(Refused(f.name, too_big(size, limits.max_mb)))
             continue
+        if size > room.left():
+            report.refused.append(Refused(f.name, room.refusal(f"`{f.name}`")))
+            continue
         ext = extension(f.name)
         if ext not in ACCEPTED:
             report.refused.append(
@@ -177,8 +191,10 @@ def _stage(
         elif ext == ".zip":
             box = staging / f"zip-{i}"
             dest = safe_folder(stem(safe_name(f.name)))
+            cap = min(limits.zip_bytes, room.left())
+            why = room.refusal("unpacking it") if cap < limits.zip_bytes else ""
             try:
-                out = unpack(f.path, box / dest, limits.zip_entries, limits.zip_bytes)
+                out = unpack(f.path, box / dest, limits.zip_entries, cap, why)
             except UnsafeArchive as exc:
                 shutil.rmtree(box, ignore_errors=True)
                 report.refused.append(Refused(f.name, f"zip refused, nothing kept from it: {exc}"))
@@ -201,6 +217,25 @@ def _stage(
             shutil.copyfile(f.path, loose / name)
             originals[name] = f.name
     return folders
+
+
+class Room:
+    """What the user's quota leaves for this upload, less what it has staged so far."""
+
+    def __init__(self, limits: UploadLimits, staging: Path) -> None:
+        self.limits, self.staging = limits, staging
+
+    def left(self) -> int:
+        if self.limits.room is None:
+            return 2**62
+        staged = sum(p.stat().st_size for p in self.staging.rglob("*") if p.is_file())
+        return max(0, self.limits.room - staged)
+
+    def refusal(self, what: str) -> str:
+        from brainchat.eeg.quota import MB, over_quota
+
+        used = self.limits.quota_mb * MB - self.left()
+        return over_quota(self.limits.quota_mb, used, what)
 
 
 def _accept(rec: StagedSet, box: Path, target: Path, root: Path, report: UploadReport) -> None:
@@ -301,9 +336,11 @@ def _accepted(
     return Accepted(files[0], files, info, reused, note)
 
 
-def too_big(size: int, max_mb: int) -> str:
+def too_big(size: int | None, max_mb: int) -> str:
+    """`size` None: an upload refused while it arrived (its whole size is never known)."""
+    shown = "the file" if size is None else f"{size / 2**20:,.1f} MB"
     return (
-        f"{size / 2**20:,.1f} MB is over the upload limit of {max_mb} MB; to accept larger "
+        f"{shown} is over the upload limit of {max_mb} MB; to accept larger "
         f"files, set BRAINCHAT_UPLOAD_MAX_MB (e.g. BRAINCHAT_UPLOAD_MAX_MB={max(2 * max_mb, 1000)}) "
         "and restart brainchat"
     )

@@ -16,9 +16,11 @@ from brainchat.eeg.toolkit import READ_ONLY, make_tool, run_op
 def ica_tools(study: Study) -> list[BaseTool]:
     async def ica_fit(n_components: int = 15, method: str = "fastica", seed: int = 0) -> str:
         from brainchat.eeg.decoding import ica_fit_op
+        from brainchat.eeg.memory import guarded, ica_fit_need
 
         record = {"op": "ica_fit", "n_components": n_components, "method": method, "seed": seed}
-        return await run_op(study, ica_fit_op(n_components, method, seed), record=record)
+        op = guarded(ica_fit_op(n_components, method, seed), ica_fit_need, study.max_operation_mb)
+        return await run_op(study, op, record=record)
 
     async def ica_components(components: list[int] | None = None) -> str:
         from brainchat.eeg.views import ica_components_op
@@ -33,8 +35,11 @@ def ica_tools(study: Study) -> list[BaseTool]:
             new, text = step_op(ica_apply_step(state, exclude))(state, stop)
             return replace(new, ica=None), text
 
+        from brainchat.eeg.memory import guarded, step_need
+
+        checked = guarded(op, step_need("ica", {}), study.max_operation_mb)
         return await run_op(
-            study, op, mutates_data=True, record={"op": "ica_apply", "exclude": list(exclude)}
+            study, checked, mutates_data=True, record={"op": "ica_apply", "exclude": list(exclude)}
         )
 
     return [

@@ -304,6 +304,12 @@ async def stop(conv: Conversation) -> None:
         await conv.renderer.stop(conv.session.usage_so_far(), _chainlit_stop_message())
 
 
+async def end(conv: Conversation) -> None:
+    """The browser tab has gone: free the study's memory (replayed if the tab comes back)."""
+    if conv.session.has_study:
+        await conv.session.study.release()
+
+
 def _chainlit_stop_message() -> cl.Message | None:
     """Chainlit's own "Task manually stopped." message, sent just before on_stop: brainchat's
     stop notice replaces its text, so a stop leaves one message, not two."""

@@ -10,6 +10,7 @@ short note instead, since the chat model cannot open files.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from brainchat.eeg.uploads import (
     UploadLimits,
     UploadReport,
     agent_note,
-    receive_listed,
+    start_receive,
 )
 from brainchat.redact import get_logger, mask
 from brainchat.settings import Settings
@@ -48,19 +49,87 @@ def install(settings: Settings) -> None:
 
 
 async def receive_attached(conv: Any, message: cl.Message) -> str | None:
-    """Check and place the files attached to `message`; return the note for a Chat-mode turn."""
+    """Check and place the files attached to `message`; return the note for a Chat-mode turn.
+
+    One upload per user (data folder) is checked at a time in this process: checking is disk and
+    CPU work, and one user's many tabs must not multiply it. Afterwards the files' copies in
+    Chainlit's session folder are removed (what was accepted is in the data folder), so they no
+    longer count against the quota."""
     attached = [e for e in message.elements or [] if getattr(e, "path", None)]
     if not attached:
         return None
     s = conv.session
+    key = str(s.settings.data_dir)  # one data folder per user
+    files = cl.context.session.files
+    if key in _checking:
+        _drop(files, attached)
+        await _busy(attached)
+        return None
+    _checking.add(key)
+
+    def release(_: Any = None) -> None:  # when the check has ended, even after a Stop
+        _checking.discard(key)
+        _drop(files, attached)
+
     incoming = [Incoming(str(e.name or "upload"), Path(str(e.path))) for e in attached]
-    limits = UploadLimits(max_mb=s.settings.upload_max_mb)
-    step = cl.Step(name=f"Upload · checking {len(incoming)} file(s)…", type="tool")
+    try:
+        limits = await asyncio.to_thread(_limits, s.settings, attached)
+        work = start_receive(incoming, s.settings.data_dir, limits, s.study.uploads)
+    except BaseException:
+        release()
+        raise
+    work.add_done_callback(release)
+    return await _report(conv, message, work, len(incoming))
+
+
+_checking: set[str] = set()  # data folders with an upload being checked now
+
+
+async def _busy(attached: list[Any]) -> None:
+    names = ", ".join(f"`{e.name}`" for e in attached)
+    text = (
+        f"⚠️ Another upload of yours is being checked; wait until it has finished, then attach "
+        f"{names} again. Nothing of it was kept."
+    )
+    async with cl.Step(
+        name="Upload · refused · another upload is being checked", type="tool"
+    ) as step:
+        step.output = text
+    await cl.Message(content=text, author=AUTHOR).send()
+
+
+def _drop(files: dict[str, Any], attached: list[Any]) -> None:
+    """Remove the attached files' copies from Chainlit's session folder and its list."""
+    for e in attached:
+        files.pop(getattr(e, "id", ""), None)
+        Path(str(e.path)).unlink(missing_ok=True)
+
+
+def _limits(settings: Settings, attached: list[Any]) -> UploadLimits:
+    """The size limit, and the room the user's quota leaves (blocking: walks the folder)."""
+    if not settings.user_quota_mb:
+        return UploadLimits(max_mb=settings.upload_max_mb)
+    from brainchat.eeg.quota import MB
+    from brainchat.ui.upload_route import quota_used
+
+    user = cl.context.session.user
+    who = user.identifier if user else ""
+    used = quota_used(who, Path(settings.data_dir), {str(e.id) for e in attached})
+    room = settings.user_quota_mb * MB - used
+    return UploadLimits(settings.upload_max_mb, room=room, quota_mb=settings.user_quota_mb)
+
+
+async def _report(
+    conv: Any, message: cl.Message, work: asyncio.Future[UploadReport], count: int
+) -> str | None:
+    """The step and the message about an upload being checked by `work`."""
+    s = conv.session
+    step = cl.Step(name=f"Upload · checking {count} file(s)…", type="tool")
     started = time.perf_counter()
     failed = False
     async with step:
         try:
-            report = await receive_listed(incoming, s.settings.data_dir, limits, s.study.uploads)
+            report = await asyncio.shield(work)
         except Exception as exc:  # noqa: BLE001 - an upload never breaks the conversation
             log.exception("upload failed")
             report, failed = UploadReport(), True
