@@ -20,7 +20,7 @@ from conftest import ROOT, expand_all_steps, open_chat, pick_mode, send, spec, w
 from mcp_servers.helpers import free_port, http_lab
 
 pytestmark = pytest.mark.browser
-PLUG = "button:has(> svg.lucide-plug)"  # the MCP button in the message bar
+PLUG = "#message-composer button:has(> svg.lucide-plug)"  # the MCP button in the message bar
 DIALOG = "#mcp-servers"
 STEP_BODY = "xpath=ancestor::div[starts-with(@id, 'step-')][1]"  # a step title's whole step
 ALLOWED = re.compile(r"allowed_urls = \[[^\]]*\]")
