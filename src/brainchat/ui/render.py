@@ -339,6 +339,10 @@ class RunRenderer:
             self.run.name = name
             await self.run.update()
 
+    def shown_answer(self) -> str:
+        """The answer as its message shows it (and the store keeps it): citations linked."""
+        return fmt.link_citations(self.answer_text, self.sources)
+
     async def finish(self) -> None:
         """Close every open step, then complete the answer with sources, figures and stats."""
         if self.finished:
@@ -355,7 +359,7 @@ class RunRenderer:
         extra, usage = self._footer()
         elements = [*self.figures, *self.files, *usage]
         if self.answer is not None:
-            text = fmt.link_citations(self.answer_text, self.sources)
+            text = self.shown_answer()
             self.answer.content = text + ("\n" + extra if extra else "")
             self.answer.elements = elements
             if self.study_touched and self.mode == "agent":

@@ -117,7 +117,8 @@ def mark_answer(renderer: Any, event: RunFinished, question_id: str | None) -> N
     metadata = dict(renderer.answer.metadata or {})
     from brainchat.store.history import TURN_MARK
 
-    metadata[TURN_MARK] = turn_mark(question_id, event.answer, renderer.answer_text)
+    # against the text the message will store (citations linked), not the streamed one
+    metadata[TURN_MARK] = turn_mark(question_id, event.answer, renderer.shown_answer())
     renderer.answer.metadata = metadata
 
 
