@@ -143,11 +143,11 @@ def tour(page: Any, shots: Shots) -> None:
     open_step(page, "web_search")
     shots.take(page, "agent-run.png", height=1500)
 
-    page.click("#chat-settings-open-modal")
-    page.wait_for_selector("#max_iterations")
+    page.click("#chat-settings-open-modal")  # the panel opens on its Models section
+    page.wait_for_selector("#chat-settings [role=tabpanel][data-state=active] label")
     shots.take(page, "settings.png")
     page.keyboard.press("Escape")
-    page.wait_for_selector("#max_iterations", state="detached")
+    page.wait_for_selector("#chat-settings", state="detached")
 
     page.get_by_role("button", name="Write the demo EEG set").first.click()
     page.wait_for_selector("text=/Wrote \\d+ recordings/", timeout=120_000)
