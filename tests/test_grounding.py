@@ -155,3 +155,36 @@ async def test_chat_marks_a_citation_with_no_source(scripted_server) -> None:
 def test_figures(answer: str, known: list[str], flagged: bool) -> None:
     flags = check_answer(answer, NoTools(), known, [], claims=False)
     assert bool(flags) is flagged, flags
+
+
+ECHO = (
+    "Say plainly which steps were done (the successful tool calls above) and which steps of the "
+    'request remain, and tell the user they can reply "continue" to go on from here.\n\n'
+    "Steps done (successful tool calls):\n\n- Load"
+)
+
+
+async def test_an_answer_that_echoes_its_instructions_is_replaced_by_the_facts(
+    scripted_server, data_dir
+):
+    """After a stop with nothing gathered, the small model echoed the answer request's own
+    instruction as its answer (#23): brainchat states what the run shows instead, and the
+    request no longer points at 'the successful tool calls above' when there are none."""
+    s = scripted_server
+    guess = ToolCalls([Call("load_data", {"files": ["sub-01/1.edf"]})])
+    s.queue("fc", guess, guess, guess)
+    s.queue("ans", Text(ECHO))
+    events = await collect(eeg_agent(s, Study(data_dir)).run("Load sub-01"))
+    assert of(events, "run_finished")[0].reason == "loop"
+    asked = s.requests_for("ans")[0].messages[-1]["content"]
+    assert "successful tool calls above" not in asked
+    assert "before any tool call succeeded" in asked and "nothing could be gathered" in asked
+    answer = of(events, "run_finished")[0].answer
+    assert answer.startswith("brainchat writes this answer itself: the answer model repeated")
+    assert "- load_data error: file 'sub-01/1.edf' not found" in answer
+    assert "No tool call succeeded, so nothing was gathered." in answer
+    assert "Say plainly" not in answer
+    checked = of(events, "answer_checked")[-1]
+    assert checked.text == answer and checked.flags[0]["kind"] == "instruction"
+    notice = [n for n in of(events, "notice") if "repeated brainchat's instructions" in n.message]
+    assert notice and notice[0].kind == "ungrounded"

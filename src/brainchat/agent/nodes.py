@@ -22,7 +22,7 @@ from langchain_core.messages import (
 )
 
 from brainchat import grounding, llm
-from brainchat.agent import modelcall, textcalls
+from brainchat.agent import echo, modelcall, textcalls
 from brainchat.agent.budget import (
     Budget,
     Fitted,
@@ -42,7 +42,15 @@ from brainchat.agent.policy import (
 )
 from brainchat.agent.state import AgentState, RunContext, clip
 from brainchat.agent.toolrun import ToolRunner
-from brainchat.events import Citations, Evaluation, ModelSwitch, Notice, ThinkingDone, emit
+from brainchat.events import (
+    AnswerChecked,
+    Citations,
+    Evaluation,
+    ModelSwitch,
+    Notice,
+    ThinkingDone,
+    emit,
+)
 from brainchat.llm import describe_error
 from brainchat.prompts import load_prompt
 from brainchat.repeats import RepeatGuard, repeat_notice_text, without_repeats
@@ -527,6 +535,7 @@ class Nodes:
             claims=ctx.plan is None,
         )
         ctx.unverified += unverified
+        text = self._not_an_echo(text, state.get("stop_reason"))
         cited = sorted({int(n) for n in CITATION.findall(text)})
         real = [s for s in ctx.ledger.sources if s["n"] in cited]
         if real:
@@ -581,6 +590,29 @@ class Nodes:
             "stop_reason": "error",
             "error": message,
         }
+
+    def _not_an_echo(self, text: str, stop: str | None) -> str:
+        """An answer that repeats the answer request's instructions is replaced by what the
+        ledger shows, written by brainchat, and the user is told why."""
+        prompt = load_prompt("answer", self.d.prompt_variants.get("answer"))
+        said = echo.echoed(text, [prompt, *LIMIT_STOPS.values(), *NOTHING.values()])
+        if said is None:
+            return text
+        why = "the answer model repeated its instructions instead of answering"
+        text = echo.facts_answer(self.ctx.ledger, why)
+        flag = {"kind": "instruction", "sentence": said, "why": "an instruction, not an answer"}
+        emit(AnswerChecked(text=text, flags=[flag]))
+        emit(
+            Notice(
+                kind="ungrounded",
+                message=f"The answer model ({self.d.names['answer']}) repeated brainchat's "
+                "instructions instead of answering; the answer shows what the run did, in "
+                "brainchat's words.",
+                hint="Ask again, or pick another answer model in the settings.",
+            )
+        )
+        self.ctx.unverified += 1
+        return text
 
     def _answer_messages(self, state: AgentState) -> list[BaseMessage] | None:
         """System prompt, the history that fits, and the verified results cut to fit the window.
@@ -656,7 +688,8 @@ class Nodes:
         if self.ctx.plan is not None:
             lines.append(self.planner.answer_input(self.ctx.plan))
         if stop_reason in LIMIT_STOPS:
-            lines += ["", LIMIT_STOPS[stop_reason]]
+            gathered = any(e.status == "success" for e in self.ctx.ledger.entries)
+            lines += ["", LIMIT_STOPS[stop_reason] if gathered else NOTHING[stop_reason]]
         if len(lines) == 2:
             lines.append("No tools were used; answer from your own knowledge.")
         return "\n".join(lines)
@@ -681,19 +714,28 @@ def _names(entries: list[Any]) -> str:
     return ", ".join(f"{n} ×{c}" if c > 1 else n for n, c in counts.items())
 
 
+STOP_CAUSES = (  # why the tool loop stopped early, as the answer request says it
+    ("round_limit", "the limit on successful tool rounds"),
+    ("iteration_limit", "the limit on model calls"),
+    ("timeout", "the time limit"),
+    ("loop", "loop detection"),
+    ("model_error", "a failure of the function-call model"),
+    ("plan_failed", "a plan step that still failed after the allowed replans"),
+    ("context_full", "the function-call model's context window filling up"),
+)
+# The same stop with nothing gathered: no "successful tool calls above" to point at (a small
+# model echoed that instruction as its answer)
+NOTHING = {
+    reason: f"The tool loop was cut by {what} before any tool call succeeded. Tell the user in "
+    "two sentences that nothing could be gathered and what failed (the failed calls above), and "
+    "what they can change before asking again."
+    for reason, what in STOP_CAUSES
+}
 LIMIT_STOPS = {
     reason: f"The tool loop was cut by {what} before the request may be complete. Say plainly "
     "which steps were done (the successful tool calls above) and which steps of the request "
     'remain, and tell the user they can reply "continue" to go on from here.'
-    for reason, what in (
-        ("round_limit", "the limit on successful tool rounds"),
-        ("iteration_limit", "the limit on model calls"),
-        ("timeout", "the time limit"),
-        ("loop", "loop detection"),
-        ("model_error", "a failure of the function-call model"),
-        ("plan_failed", "a plan step that still failed after the allowed replans"),
-        ("context_full", "the function-call model's context window filling up"),
-    )
+    for reason, what in STOP_CAUSES
 }
 
 
