@@ -188,3 +188,14 @@ async def test_an_answer_that_echoes_its_instructions_is_replaced_by_the_facts(
     assert checked.text == answer and checked.flags[0]["kind"] == "instruction"
     notice = [n for n in of(events, "notice") if "repeated brainchat's instructions" in n.message]
     assert notice and notice[0].kind == "ungrounded"
+
+
+def test_a_flagged_sentence_with_inline_code_is_still_marked() -> None:
+    """Inline code is left out when sentences are read; the mark must not be lost with it."""
+    from brainchat.grounding import mark
+
+    answer = "Run `raw.filter` first; accuracy was 0.97."
+    flags = check_answer(answer, NoTools(), [], [], claims=False)
+    assert [f.kind for f in flags] == ["figure"]
+    marked = mark(answer, flags)
+    assert marked.startswith(answer) and "0.97 appears in no tool result or message" in marked

@@ -186,6 +186,8 @@ def mark(answer: str, flags: list[Flag]) -> str:
         if at >= 0:
             end = at + len(sentence)
             answer = answer[:end] + note + answer[end:]
+        else:  # the sentence held inline code, left out when it was read: quote it at the end
+            answer += f"\n\n“{sentence}”{note}"
     return answer
 
 
@@ -200,13 +202,10 @@ def _citations(sentence: str, ledger: Ledger) -> list[Flag]:
 
 
 def _figures(sentence: str, known: list[float]) -> list[Flag]:
-    if LIST_ITEM.match(sentence):
-        sentence_body = LIST_ITEM.sub("", sentence, count=1)
-    else:
-        sentence_body = sentence
+    body = LIST_ITEM.sub("", sentence, count=1)  # "1. Load ..." numbers a list, states nothing
     unknown = [
         text + (pct or "").strip()
-        for text, pct in NUMBER.findall(sentence_body)
+        for text, pct in NUMBER.findall(body)
         if _states_a_result(text, pct) and not _grounded(text, bool(pct), known)
     ]
     if not unknown:
