@@ -7,9 +7,10 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
-from brainchat.events import Event
+from brainchat import events as ev
+from brainchat.events import Event, as_any
 
 APP = Path(__file__).resolve().parent / "app.py"
 
@@ -193,60 +194,77 @@ async def _print_run(session: Any, question: str, as_json: bool, allow: bool) ->
 
 def _print_event(event: Event) -> None:
     """The same events the browser shows, as terminal lines."""
-    e: Any = event
-    out = sys.stdout
-    if e.type == "answer_token":
-        out.write(e.text)
-    elif e.type == "thinking_done" and (e.text or e.tool_calls):
-        out.write(f"· thinking ({e.model}): {e.text.strip()[:300]}\n")
-    elif e.type == "tool_call_started":
-        out.write(f"→ {e.name}({json.dumps(e.args, default=str)})\n")
-    elif e.type == "tool_progress":
-        out.write(f"  … {e.name}: {e.message}\n")
-    elif e.type == "tool_image":
-        out.write(f"  [image] {e.title}\n")
-    elif e.type == "tool_file":
-        out.write(f"  [file] {e.path}\n")
-    elif e.type == "tool_finished":
-        mark = "✓" if e.status == "success" else "✗"
-        out.write(
-            f"{mark} {e.name} {e.status} in {e.duration:.2f}s: {e.summary}{' (cache hit)' if e.cache_hit else ''}\n"
-        )
-        for top in e.top:
-            out.write(f"    - {top['title']} <{top['url']}>\n")
-    elif e.type in ("plan_created", "replanned"):
-        head = (
-            "plan"
-            if e.type == "plan_created"
-            else f"replanned ({e.attempt}/{e.max_attempts}): {e.reason}"
-        )
-        out.write(
-            f"· {head}\n" + "".join(f"  {s['id']}. {s['title']} [{s['status']}]\n" for s in e.steps)
-        )
-    elif e.type == "plan_step_updated":
-        out.write(
-            f"· step {e.step_id} {e.status}: {e.title}{' — ' + e.detail if e.detail else ''}\n"
-        )
-    elif e.type == "evaluation":
-        out.write(f"· evaluation: {e.verdict}: {e.reason}\n")
-    elif e.type == "model_switch":
-        out.write(f"· answering with {e.model}: {e.reason}\n\n")
-    elif e.type == "answer_checked":
-        out.write("\n\n" + "".join(f"⚠️ “{f['sentence']}”: {f['why']}\n" for f in e.flags))
-    elif e.type == "citations":
-        out.write(
-            "\n\nSources:\n" + "".join(f"[{s['n']}] {s['title']} <{s['url']}>\n" for s in e.sources)
-        )
-    elif e.type == "notice":
-        out.write(f"\n! {e.message}{' ' + e.hint if e.hint else ''}\n")
-    elif e.type == "study_restored":
-        out.write(
-            f"· study restored ({e.stage}): {'; '.join(e.replayed) or 'nothing'}"
-            f"{'; stopped at ' + e.problem if e.problem else ''}\n"
-        )
-    elif e.type == "stats":
-        out.write("\n\n" + format_stats(e) + "\n")
-    out.flush()
+    sys.stdout.write(event_text(event))
+    sys.stdout.flush()
+
+
+def event_text(event: Event) -> str:
+    """An event as terminal text, "" for the kinds the terminal leaves out. The match is exhaustive
+    over AnyEvent: mypy (`assert_never`) and tests/test_events_dispatch.py fail for a kind without
+    a case here."""
+    e = as_any(event)
+    match e:
+        case ev.AnswerToken():
+            return e.text
+        case ev.ThinkingDone():
+            shown = e.text or e.tool_calls
+            return f"· thinking ({e.model}): {e.text.strip()[:300]}\n" if shown else ""
+        case ev.ToolCallStarted():
+            return f"→ {e.name}({json.dumps(e.args, default=str)})\n"
+        case ev.ToolProgress():
+            return f"  … {e.name}: {e.message}\n"
+        case ev.ToolImage():
+            return f"  [image] {e.title}\n"
+        case ev.ToolFile():
+            return f"  [file] {e.path}\n"
+        case ev.ToolFinished():
+            return _tool_finished_text(e)
+        case ev.PlanCreated() | ev.Replanned():
+            return _plan_text(e)
+        case ev.PlanStepUpdated():
+            return (
+                f"· step {e.step_id} {e.status}: {e.title}{' — ' + e.detail if e.detail else ''}\n"
+            )
+        case ev.Evaluation():
+            return f"· evaluation: {e.verdict}: {e.reason}\n"
+        case ev.ModelSwitch():
+            return f"· answering with {e.model}: {e.reason}\n\n"
+        case ev.AnswerChecked():
+            return "\n\n" + "".join(f"⚠️ “{f['sentence']}”: {f['why']}\n" for f in e.flags)
+        case ev.Citations():
+            sources = "".join(f"[{s['n']}] {s['title']} <{s['url']}>\n" for s in e.sources)
+            return "\n\nSources:\n" + sources
+        case ev.Notice():
+            return f"\n! {e.message}{' ' + e.hint if e.hint else ''}\n"
+        case ev.StudyRestored():
+            return (
+                f"· study restored ({e.stage}): {'; '.join(e.replayed) or 'nothing'}"
+                f"{'; stopped at ' + e.problem if e.problem else ''}\n"
+            )
+        case ev.Stats():
+            return "\n\n" + format_stats(e) + "\n"
+        # Deliberately not shown in the terminal: the start and the end of a run (an error ends
+        # `_print_run` with its text on stderr), the reasoning as it streams (ThinkingDone shows it
+        # whole), and the study's changes (the tool lines say what ran).
+        case ev.RunStarted() | ev.ThinkingToken() | ev.StudyChanged() | ev.RunFinished():
+            return ""
+        case _:
+            assert_never(e)
+
+
+def _tool_finished_text(e: ev.ToolFinished) -> str:
+    mark = "✓" if e.status == "success" else "✗"
+    hit = " (cache hit)" if e.cache_hit else ""
+    head = f"{mark} {e.name} {e.status} in {e.duration:.2f}s: {e.summary}{hit}\n"
+    return head + "".join(f"    - {top['title']} <{top['url']}>\n" for top in e.top)
+
+
+def _plan_text(e: ev.PlanCreated | ev.Replanned) -> str:
+    if isinstance(e, ev.PlanCreated):
+        head = "plan"
+    else:
+        head = f"replanned ({e.attempt}/{e.max_attempts}): {e.reason}"
+    return f"· {head}\n" + "".join(f"  {s['id']}. {s['title']} [{s['status']}]\n" for s in e.steps)
 
 
 def format_stats(stats: Any) -> str:

@@ -11,7 +11,7 @@ closes whatever is open and leaves one message with the usage so far.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, assert_never
 
 import chainlit as cl
 from chainlit.utils import utc_now
@@ -122,11 +122,56 @@ class RunRenderer:
 
     # -- dispatch ------------------------------------------------------------------------
     async def handle(self, event: ev.Event) -> None:
+        """Render one event. The match is exhaustive over ev.AnyEvent: mypy (`assert_never`) and
+        tests/test_events_dispatch.py fail for an event kind without a case here."""
         if self.finished:
             return
-        handler = getattr(self, f"on_{event.type}", None)
-        if handler is not None:
-            await handler(event)
+        e = ev.as_any(event)
+        match e:
+            case ev.RunStarted():
+                await self.on_run_started(e)
+            case ev.ThinkingToken():
+                await self.on_thinking_token(e)
+            case ev.ThinkingDone():
+                await self.on_thinking_done(e)
+            case ev.ToolCallStarted():
+                await self.on_tool_call_started(e)
+            case ev.ToolProgress():
+                await self.on_tool_progress(e)
+            case ev.ToolImage():
+                await self.on_tool_image(e)
+            case ev.ToolFile():
+                await self.on_tool_file(e)
+            case ev.ToolFinished():
+                await self.on_tool_finished(e)
+            case ev.Evaluation():
+                await self.on_evaluation(e)
+            case ev.ModelSwitch():
+                await self.on_model_switch(e)
+            case ev.AnswerToken():
+                await self.on_answer_token(e)
+            case ev.AnswerChecked():
+                await self.on_answer_checked(e)
+            case ev.Citations():
+                await self.on_citations(e)
+            case ev.Notice():
+                await self.on_notice(e)
+            case ev.Stats():
+                await self.on_stats(e)
+            case ev.StudyChanged():
+                await self.on_study_changed(e)
+            case ev.StudyRestored():
+                await self.on_study_restored(e)
+            case ev.PlanCreated():
+                await self.on_plan_created(e)
+            case ev.PlanStepUpdated():
+                await self.on_plan_step_updated(e)
+            case ev.Replanned():
+                await self.on_replanned(e)
+            case ev.RunFinished():
+                await self.on_run_finished(e)
+            case _:
+                assert_never(e)
 
     async def on_run_started(self, e: ev.RunStarted) -> None:
         await self._parent()
