@@ -19,8 +19,6 @@ from brainchat.redact import mask
 from brainchat.store.accounts import AccountError, Accounts, check_name
 from brainchat.store.config import StoreConfig, load_store_config
 
-USAGE = "brainchat users add NAME | passwd NAME | list | remove NAME [--purge]"
-
 
 def now() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")

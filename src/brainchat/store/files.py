@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from pathlib import Path
 from urllib.parse import quote
@@ -47,11 +46,6 @@ class LocalFiles:
         path.unlink()
         self._prune(path.parent)
         return True
-
-    def delete_tree(self, prefix: str) -> None:
-        path = self.path_for(prefix)
-        if path.is_dir():
-            shutil.rmtree(path)
 
     def _prune(self, folder: Path) -> None:
         """Remove folders left empty, up to the root."""

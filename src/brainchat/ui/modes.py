@@ -18,10 +18,12 @@ import chainlit as cl
 
 from brainchat.ui import format as fmt
 
+# shape: one AUTHOR for every brainchat message (it was defined here too)
+from brainchat.ui.render import AUTHOR
+
 if TYPE_CHECKING:
     from brainchat.ui.conversation import Conversation
 
-AUTHOR = "brainchat"
 ASK_TIMEOUT = 600  # seconds; unanswered means "stay"
 
 
