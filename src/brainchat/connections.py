@@ -146,23 +146,8 @@ async def probe(
             f"{where}: could not reach the server ({type(exc).__name__}); check the URL, the "
             "port and that the server runs"
         ) from None
-    status = response.status_code
-    if status in (401, 403):
-        raise ConnectionFailed(
-            f"{where}: the server refused the API key (HTTP {status}); check the key"
-        )
-    if status == 404:
-        raise ConnectionFailed(
-            f"{where}: the server has no model list at {conn.shown_url}/models (HTTP 404); "
-            "the base URL of an OpenAI-compatible server usually ends in /v1"
-        )
-    if 300 <= status < 400:  # not followed, and its target not shown: it may be internal
-        raise ConnectionFailed(
-            f"{where}: the server answered /models with a redirect (HTTP {status}), which "
-            "brainchat does not follow; give the server's own address as the base URL"
-        )
-    if status >= 400:
-        raise ConnectionFailed(f"{where}: the server answered HTTP {status} to /models")
+    if problem := _status_problem(response.status_code, conn.shown_url):
+        raise ConnectionFailed(f"{where}: {problem}")
     try:
         data = json.loads(bytes(body))
         listed = data["data"] if isinstance(data, dict) else data
@@ -185,6 +170,25 @@ async def probe(
         )
     known = [(m, n) for m, n in windows if m in usable]
     return Connection(conn.name, conn.base_url, conn.api_key, tuple(usable), tuple(known))
+
+
+def _status_problem(status: int, shown_url: str) -> str | None:
+    """What an HTTP status of the /models answer says is wrong, or None when it is a success."""
+    if status in (401, 403):
+        return f"the server refused the API key (HTTP {status}); check the key"
+    if status == 404:
+        return (
+            f"the server has no model list at {shown_url}/models (HTTP 404); "
+            "the base URL of an OpenAI-compatible server usually ends in /v1"
+        )
+    if 300 <= status < 400:  # not followed, and its target not shown: it may be internal
+        return (
+            f"the server answered /models with a redirect (HTTP {status}), which "
+            "brainchat does not follow; give the server's own address as the base URL"
+        )
+    if status >= 400:
+        return f"the server answered HTTP {status} to /models"
+    return None
 
 
 WINDOW_FIELDS = ("context_length", "max_model_len", "context_window", "max_context_length")

@@ -285,29 +285,14 @@ class RunFinished(Event):
     error: str | None = None
 
 
+# fmt: off
 AnyEvent: TypeAlias = (
-    RunStarted
-    | ThinkingToken
-    | ThinkingDone
-    | ToolCallStarted
-    | ToolProgress
-    | ToolImage
-    | ToolFile
-    | ToolFinished
-    | Evaluation
-    | ModelSwitch
-    | AnswerToken
-    | AnswerChecked
-    | Citations
-    | Notice
-    | Stats
-    | StudyChanged
-    | StudyRestored
-    | PlanCreated
-    | PlanStepUpdated
-    | Replanned
+    RunStarted | ThinkingToken | ThinkingDone | ToolCallStarted | ToolProgress | ToolImage
+    | ToolFile | ToolFinished | Evaluation | ModelSwitch | AnswerToken | AnswerChecked | Citations
+    | Notice | Stats | StudyChanged | StudyRestored | PlanCreated | PlanStepUpdated | Replanned
     | RunFinished
 )
+# fmt: on
 """Every kind of event. The UI and the CLI render one with a `match` over this union that ends in
 `assert_never`, so mypy names an event kind that has no renderer; tests/test_events_dispatch.py
 checks that the union lists every Event subclass and that both renderers handle each of them."""

@@ -22,18 +22,24 @@ from brainchat.eeg.replay import Entry, label
 
 NETWORKS = {"eegnet": "EEGNet", "shallowconvnet": "ShallowConvNet", "sccnet": "SCCNet"}
 HELPERS = Path(__file__).with_name("script_helpers.py")
+TORCH_HELPERS = Path(__file__).with_name("script_helpers_torch.py")
+
+
+def _section(path: Path, name: str) -> str:
+    """The text of `path` from its "# === section: NAME" marker to its "# === end"."""
+    text = path.read_text(encoding="utf-8")
+    return text.split(f"# === section: {name}\n", 1)[1].split("# === end", 1)[0]
 
 
 def helpers_source(torch_needed: bool) -> str:
     """The helper functions, as text: the common section, and the torch one when needed."""
-    text = HELPERS.read_text(encoding="utf-8")
-    common = text.split("# === section: common\n", 1)[1].split("# === section: torch\n", 1)
-    torch_part = common[1].split("# === end", 1)[0]
+    common = _section(HELPERS, "common")
+    torch_part = _section(TORCH_HELPERS, "torch") if torch_needed else ""
     return (
         "# ---- helpers "
         + "-" * 78
         + "\n"
-        + common[0].strip()
+        + common.strip()
         + "\n"
         + ("\n\n" + torch_part.strip() + "\n" if torch_needed else "")
     )

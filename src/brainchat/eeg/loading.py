@@ -73,8 +73,6 @@ def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
     Missing or damaged data that the reader works around (a truncated EDF, a FIF cut short)
     is described in `notes`: the data loads, and the user is told what is not there.
     """
-    import mne
-
     fmt = file_format(path)
     read = mne_reader(fmt)
     if fmt is None or read is None:
@@ -111,6 +109,15 @@ def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
         )
     if outside:
         raise _outside_error(path, outside)
+    _tidy(raw, path, fmt, notes)
+    return raw
+
+
+def _tidy(raw: mne.io.BaseRaw, path: Path, fmt: str, notes: list[str] | None) -> None:
+    """After reading: note a file shorter than its header says, take BrainVision's labels as
+    written, and treat the channels as EEG when the file types none of them so."""
+    import mne
+
     if fmt in ("edf", "bdf", "gdf"):
         stated = _header_seconds(path)
         held = raw.n_times / raw.info["sfreq"]
@@ -127,7 +134,6 @@ def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
     eeg = mne.pick_types(raw.info, eeg=True, exclude=[])
     if len(eeg) == 0 and len(raw.ch_names) > 0:
         raw.set_channel_types(dict.fromkeys(raw.ch_names, "eeg"), verbose="error")
-    return raw
 
 
 def _outside_error(path: Path, outside: list[str]) -> ToolException:

@@ -87,13 +87,19 @@ def _data_tools(study: Study) -> list[BaseTool]:
     ]
 
 
-def _preprocessing_tools(study: Study) -> list[BaseTool]:
-    async def pre(make: Callable[[], Op], record: dict[str, Any]) -> str:
-        from brainchat.eeg.memory import guarded, step_need
+async def _preprocess(study: Study, make: Callable[[], Op], record: dict[str, Any]) -> str:
+    """Run one preprocessing step on the study, refused up front when it would need more memory
+    than one operation may use."""
+    from brainchat.eeg.memory import guarded, step_need
 
-        need = step_need(record["step"]["op"], record["step"]["params"])
-        op = guarded(make(), need, study.max_operation_mb)
-        return await run_op(study, op, mutates_data=True, record=record)
+    need = step_need(record["step"]["op"], record["step"]["params"])
+    op = guarded(make(), need, study.max_operation_mb)
+    return await run_op(study, op, mutates_data=True, record=record)
+
+
+def _filter_tools(study: Study) -> list[BaseTool]:
+    async def pre(make: Callable[[], Op], record: dict[str, Any]) -> str:
+        return await _preprocess(study, make, record)
 
     async def bandpass_filter(l_freq: float | None = None, h_freq: float | None = None) -> str:
         label = (
@@ -110,6 +116,27 @@ def _preprocessing_tools(study: Study) -> list[BaseTool]:
 
     async def resample_data(sfreq: float) -> str:
         return await pre(*step("resample", {"sfreq": sfreq}, f"resample {sfreq:g} Hz"))
+
+    return [
+        make_tool(
+            bandpass_filter,
+            "bandpass_filter",
+            "Band-pass (or high/low-pass) filter the loaded "
+            "recordings, e.g. 8-30 Hz for motor imagery.",
+            s.BandpassArgs,
+        ),
+        make_tool(
+            notch_filter, "notch_filter", "Remove line noise at the given frequencies.", s.NotchArgs
+        ),
+        make_tool(
+            resample_data, "resample_data", "Resample the recordings to a new rate.", s.ResampleArgs
+        ),
+    ]
+
+
+def _channel_tools(study: Study) -> list[BaseTool]:
+    async def pre(make: Callable[[], Op], record: dict[str, Any]) -> str:
+        return await _preprocess(study, make, record)
 
     async def set_reference(ref: Any = "average") -> str:
         label = "average reference" if ref == "average" else f"reference {'+'.join(ref)}"
@@ -128,19 +155,6 @@ def _preprocessing_tools(study: Study) -> list[BaseTool]:
         return await run_op(study, reset_op, record={"op": "reset"})
 
     return [
-        make_tool(
-            bandpass_filter,
-            "bandpass_filter",
-            "Band-pass (or high/low-pass) filter the loaded "
-            "recordings, e.g. 8-30 Hz for motor imagery.",
-            s.BandpassArgs,
-        ),
-        make_tool(
-            notch_filter, "notch_filter", "Remove line noise at the given frequencies.", s.NotchArgs
-        ),
-        make_tool(
-            resample_data, "resample_data", "Resample the recordings to a new rate.", s.ResampleArgs
-        ),
         make_tool(
             set_reference,
             "set_reference",
@@ -167,7 +181,7 @@ def _preprocessing_tools(study: Study) -> list[BaseTool]:
     ]
 
 
-def _analysis_tools(study: Study) -> list[BaseTool]:
+def _dataset_tools(study: Study) -> list[BaseTool]:
     async def epoch_data(
         tmin: float = 0.5,
         tmax: float = 2.5,
@@ -205,6 +219,23 @@ def _analysis_tools(study: Study) -> list[BaseTool]:
         }
         return await run_op(study, split_op(by, test_ratio, val_ratio, seed), record=record)
 
+    return [
+        make_tool(
+            epoch_data,
+            "epoch_data",
+            "Cut epochs around the class events (annotations).",
+            s.EpochArgs,
+        ),
+        make_tool(
+            split_dataset,
+            "split_dataset",
+            "Split epochs into train/validation/test, by trial, session or subject.",
+            s.SplitArgs,
+        ),
+    ]
+
+
+def _model_tools(study: Study) -> list[BaseTool]:
     async def train_model(**kwargs: Any) -> str:
         await preload(TRAINING_MODULES)  # torch: imported off the event loop
         from brainchat.eeg.decoding import seeded_turn, train_op
@@ -229,18 +260,6 @@ def _analysis_tools(study: Study) -> list[BaseTool]:
         return await run_op(study, evaluate_op(model))
 
     return [
-        make_tool(
-            epoch_data,
-            "epoch_data",
-            "Cut epochs around the class events (annotations).",
-            s.EpochArgs,
-        ),
-        make_tool(
-            split_dataset,
-            "split_dataset",
-            "Split epochs into train/validation/test, by trial, session or subject.",
-            s.SplitArgs,
-        ),
         make_tool(
             train_model,
             "train_model",
@@ -275,8 +294,10 @@ def build_eeg_tools(study: Study) -> list[BaseTool]:
     """Every EEG tool, bound to one study, with read-only/destructive/long-running flags."""
     return [
         *_data_tools(study),
-        *_preprocessing_tools(study),
+        *_filter_tools(study),
+        *_channel_tools(study),
         *ica_tools(study),
-        *_analysis_tools(study),
+        *_dataset_tools(study),
+        *_model_tools(study),
         *plot_tools(study),
     ]

@@ -9,7 +9,7 @@ import json
 import re
 from typing import Any
 
-from brainchat.events import Notice, Stats
+from brainchat.events import Notice, RoleStats, Stats
 from brainchat.prices import unknown_price_hint
 from brainchat.tools.registry import ToolSet
 
@@ -130,6 +130,28 @@ def stats_footer(mode: str, stats: Stats) -> str:
     """The stats under an answer, the same shape in both modes: a rule, then a small table."""
     table = agent_stats_table(stats) if mode == "agent" else chat_stats_table(stats)
     return "\n\n---\n" + table
+
+
+def usage_so_far(
+    mode: str,
+    rows: list[RoleStats] | None,
+    streamed: dict[tuple[str, str], list[str]],
+    elapsed: float,
+) -> str:
+    """Usage so far per role (from the core's ledger when given; else estimated from the text
+    `streamed` per (role, model)) and the elapsed time: what a stopped run shows."""
+    if rows:
+        total = sum(r.cost for r in rows if r.cost is not None)
+        known = any(r.cost is not None for r in rows)
+        stats = Stats(rows=rows, total_seconds=elapsed, total_cost=total if known else None)
+        return "**Usage so far**" + stats_footer(mode, stats).removeprefix("\n\n---")
+    from brainchat.usage import count_tokens
+
+    parts = [
+        f"{ROLE_LABELS.get(role, role)} {model}: {count_tokens(''.join(chunks))} output tokens est."
+        for (role, model), chunks in streamed.items()
+    ]
+    return f"**Usage so far:** {'; '.join(parts) or 'no tokens yet'} · {seconds(elapsed)}"
 
 
 def notice_text(notice: Notice) -> str:

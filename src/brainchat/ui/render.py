@@ -14,13 +14,13 @@ import time
 from typing import Any, assert_never
 
 import chainlit as cl
-from chainlit.utils import utc_now
 
 from brainchat import events as ev
 from brainchat.ui import format as fmt
 from brainchat.ui import step_text as st
 from brainchat.ui.batching import TokenBatcher
-from brainchat.ui.plan_view import PlanView, steps_text
+from brainchat.ui.plan_view import PlanView
+from brainchat.ui.run_steps import RunSteps, new_step
 
 AUTHOR = "brainchat"
 EXPORT_ACTION = "export_analysis"  # the button under an answer that changed the study
@@ -39,19 +39,12 @@ def export_button() -> cl.Action:
 STOPPED = "⏹️ **Stopped.** What was done so far stays above; send a new message to go on."
 
 
-def _step(name: str, type_: str, parent_id: str | None, **kw: Any) -> cl.Step:
-    step = cl.Step(name=name, type=type_, parent_id=parent_id, **kw)  # type: ignore[arg-type]
-    step.start = utc_now()
-    return step
-
-
-class RunRenderer:
+class RunRenderer(RunSteps):
     """Renders one run's events; keeps the open steps so a stop can close them."""
 
     def __init__(self, mode: str, parent_id: str | None = None) -> None:
-        self.mode, self.parent_id = mode, parent_id
+        super().__init__(mode, parent_id)
         self.started = time.perf_counter()
-        self.run: cl.Step | None = None
         self.thinking: cl.Step | None = None  # the function-call model's current round
         self.reasoning: tuple[cl.Step, float] | None = None  # the answer model's own reasoning
         self.tools: dict[str, cl.Step] = {}
@@ -62,7 +55,6 @@ class RunRenderer:
         self.files: list[Any] = []  # cl.File  # written by a tool, offered under the answer
         self.study_touched = False  # a tool changed the study: the answer gets the export button
         self.decision: ev.Evaluation | None = None  # the verdict that routes to the answer
-        self.open: dict[str, cl.Step] = {}  # every step not yet closed, by id
         self.answer: cl.Message | None = None
         self.answer_text = ""
         self.footer: list[str] = []
@@ -70,55 +62,8 @@ class RunRenderer:
         self.stats: ev.Stats | None = None
         self.errors: list[cl.Message] = []  # error notices: the stats go under the last one
         self.streamed: dict[tuple[str, str], list[str]] = {}  # (role, model) -> text, for a stop
-        self.rounds = self.tool_calls = 0
         self.finished = False
         self.plan = PlanView()  # the task list, when the run makes a plan
-        self.batches: dict[str, TokenBatcher] = {}  # "thinking" / "answer" -> its open stream
-
-    # -- steps -------------------------------------------------------------------------
-    async def _open(self, step: cl.Step) -> cl.Step:
-        await step.send()
-        self.open[step.id] = step
-        return step
-
-    async def _close(
-        self, step: cl.Step | None, output: str | None = None, name: str | None = None
-    ) -> None:
-        if step is None:
-            return
-        if output is not None:
-            step.output = output
-        if name is not None:
-            step.name = name
-        step.end = utc_now()
-        self.open.pop(step.id, None)
-        await step.update()
-
-    async def _note(self, name: str, output: str) -> None:
-        """A step that is over as soon as it is shown (an evaluation, a decision)."""
-        step = await self._open(_step(name, "undefined", await self._parent(), show_input=False))
-        await self._close(step, output)
-
-    async def _streaming(self, title: str) -> cl.Step:
-        """A step that fills as tokens arrive: open while streaming, collapsed once done."""
-        step = _step(
-            title,
-            "llm",
-            await self._parent(),
-            default_open=True,
-            auto_collapse=True,
-            show_input=False,
-        )
-        return await self._open(step)
-
-    async def _parent(self) -> str | None:
-        if self.mode != "agent":
-            return self.parent_id
-        if self.run is None:
-            self.run = await self._open(
-                _step("Agent run", "run", self.parent_id, default_open=True, show_input=False)
-            )
-        return self.run.id
 
     # -- dispatch ------------------------------------------------------------------------
     async def handle(self, event: ev.Event) -> None:
@@ -205,7 +150,7 @@ class RunRenderer:
             if not e.text.strip() and not e.tool_calls:
                 return
             step = await self._open(
-                _step(
+                new_step(
                     f"Thinking · {e.model}",
                     "llm",
                     await self._parent(),
@@ -218,7 +163,7 @@ class RunRenderer:
 
     async def on_tool_call_started(self, e: ev.ToolCallStarted) -> None:
         self.tool_calls += 1
-        step = _step(
+        step = new_step(
             st.tool_title(e.name),
             "tool",
             await self._parent(),
@@ -307,15 +252,9 @@ class RunRenderer:
             evidence = await self._plan_step(name, [], e.detail)
         await self.plan.step(e, evidence)
 
-    async def _plan_step(self, name: str, steps: list[dict[str, Any]], text: str) -> str:
-        step = _step(name, "undefined", await self._parent(), show_input=False)
-        await self._open(step)
-        await self._close(step, text + steps_text(steps))
-        return step.id
-
     async def on_study_restored(self, e: ev.StudyRestored) -> None:
         name = f"Study restored · {e.stage}" + (" · incomplete" if e.problem else "")
-        step = _step(name, "undefined", await self._parent(), show_input=False)
+        step = new_step(name, "undefined", await self._parent(), show_input=False)
         step.is_error = bool(e.problem)
         await self._open(step)
         await self._close(step, fmt.study_restored_text(e))
@@ -368,22 +307,6 @@ class RunRenderer:
         await self.finish()
 
     # -- end of a run ----------------------------------------------------------------------
-    async def _flush(self, *streams: str) -> None:
-        """Send what the named streams (default: all) still hold, then forget them."""
-        for name in streams or list(self.batches):
-            if (batch := self.batches.pop(name, None)) is not None:
-                await batch.close()
-
-    async def _close_run(self, total: float | None = None, suffix: str = "") -> None:
-        if self.run is None:
-            return
-        name = st.run_title(self.rounds, self.tool_calls, total, suffix)
-        if self.run.id in self.open:
-            await self._close(self.run, None, name)
-        elif name != self.run.name:
-            self.run.name = name
-            await self.run.update()
-
     def shown_answer(self) -> str:
         """The answer as its message shows it (and the store keeps it): citations linked."""
         return fmt.link_citations(self.answer_text, self.sources)
@@ -461,25 +384,9 @@ class RunRenderer:
             self.answer.content = self.answer_text + "\n\n*(stopped — partial answer)*"
             self.answer.elements = [*self.figures, *self.files]
             await self.answer.send()
-        text = f"{STOPPED}\n\n{self._usage_so_far(rows, elapsed)}"
+        text = f"{STOPPED}\n\n{fmt.usage_so_far(self.mode, rows, self.streamed, elapsed)}"
         if message is not None:
             message.content = text
             await message.update()
         else:
             await cl.Message(content=text, author=AUTHOR).send()
-
-    def _usage_so_far(self, rows: list[ev.RoleStats] | None, elapsed: float) -> str:
-        """Usage so far per role (from the core's ledger when given) and the elapsed time."""
-        if rows:
-            total = sum(r.cost for r in rows if r.cost is not None)
-            known = any(r.cost is not None for r in rows)
-            stats = ev.Stats(rows=rows, total_seconds=elapsed, total_cost=total if known else None)
-            return "**Usage so far**" + fmt.stats_footer(self.mode, stats).removeprefix("\n\n---")
-        from brainchat.usage import count_tokens
-
-        parts = [
-            f"{fmt.ROLE_LABELS.get(role, role)} {model}: {count_tokens(''.join(chunks))} "
-            "output tokens est."
-            for (role, model), chunks in self.streamed.items()
-        ]
-        return f"**Usage so far:** {'; '.join(parts) or 'no tokens yet'} · {fmt.seconds(elapsed)}"
