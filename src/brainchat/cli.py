@@ -186,9 +186,9 @@ async def _print_run(session: Any, question: str, as_json: bool, allow: bool) ->
             print(json.dumps(event.to_dict(), default=str), flush=True)
         else:
             _print_event(event)
-        if event.type == "run_finished" and event.reason == "error":  # type: ignore[attr-defined]
+        if isinstance(event, ev.RunFinished) and event.reason == "error":
             status = 1
-            print(event.error, file=sys.stderr)  # type: ignore[attr-defined]
+            print(event.error, file=sys.stderr)
     return status
 
 
