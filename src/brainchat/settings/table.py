@@ -68,8 +68,8 @@ def markdown() -> str:
 def readme_table(readme: Path) -> str:
     """The configuration table as README.md has it: from its header to the first non-row."""
     text = readme.read_text(encoding="utf-8")
-    start = text.find(HEADER.splitlines()[0])
-    if start < 0:
+    start = text.find("\n| variable |") + 1
+    if not start:
         return ""
     lines = []
     for line in text[start:].splitlines():
