@@ -11,7 +11,7 @@ import pytest
 
 from brainchat.settings import load_settings
 from brainchat.settings.declared import GROUPS, AppVars, LimitVars, StoreVars
-from brainchat.settings.fields import bounds, number
+from brainchat.settings.fields import bounds, choices, extra, number
 from brainchat.settings.table import markdown, readme_table, rows
 from brainchat.store.config import load_store_config
 
@@ -120,3 +120,19 @@ def test_the_settings_panel_offers_the_declared_ranges() -> None:
     for box in boxes:
         lo, hi = bounds(LimitVars.model_fields[box.id])
         assert (box.min, box.max) == (lo, hi) and f"({number(lo)}–{number(hi)})" in box.label
+
+
+READ_HERE = [(g, n) for g in (LimitVars, AppVars, StoreVars) for n in g.model_fields]
+
+
+@pytest.mark.parametrize(("group", "name"), READ_HERE, ids=[n for _, n in READ_HERE])
+def test_the_documented_default_and_words_are_what_the_code_reads(group, name) -> None:
+    field = group.model_fields[name]
+    variable = str(field.alias)
+    if not extra(field)["shown_default"]:  # the others are computed (a folder, a file)
+        assert value(group, name, {}) == field.default
+    for word in choices(field):
+        assert not refused(group, variable, word), f"{variable}={word}"
+        assert value(group, name, {variable: word.upper()}) == word
+    if choices(field):
+        assert refused(group, variable, "not-a-choice")
