@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 def var(
     default: Any,
-    env: str,
+    name: str,
     help: str,
     *,
     ge: float | None = None,
@@ -28,7 +28,8 @@ def var(
     panel: str = "",
     secret: bool = False,
 ) -> Any:
-    """One declared variable: `help` is its README line (markdown), `unit` follows its range,
+    """One declared variable `name` (the field's alias: an environment variable, or a spec's
+    JSON key): `help` is its README line (markdown), `unit` follows its range,
     `allowed` and `shown_default` describe what its type and default cannot say alone,
     `choices` explains each allowed word, `panel` is its label in the settings panel, and
     `secret` keeps its value out of every message."""
@@ -40,7 +41,7 @@ def var(
         "panel": panel,
         "secret": secret,
     }
-    return Field(default, alias=env, description=help, ge=ge, le=le, json_schema_extra=extra)
+    return Field(default, alias=name, description=help, ge=ge, le=le, json_schema_extra=extra)
 
 
 class Declared(BaseModel):
@@ -107,7 +108,7 @@ class LimitVars(Declared):
         panel="Max iterations",
     )
     max_execution_time: float = var(
-        60,
+        60.0,
         "AGENT_MAX_EXECUTION_TIME",
         "the whole turn, answer included; the tool loop keeps a fifth (at most 15 s) for the "
         "answer, and an answer cut by the limit stays with a notice",
@@ -164,7 +165,7 @@ class LimitVars(Declared):
         },
     )
     tool_timeout: float = var(
-        30, "AGENT_TOOL_TIMEOUT", "the limit of one tool call", ge=1, le=3600, unit="seconds"
+        30.0, "AGENT_TOOL_TIMEOUT", "the limit of one tool call", ge=1, le=3600, unit="seconds"
     )
     min_result_chars: int = var(
         20,
@@ -268,7 +269,7 @@ class StoreVars(Declared):
         },
     )
     session_hours: float = var(
-        24,
+        24.0,
         "BRAINCHAT_SESSION_HOURS",
         "how long a password login lasts, however active (then log in again)",
         ge=0.01,
@@ -276,7 +277,7 @@ class StoreVars(Declared):
         unit="hours",
     )
     login_backoff: float = var(
-        10,
+        10.0,
         "BRAINCHAT_LOGIN_BACKOFF_SECONDS",
         "the first wait of a throttled login, doubled at each further failure (up to 15 min)",
         ge=0.1,

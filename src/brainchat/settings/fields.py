@@ -119,8 +119,3 @@ def _number(group: type[BaseModel], name: str, raw: object, var_name: str, secre
 
 def default(group: type[BaseModel], name: str) -> Any:
     return info(group, name).default
-
-
-def defaults(group: type[BaseModel]) -> dict[str, Any]:
-    """Every field's default, by attribute name."""
-    return {name: f.default for name, f in group.model_fields.items()}

@@ -44,7 +44,7 @@ class SpecVars(Declared):
 
     temperature: float | None = var(None, "temperature", "sampling temperature", ge=0, le=2)
     max_tokens: int | None = var(None, "max_tokens", "a reply's limit", ge=1, le=1_000_000)
-    timeout: float = var(60, "timeout", "seconds per request and between chunks", ge=1, le=3600)
+    timeout: float = var(60.0, "timeout", "seconds per request and between chunks", ge=1, le=3600)
     max_retries: int = var(2, "max_retries", "retries of a failed request", ge=0, le=10)
     stream_usage: bool = var(True, "stream_usage", "ask for usage in the stream")
     input_price: float | None = var(None, "input_price", "USD per million", ge=0, le=10_000)
