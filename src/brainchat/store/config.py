@@ -16,6 +16,8 @@ from typing import Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from brainchat.redact import mask_url, remember, show
+from brainchat.settings.declared import StoreVars
+from brainchat.settings.fields import bounds
 
 STATE_ENV, AUTH_ENV, TITLES_ENV, DB_ENV = (
     "BRAINCHAT_STATE_DIR",
@@ -95,8 +97,8 @@ def load_store_config(env: Mapping[str, str] | None = None) -> StoreConfig:
             "question, default) or model (a short title written by the chat model)"
         )
         titles = "question"
-    hours = _number(env, SESSION_ENV, 24.0, 0.01, 720.0, "hours a login lasts", errors)
-    backoff = _number(env, BACKOFF_ENV, 10.0, 0.1, 900.0, "seconds of the first wait", errors)
+    hours = _number(env, "session_hours", "hours a login lasts", errors)
+    backoff = _number(env, "login_backoff", "seconds of the first wait", errors)
     secure = (env.get(SECURE_ENV) or "auto").strip().lower()
     if secure not in ("auto", "always"):
         errors.append(
@@ -109,10 +111,11 @@ def load_store_config(env: Mapping[str, str] | None = None) -> StoreConfig:
     )  # fmt: skip
 
 
-def _number(
-    env: Mapping[str, str], name: str, default: float, low: float, high: float, what: str,
-    errors: list[str],
-) -> float:  # fmt: skip
+def _number(env: Mapping[str, str], field: str, what: str, errors: list[str]) -> float:
+    """A number variable; its name, default and range are declared in settings (StoreVars)."""
+    info = StoreVars.model_fields[field]
+    name, default, (low, high) = str(info.alias), float(info.default), bounds(info)
+    assert low is not None and high is not None
     raw = (env.get(name) or "").strip()
     if not raw:
         return default

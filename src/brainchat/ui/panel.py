@@ -10,6 +10,9 @@ from pydantic.dataclasses import dataclass
 
 from brainchat.session import Session
 from brainchat.settings import ConfigError, with_overrides
+from brainchat.settings.declared import LimitVars
+from brainchat.settings.fields import bounds, extra, number, panel_label
+from brainchat.settings.spec import SpecVars
 
 ROLES = (
     ("function_call", "Function-call model (thinks, calls tools)"),
@@ -32,6 +35,7 @@ STREAMED_CALLS = {
 }
 REMOVE_FIELD, KEEP_ALL = "connection_remove", "(keep them all)"
 NONE = "(none configured)"
+TEMPERATURE = "–".join(number(b) for b in bounds(SpecVars.model_fields["temperature"]))
 
 
 @dataclass
@@ -99,25 +103,11 @@ def model_widgets(session: Session) -> list[Any]:
 def limit_widgets(session: Session) -> list[Any]:
     lim = session.settings.limits
     return [
-        RangeInput(
-            id="max_iterations",
-            label="Max iterations (1–30)",
-            initial=lim.max_iterations,
-            min=1,
-            max=30,
-            step=1,
-        ),
-        RangeInput(
-            id="max_execution_time",
-            label="Max execution time, seconds (10–300)",
-            initial=lim.max_execution_time,
-            min=10,
-            max=300,
-            step=1,
-        ),
+        range_input("max_iterations", lim.max_iterations),
+        range_input("max_execution_time", lim.max_execution_time),
         Select(
             id="execution_mode",
-            label="Execution mode",
+            label=panel_label(LimitVars, "execution_mode"),
             items=EXEC_MODES,
             initial_value=lim.execution_mode,
         ),
@@ -128,6 +118,21 @@ def limit_widgets(session: Session) -> list[Any]:
             initial_value=lim.plan_mode,
         ),
     ]
+
+
+def range_input(key: str, initial: float) -> RangeInput:
+    """A limit's number box: its label, unit and range as declared (settings LimitVars)."""
+    field = LimitVars.model_fields[key]
+    lo, hi = bounds(field)
+    unit = extra(field)["unit"]
+    return RangeInput(
+        id=key,
+        label=f"{panel_label(LimitVars, key)}{f', {unit}' if unit else ''} ({number(lo)}–{number(hi)})",
+        initial=initial,
+        min=lo,
+        max=hi,
+        step=1,
+    )
 
 
 def advanced_widgets(session: Session, custom: dict[str, str]) -> list[Any]:
@@ -147,7 +152,7 @@ def advanced_widgets(session: Session, custom: dict[str, str]) -> list[Any]:
             ),
             TextInput(  # text, not a number box: empty must mean "the model's default"
                 id=f"{role}_temperature",
-                label=f"{name} temperature (0–2, empty = model default)",
+                label=f"{name} temperature ({TEMPERATURE}, empty = model default)",
                 initial="" if temp is None else f"{temp:g}",
                 placeholder="model default",
             ),

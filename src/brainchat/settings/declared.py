@@ -1,0 +1,327 @@
+"""Every environment variable brainchat reads, declared once: type, range, default and help.
+
+Each group is a pydantic model whose field is named as the attribute it fills (AgentLimits,
+Settings, StoreConfig...) and whose alias is the variable's name. `fields.check` reads a raw
+value against a field (its type and `ge`/`le` bounds, enforced by pydantic); the settings panel
+takes its ranges, and README.md its configuration table (settings/table.py), from here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def var(
+    default: Any,
+    name: str,
+    help: str,
+    *,
+    ge: float | None = None,
+    le: float | None = None,
+    unit: str = "",
+    allowed: str = "",
+    shown_default: str = "",
+    choices: dict[str, str] | None = None,
+    panel: str = "",
+    secret: bool = False,
+) -> Any:
+    """One declared variable `name` (the field's alias: an environment variable, or a spec's
+    JSON key): `help` is its README line (markdown), `unit` follows its range,
+    `allowed` and `shown_default` describe what its type and default cannot say alone,
+    `choices` explains each allowed word, `panel` is its label in the settings panel, and
+    `secret` keeps its value out of every message."""
+    extra: dict[str, Any] = {
+        "unit": unit,
+        "allowed": allowed,
+        "shown_default": shown_default,
+        "choices": choices or {},
+        "panel": panel,
+        "secret": secret,
+    }
+    return Field(default, alias=name, description=help, ge=ge, le=le, json_schema_extra=extra)
+
+
+class Declared(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, frozen=True)
+
+
+class ModelVars(Declared):
+    """The models (settings/spec.py parses a spec)."""
+
+    openai_api_key: str | None = var(
+        None,
+        "OPENAI_API_KEY",
+        "the ecosystem's default key: alone it gives a chat model (`OPENAI_MODEL`); also the "
+        "key of `openai` specs",
+        allowed="an API key",
+        secret=True,
+    )
+    openai_base_url: str | None = var(
+        None,
+        "OPENAI_BASE_URL",
+        "another OpenAI-compatible server for the default model and `openai` specs",
+        allowed="an http(s) URL",
+        shown_default="`https://api.openai.com/v1`",
+    )
+    openai_model: str = var(
+        "gpt-4o-mini", "OPENAI_MODEL", "the model `OPENAI_API_KEY` alone gives", allowed="a model"
+    )
+    deepseek_api_key: str | None = var(
+        None, "DEEPSEEK_API_KEY", "the key of `deepseek` specs", allowed="an API key", secret=True
+    )
+    chat_model: str | None = var(
+        None,
+        "CHAT_MODEL",
+        "the model of Chat mode (falls back to the function-call model)",
+        allowed="a model spec (below)",
+        secret=True,
+    )
+    function_call_model: str | None = var(
+        None,
+        "AGENT_FUNCTION_CALL_MODEL",
+        "the model that calls tools (falls back to `CHAT_MODEL`)",
+        allowed="a model spec (below)",
+        secret=True,
+    )
+    answer_model: str | None = var(
+        None,
+        "AGENT_ANSWER_MODEL",
+        "the model that writes the agent's answer; without it the function-call model plays "
+        "both roles",
+        allowed="a model spec (below)",
+        secret=True,
+    )
+
+
+class LimitVars(Declared):
+    """Agent mode's limits and behaviour (AgentLimits)."""
+
+    max_iterations: int = var(
+        10,
+        "AGENT_MAX_ITERATIONS",
+        "the hard limit on function-call model calls in one turn",
+        ge=1,
+        le=30,
+        panel="Max iterations",
+    )
+    max_execution_time: float = var(
+        60.0,
+        "AGENT_MAX_EXECUTION_TIME",
+        "the whole turn, answer included; the tool loop keeps a fifth (at most 15 s) for the "
+        "answer, and an answer cut by the limit stays with a notice",
+        ge=10,
+        le=300,
+        unit="seconds",
+        panel="Max execution time",
+    )
+    execution_mode: Literal["auto", "single_step"] = var(
+        "auto",
+        "AGENT_EXECUTION_MODE",
+        "how many successful tool rounds a turn runs",
+        choices={"auto": "several", "single_step": "one, then the answer"},
+        panel="Execution mode",
+    )
+    plan_mode: Literal["off", "auto", "always"] = var(
+        "off",
+        "AGENT_PLAN_MODE",
+        "multi-step requests get a visible, verified plan (see [Plans](#plans)); also in the "
+        "settings panel",
+        panel="Plan mode",
+    )
+    max_replans: int = var(
+        2,
+        "AGENT_MAX_REPLANS",
+        "replans after a failed or unverified plan step in one turn; then the answer says what "
+        "was done and what was not",
+        ge=0,
+        le=5,
+    )
+    max_auto_rounds: int = var(
+        5,
+        "AGENT_MAX_TOOL_ROUNDS",
+        "successful tool rounds in auto mode; then the answer says what was done and what "
+        'remains, and "continue" goes on',
+        ge=1,
+        le=30,
+    )
+    max_calls_per_reply: int = var(
+        8,
+        "AGENT_MAX_TOOL_CALLS",
+        "tool calls run from one model reply; the rest are refused and the model is told",
+        ge=1,
+        le=50,
+    )
+    evaluation: Literal["rule", "model"] = var(
+        "rule",
+        "AGENT_EVALUATION",
+        "who ends the tool loop",
+        choices={
+            "rule": "a round of web searches that found sources goes straight to the answer, "
+            "saving a model call, and a round with nothing useful goes back with the reason",
+            "model": "the function-call model always decides",
+        },
+    )
+    tool_timeout: float = var(
+        30.0, "AGENT_TOOL_TIMEOUT", "the limit of one tool call", ge=1, le=3600, unit="seconds"
+    )
+    min_result_chars: int = var(
+        20,
+        "AGENT_MIN_RESULT_CHARS",
+        'tool results shorter than this are "not enough"',
+        ge=0,
+        le=10_000,
+        unit="characters",
+    )
+    enable_cache: bool = var(True, "AGENT_ENABLE_CACHE", "the per-session web-search cache")
+    verbose: bool = var(False, "AGENT_VERBOSE", "log every thought, tool input/output and decision")
+
+
+class AppVars(Declared):
+    """The rest of Settings: mode, data folder, sizes, MCP servers, web search."""
+
+    default_mode: Literal["chat", "agent"] = var(
+        "chat", "DEFAULT_MODE", "the mode a new conversation starts in"
+    )
+    data_dir: Path = var(
+        Path("data"),
+        "BRAINCHAT_DATA_DIR",
+        "the EEG data folder; EEG tools read and write only inside it",
+        allowed="a folder",
+    )
+    upload_max_mb: int = var(
+        500,
+        "BRAINCHAT_UPLOAD_MAX_MB",
+        "the largest file (or .zip) a user may upload; see [Upload recordings](#upload-recordings)",
+        ge=1,
+        le=100_000,
+        unit="MB",
+    )
+    max_operation_mb: int = var(
+        4_000,
+        "BRAINCHAT_MAX_OPERATION_MB",
+        "the memory one EEG study step (resample, filter, ICA, epochs) may need by its "
+        "estimate; a step over it is refused before it starts",
+        ge=10,
+        le=10_000_000,
+        unit="MB",
+    )
+    user_quota_mb: int = var(
+        20_000,
+        "BRAINCHAT_USER_QUOTA_MB",
+        "the disk one user's uploads, unpacked zips, saved models and exports may take (`0`: no "
+        "quota); see [Upload recordings](#upload-recordings)",
+        ge=0,
+        le=100_000_000,
+        unit="MB",
+    )
+    mcp_config: Path | None = var(
+        None,
+        "MCP_CONFIG",
+        "MCP servers file in the `mcpServers` format (optional; see `mcp_servers.example.json`)",
+        allowed="a file",
+        shown_default="`mcp_servers.json`",
+    )
+    search_fixture: Path | None = var(
+        None,
+        "BRAINCHAT_SEARCH_FIXTURE",
+        "serve `web_search` from a JSON file instead of the web (tests, offline demos)",
+        allowed="a file",
+    )
+    search_backend: Literal["ddgs", "fixture"] = var(
+        "ddgs",
+        "BRAINCHAT_SEARCH_BACKEND",
+        "where `web_search` looks: `ddgs` the web, `fixture` the `BRAINCHAT_SEARCH_FIXTURE` "
+        "file (setting that file alone picks `fixture`)",
+    )
+
+
+class StoreVars(Declared):
+    """Stored conversations and logins (parsed by store/config.py)."""
+
+    state_dir: Path | None = var(
+        None,
+        "BRAINCHAT_STATE_DIR",
+        "the SQLite database, stored plots, the auth secret (see "
+        "[Conversations and accounts](#conversations-and-accounts))",
+        allowed="a folder",
+        shown_default="`state` beside the data folder",
+    )
+    database_url: str | None = var(
+        None,
+        "DATABASE_URL",
+        "`postgresql://user:password@host:5432/db` stores conversations in Postgres (asyncpg) "
+        "instead of the SQLite file; `sqlite:////absolute/path.db` names another SQLite file "
+        "(`sqlite:///relative.db`: relative to the folder the app starts in)",
+        allowed="a database URL",
+        shown_default="the SQLite file in the state folder",
+        secret=True,
+    )
+    auth: Literal["local", "password"] = var(
+        "local",
+        "BRAINCHAT_AUTH",
+        "who may log in",
+        choices={
+            "local": "one local user, no login page, loopback only",
+            "password": "accounts from `brainchat users add`",
+        },
+    )
+    session_hours: float = var(
+        24.0,
+        "BRAINCHAT_SESSION_HOURS",
+        "how long a password login lasts, however active (then log in again)",
+        ge=0.01,
+        le=720,
+        unit="hours",
+    )
+    login_backoff: float = var(
+        10.0,
+        "BRAINCHAT_LOGIN_BACKOFF_SECONDS",
+        "the first wait of a throttled login, doubled at each further failure (up to 15 min)",
+        ge=0.1,
+        le=900,
+        unit="seconds",
+    )
+    secure_cookies: Literal["auto", "always"] = var(
+        "auto",
+        "BRAINCHAT_SECURE_COOKIES",
+        "when login cookies are `Secure`",
+        choices={
+            "auto": "when the request came over https, as uvicorn reads `X-Forwarded-Proto` "
+            "from a trusted proxy",
+            "always": "always",
+        },
+    )
+    titles: Literal["question", "model"] = var(
+        "question",
+        "BRAINCHAT_THREAD_TITLES",
+        "how a thread is titled",
+        choices={
+            "question": "by its first question",
+            "model": "the chat model writes a short title, one extra call",
+        },
+    )
+
+
+class AccessVars(Declared):
+    """Who may reach the app, and where users' connections may go (ui/origin.py, netguard.py)."""
+
+    allowed_origins: str | None = var(
+        None,
+        "BRAINCHAT_ALLOWED_ORIGINS",
+        "other origins allowed to drive the app, e.g. a reverse proxy's public address; `*` is "
+        "refused",
+        allowed="`scheme://host[:port]`, comma-separated",
+    )
+    connection_allow: str | None = var(
+        None,
+        "BRAINCHAT_CONNECTION_ALLOW",
+        "with accounts, the internal servers users' connections and MCP servers may reach "
+        "(see [Security](#security))",
+        allowed="host names, addresses or CIDR networks, comma-separated",
+    )
+
+
+GROUPS: tuple[type[Declared], ...] = (ModelVars, LimitVars, AppVars, StoreVars, AccessVars)

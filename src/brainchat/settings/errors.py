@@ -1,0 +1,15 @@
+"""The one error a configuration value can raise: what is wrong, where, and what is allowed."""
+
+from __future__ import annotations
+
+from brainchat import redact
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot be used, with what would be accepted; never a secret."""
+
+    def __init__(self, variable: str, value: object, allowed: str, *, secret: bool = False) -> None:
+        # `value` keeps only the masked form: the exception may be logged or shown anywhere.
+        self.variable, self.allowed = variable, allowed
+        self.value = redact.HIDDEN if secret else redact.show(value)
+        super().__init__(f"{variable}: {self.value} is not valid; {allowed}")
