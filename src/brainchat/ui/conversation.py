@@ -113,11 +113,11 @@ def data_folder_empty(path: Path, limit: int = EMPTY_CHECK_ENTRIES) -> bool:
     return True
 
 
-def shown_error(conv: Conversation, exc: BaseException) -> str:
+def shown_error(session: Session, exc: BaseException) -> str:
     """An error as a message shows it: secrets masked, paths relative to the data folder."""
     from brainchat.eeg.paths import without_server_paths
 
-    return mask(without_server_paths(str(exc), conv.session.settings.data_dir))
+    return mask(without_server_paths(str(exc), session.settings.data_dir))
 
 
 async def welcome(conv: Conversation) -> None:
@@ -244,7 +244,7 @@ async def run_turn(
         log.exception("run failed")
         await renderer.finish()
         await cl.Message(
-            content=f"⚠️ Something went wrong: {type(exc).__name__}: {shown_error(conv, exc)}\n\n"
+            content=f"⚠️ Something went wrong: {type(exc).__name__}: {shown_error(conv.session, exc)}\n\n"
             "*Your conversation is kept; send the message again.*",
             author=AUTHOR,
         ).send()
@@ -299,7 +299,9 @@ async def export_analysis(conv: Conversation) -> None:
         note.content = f"⚠️ {str(exc)[0].upper()}{str(exc)[1:]}."
     except Exception as exc:  # noqa: BLE001 - no traceback reaches a user
         log.exception("export failed")
-        note.content = f"⚠️ The export failed: {type(exc).__name__}: {shown_error(conv, exc)}"
+        note.content = (
+            f"⚠️ The export failed: {type(exc).__name__}: {shown_error(conv.session, exc)}"
+        )
     else:
         note.content = (
             f"✅ **Analysis exported** ({done.steps} step(s)"
@@ -357,9 +359,7 @@ async def write_demo_data(conv: Conversation) -> None:
 
         paths = await asyncio.to_thread(write_demo_set, folder)
     except Exception as exc:  # noqa: BLE001
-        note.content = (
-            f"⚠️ Could not write the demo set: {type(exc).__name__}: {shown_error(conv, exc)}"
-        )
+        note.content = f"⚠️ Could not write the demo set: {type(exc).__name__}: {shown_error(conv.session, exc)}"
     else:
         files = ", ".join(f"`{p.name}`" for p in paths)
         note.content = (
