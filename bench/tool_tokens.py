@@ -15,9 +15,9 @@ from pathlib import Path
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from brainchat.agent.textcalls import tools_prompt
-from brainchat.agents import local_toolset
 from brainchat.eeg.study import Study
 from brainchat.prompts import load_prompt
+from brainchat.session.toolbox import local_toolset
 from brainchat.settings import Settings
 from brainchat.tools.schemas import openai_schema
 from brainchat.usage import count_message_tokens, tools_tokens

@@ -69,7 +69,7 @@ async def test_mode_switch_dispatches_to_chat_or_agent(scripted_server, tmp_path
 
 
 def test_core_imports_stay_light() -> None:
-    code = "import sys, brainchat.session, brainchat.cli, brainchat.agent.graph, brainchat.agents; print(','.join(m for m in ('torch', 'mne', 'matplotlib', 'sklearn', 'chainlit') if m in sys.modules))"
+    code = "import sys, brainchat.session, brainchat.cli, brainchat.agent.graph, brainchat.session.agent_cache; print(','.join(m for m in ('torch', 'mne', 'matplotlib', 'sklearn', 'chainlit') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ""

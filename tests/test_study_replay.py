@@ -168,10 +168,7 @@ def filtered_log(steps: int) -> list[dict]:
 async def test_a_stop_during_the_replay_keeps_the_saved_study(data_dir: Path) -> None:
     """Stop while a resumed study is replayed: the saved log must still be what the conversation
     saves (it is replayed at the next use), never an empty study."""
-    import types
-
-    from brainchat.store.history import ThreadUsage
-    from brainchat.ui import resume
+    from brainchat.session.study_slot import saved_log
 
     log = filtered_log(6)
     h = Harness(data_dir)
@@ -182,9 +179,7 @@ async def test_a_stop_during_the_replay_keeps_the_saved_study(data_dir: Path) ->
     with pytest.raises(asyncio.CancelledError):
         await task
     assert h.study.pending == log
-    conv = types.SimpleNamespace(session=h, custom_ids={}, usage=ThreadUsage(), titled=False)
-    h.mode, h.overrides = "agent", {}  # the Session fields the snapshot reads besides the study
-    assert resume.snapshot(conv)["study"] == log
+    assert saved_log(h.study) == log  # what a session's snapshot (the thread's state) keeps
     # the next use replays it in full
     await h.study.restore()
     assert h.study.pending is None and h.study.log == log and h.study.stage == "loaded"
@@ -256,13 +251,9 @@ async def test_a_stop_while_the_agent_restores_keeps_the_saved_study(
 ) -> None:
     """The agent's first EEG tool call replays a resumed study; the user stops the run then: the
     conversation still saves the study's log, and the next turn restores it."""
-    import types
-
-    from brainchat.session import Session
+    from brainchat.session import Session, Snapshot
     from brainchat.settings import Settings
-    from brainchat.store.history import ThreadUsage
     from brainchat.testing.scripted_server import Call, Text, ToolCalls
-    from brainchat.ui import resume
 
     from support import collect, spec, wait_until
 
@@ -270,15 +261,14 @@ async def test_a_stop_while_the_agent_restores_keeps_the_saved_study(
     session = Session(Settings(function_call_model=spec(srv, "fc"), answer_model=spec(srv, "ans"),
                                default_mode="agent", data_dir=data_dir))  # fmt: skip
     log = filtered_log(20)
-    session.study.pending = list(log)  # what ui/resume.restore queues for a resumed thread
-    conv = types.SimpleNamespace(session=session, custom_ids={}, usage=ThreadUsage(), titled=False)
+    session.restore(Snapshot(study=log))  # what ui/resume.restore hands over for a resumed thread
     srv.queue("fc", ToolCalls([Call("get_study_state", {})]))
     srv.queue("ans", Text("state"))
     task = asyncio.create_task(collect(session.ask("what is in my study?")))
     await wait_until(session.study._lock.locked, what="the replay to start")
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
-    assert resume.snapshot(conv)["study"] == log
+    assert list(session.snapshot().study) == log
     await session.study.settled()
     srv.queue("fc", ToolCalls([Call("get_study_state", {})]))
     srv.queue("ans", Text("state"))

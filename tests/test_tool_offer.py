@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from brainchat.agents import EEG_ALWAYS
 from brainchat.eeg.synthetic import write_demo_set
 from brainchat.session import Session
+from brainchat.session.toolbox import EEG_ALWAYS
 from brainchat.settings import Settings
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 

@@ -160,7 +160,7 @@ async def _ask_with_mcp(session: Any, question: str, as_json: bool, allow: bool)
     from brainchat.tools.mcp import McpHub
 
     async with McpHub.from_config_file(session.settings.mcp_config) as hub:
-        session.extra_tools = hub.toolset(reserved_names=set(session.toolset().names()))
+        session.use_configured_tools(hub.toolset(reserved_names=set(session.toolset().names())))
         for failure in session.extra_tools.failures:
             print(f"warning: MCP {failure.source}: {failure.reason}", file=sys.stderr)
         return await _print_run(session, question, as_json, allow)
@@ -289,7 +289,7 @@ def _tools(args: list[str]) -> int:
     parser.add_argument("--json", action="store_true")
     opts = parser.parse_args(args)
     session = _session()
-    session.extra_tools = asyncio.run(_configured_mcp(session))
+    session.use_configured_tools(asyncio.run(_configured_mcp(session)))
     toolset = session.toolset()
     if opts.json:
         print(

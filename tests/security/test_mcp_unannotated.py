@@ -83,7 +83,7 @@ async def test_in_a_conversation_it_asks_with_the_three_answers(scripted_server,
     hub = await configured_hub(notes_entry(log))
     try:
         session, asker = agent_session(s, tmp_path), Asker()
-        session.extra_tools = hub.toolset(reserved_names=set(session.toolset().names()))
+        session.use_configured_tools(hub.toolset(reserved_names=set(session.toolset().names())))
         asker.answers = ["reject", "always"]
         events = await conversation_turn(s, session, asker)
         assert {e.name: e.status for e in of(events, "tool_finished")} == {
@@ -107,7 +107,7 @@ async def test_the_config_can_say_it_is_safe(scripted_server, tmp_path, flags: d
     hub = await configured_hub(notes_entry(log, **flags))
     try:
         session, asker = agent_session(s, tmp_path), Asker()
-        session.extra_tools = hub.toolset(reserved_names=set(session.toolset().names()))
+        session.use_configured_tools(hub.toolset(reserved_names=set(session.toolset().names())))
         await conversation_turn(s, session, asker)
     finally:
         await hub.close()

@@ -45,7 +45,7 @@ async def _run(scenario: Scenario, pair: ModelPair, server: Any, tmp: Path) -> R
     hub = _mcp_hub(setup.get("mcp"), tmp)
     async with hub if hub is not None else _Nothing():
         if hub is not None:
-            session.extra_tools = hub.toolset(reserved_names=set(session.toolset().names()))
+            session.use_configured_tools(hub.toolset(reserved_names=set(session.toolset().names())))
         await _prepare_study(session, setup.get("study", []))
         limit = settings.limits.max_execution_time + GRACE
 

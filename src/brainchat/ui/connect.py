@@ -21,7 +21,6 @@ from brainchat.ui.render import AUTHOR
 
 if TYPE_CHECKING:
     from brainchat.session import Session
-    from brainchat.ui.conversation import Conversation
 
 log = get_logger("brainchat.ui")
 NAME, URL = "connection_name", "connection_base_url"  # the form's fields (ui/connect_form.py)
@@ -95,10 +94,9 @@ async def _keep(conn: Connection) -> bool:
     return True
 
 
-async def add(conv: Conversation, values: dict[str, Any], key: str | None) -> bool:
+async def add(s: Session, values: dict[str, Any], key: str | None) -> bool:
     """Connect with the panel's fields; say what the server lists, or why it failed (and then
     change nothing)."""
-    s = conv.session
     try:
         conn = await probe(checked(str(values.get(NAME) or ""), str(values.get(URL) or ""), key))
     except ConnectionFailed as exc:
@@ -141,9 +139,8 @@ def removal(values: dict[str, Any]) -> str | None:
     return None if name in ("", panel.KEEP_ALL) else name
 
 
-async def remove(conv: Conversation, name: str) -> bool:
+async def remove(s: Session, name: str) -> bool:
     """Ask, then forget the connection in this chat and delete it (and its key) from the store."""
-    s = conv.session
     conn = s.connections.get(name)
     if conn is None:
         return False

@@ -21,7 +21,7 @@ from brainchat.ui import connect, panel
 from brainchat.ui.render import AUTHOR
 
 if TYPE_CHECKING:
-    from brainchat.ui.conversation import Conversation
+    from brainchat.ui.state import Conversation
 
 log = get_logger("brainchat.ui")
 FORM = "ConnectionForm"  # public/elements/ConnectionForm.jsx
@@ -83,7 +83,7 @@ async def _until_connected(conv: Conversation) -> None:
             content=f"🔌 Asking `{redact.show(name or 'the server', 40)}` for its models…",
             author=AUTHOR,
         ).send()
-        added = await connect.add(conv, {connect.NAME: name, connect.URL: url}, key or None)
+        added = await connect.add(conv.session, {connect.NAME: name, connect.URL: url}, key or None)
         await note.remove()
         if added:
             await panel.send_panel(conv.session, conv.custom_ids)  # its models in the pickers

@@ -1,16 +1,15 @@
 """One browser conversation: its Session, the mode picker, the panel, runs, stop, MCP, demo data.
 
-`app.py` calls one function here per Chainlit hook. The state is kept in `cl.user_session`:
-the live objects under "brainchat" and a JSON snapshot (mode, panel overrides) under
-"brainchat_state", which Chainlit stores as thread metadata when a data layer exists, so
-`on_chat_resume` can restore it.
+`app.py` calls one function here per Chainlit hook. The live state (`Conversation`) and what is
+kept with the thread are ui/state.py's; the helpers this module wires (modes, connect,
+connect_form, resume, titles, uploads) take the session or the `Conversation` of ui/state.py
+and never import this module.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,17 +19,18 @@ from brainchat import demo
 from brainchat.events import RunFinished, Stats
 from brainchat.redact import get_logger, mask
 from brainchat.session import Session
-from brainchat.settings import ConfigError, Settings, load_settings
-from brainchat.store.history import ThreadUsage
+from brainchat.settings import Settings, load_settings
 from brainchat.tools.registry import ToolSet
 from brainchat.ui import connect, connect_form, modes, panel, resume, runtime, titles, uploads
 from brainchat.ui import format as fmt
 from brainchat.ui.confirm import make_confirm
 from brainchat.ui.message_limit import too_long_notice
 from brainchat.ui.render import AUTHOR, RunRenderer
+from brainchat.ui.state import KEY, SNAPSHOT_KEY, Conversation, current, keep, restore_ui, save
+
+__all__ = ["Conversation", "current"]  # app.py reaches them here
 
 log = get_logger("brainchat.ui")  # masks secrets in records
-KEY, SNAPSHOT_KEY = "brainchat", "brainchat_state"
 CHAINLIT_STOPPED = "Task manually stopped."  # chainlit/socket.py sends it on every stop
 TRY_OFFLINE = (
     "To try brainchat without a model first, restart it as `bash scripts/dev.sh run --demo` "
@@ -60,53 +60,6 @@ COMMANDS = [
 ]
 
 
-@dataclass
-class Conversation:
-    session: Session
-    custom_ids: dict[str, str] = field(default_factory=dict)  # typed model ids per role
-    renderer: RunRenderer | None = None
-    usage: ThreadUsage = field(default_factory=ThreadUsage)  # every turn of the thread
-    titled: bool = False  # the model wrote the thread's title (BRAINCHAT_THREAD_TITLES=model)
-    asking: bool = False  # the switch-to-Agent question is open
-    connecting: bool = False  # the connection form is open
-    connect_task: asyncio.Task[None] | None = None  # the form opened by a button
-
-    async def save(self) -> None:
-        """The snapshot in the session and, once the thread exists, in the database."""
-        await save(self)
-
-    def keep(self) -> None:
-        """The snapshot in the session only (the turn under way saves it to the database)."""
-        save_snapshot(self)
-
-
-def current() -> Conversation | None:
-    return cl.user_session.get(KEY)  # type: ignore[no-any-return]
-
-
-def save_snapshot(conv: Conversation) -> None:
-    cl.user_session.set(SNAPSHOT_KEY, resume.snapshot(conv))
-
-
-async def save(conv: Conversation) -> None:
-    """Keep the snapshot in the session and, once the thread exists, in the database."""
-    save_snapshot(conv)
-    await resume.save(conv, SNAPSHOT_KEY)
-
-
-def restore_snapshot(conv: Conversation, snapshot: dict[str, Any] | None) -> None:
-    """Re-apply a saved mode and panel settings (bad saved values are dropped, not fatal)."""
-    if not snapshot:
-        return
-    try:
-        conv.session.set_mode(str(snapshot.get("mode") or conv.session.mode))
-        if gone := conv.session.restore_settings(snapshot.get("overrides") or {}):
-            log.warning("saved model picks of a connection that is gone dropped: %s", gone)
-        conv.custom_ids.update(snapshot.get("custom_ids") or {})
-    except (ValueError, ConfigError) as exc:
-        log.warning("saved settings not restored: %s", exc)
-
-
 def log_config_problems(settings: Settings) -> None:
     for err in settings.errors:
         log.error("configuration: %s", err)
@@ -115,16 +68,20 @@ def log_config_problems(settings: Settings) -> None:
 
 
 # -- start ----------------------------------------------------------------------------------
-async def start(
-    shared_tools: ToolSet | None, snapshot: dict[str, Any] | None = None
-) -> Conversation:
+async def start(shared_tools: ToolSet | None, thread: dict[str, Any] | None = None) -> Conversation:
+    """A new conversation, or a stored `thread` opened again: mode, settings, model history,
+    usage, and the study (replayed at its first use)."""
     settings = load_settings()
     conv = Conversation(Session(settings, extra_tools=shared_tools))
-    resume.attach(conv)
+    resume.attach(conv.session)
     await connect.restore(conv.session)  # the user's connections before the saved picks
-    restore_snapshot(conv, snapshot)
+    if thread is not None:
+        state = resume.thread_state(thread, SNAPSHOT_KEY)
+        resume.restore(conv.session, thread, state)
+        restore_ui(conv, state)
+        resume.add_note(conv.session, conv.usage, thread)
     cl.user_session.set(KEY, conv)
-    save_snapshot(conv)
+    keep(conv)
     await modes.send_modes(conv.session.mode)
     await cl.context.emitter.set_commands(COMMANDS)  # type: ignore[arg-type]
     await panel.send_panel(conv.session, conv.custom_ids)
@@ -132,12 +89,8 @@ async def start(
 
 
 async def resume_thread(shared_tools: ToolSet | None, thread: dict[str, Any]) -> Conversation:
-    """Open a stored thread: mode, settings, model history, usage, and the study (lazily)."""
-    state = resume.thread_state(thread, SNAPSHOT_KEY)
-    conv = await start(shared_tools, state)
-    resume.restore(conv, thread, state)
-    save_snapshot(conv)
-    return conv
+    """Open a stored thread (Chainlit's on_chat_resume)."""
+    return await start(shared_tools, thread)
 
 
 EMPTY_CHECK_ENTRIES = 1_000  # entries the welcome's empty-folder check looks at, at most
@@ -160,11 +113,11 @@ def data_folder_empty(path: Path, limit: int = EMPTY_CHECK_ENTRIES) -> bool:
     return True
 
 
-def shown_error(conv: Conversation, exc: BaseException) -> str:
+def shown_error(session: Session, exc: BaseException) -> str:
     """An error as a message shows it: secrets masked, paths relative to the data folder."""
     from brainchat.eeg.paths import without_server_paths
 
-    return mask(without_server_paths(str(exc), conv.session.settings.data_dir))
+    return mask(without_server_paths(str(exc), session.settings.data_dir))
 
 
 async def welcome(conv: Conversation) -> None:
@@ -236,7 +189,7 @@ async def handle_message(conv: Conversation, message: cl.Message) -> None:
     if switch:
         # the picker changed without brainchat.js noticing; the turn's own save persists it
         await modes.switched(conv, str(mode), before_turn=True)
-    note = await uploads.receive_attached(conv, message) if message.elements else None
+    note = await uploads.receive_attached(conv.session, message) if message.elements else None
     if message.elements and not text:
         await save(conv)
         return  # attachments only: the files are in; the user's next question uses them
@@ -267,14 +220,14 @@ async def run_turn(
     if s.mode == "agent":
         from brainchat.ui import servers
 
-        s.extra_tools = await servers.refreshed_toolset()
+        s.use_configured_tools(await servers.refreshed_toolset())
     counted = False
     try:
         async for event in s.ask(question + note, confirm=confirm, message_id=parent_id):
             if isinstance(event, RunFinished):
                 resume.mark_answer(renderer, event, parent_id)
-                if event.answer and event.reason != "error":
-                    titles.title_once(conv, question)
+                if event.answer and event.reason != "error" and not conv.titled:
+                    conv.titled = titles.title_once(s.settings, question)
             elif isinstance(event, Stats) and not counted:
                 conv.usage.add(event.rows)
                 counted = True
@@ -291,7 +244,7 @@ async def run_turn(
         log.exception("run failed")
         await renderer.finish()
         await cl.Message(
-            content=f"⚠️ Something went wrong: {type(exc).__name__}: {shown_error(conv, exc)}\n\n"
+            content=f"⚠️ Something went wrong: {type(exc).__name__}: {shown_error(conv.session, exc)}\n\n"
             "*Your conversation is kept; send the message again.*",
             author=AUTHOR,
         ).send()
@@ -322,7 +275,7 @@ def _chainlit_stop_message() -> cl.Message | None:
 async def settings_update(conv: Conversation, values: dict[str, Any]) -> None:
     """A panel save: a connection to remove first (it asks), else the values."""
     values = dict(values)
-    if (doomed := connect.removal(values)) and await connect.remove(conv, doomed):
+    if (doomed := connect.removal(values)) and await connect.remove(conv.session, doomed):
         await save(conv)
         await panel.send_panel(conv.session, conv.custom_ids)  # its models leave the pickers
         return
@@ -346,7 +299,9 @@ async def export_analysis(conv: Conversation) -> None:
         note.content = f"⚠️ {str(exc)[0].upper()}{str(exc)[1:]}."
     except Exception as exc:  # noqa: BLE001 - no traceback reaches a user
         log.exception("export failed")
-        note.content = f"⚠️ The export failed: {type(exc).__name__}: {shown_error(conv, exc)}"
+        note.content = (
+            f"⚠️ The export failed: {type(exc).__name__}: {shown_error(conv.session, exc)}"
+        )
     else:
         note.content = (
             f"✅ **Analysis exported** ({done.steps} step(s)"
@@ -404,9 +359,7 @@ async def write_demo_data(conv: Conversation) -> None:
 
         paths = await asyncio.to_thread(write_demo_set, folder)
     except Exception as exc:  # noqa: BLE001
-        note.content = (
-            f"⚠️ Could not write the demo set: {type(exc).__name__}: {shown_error(conv, exc)}"
-        )
+        note.content = f"⚠️ Could not write the demo set: {type(exc).__name__}: {shown_error(conv.session, exc)}"
     else:
         files = ", ".join(f"`{p.name}`" for p in paths)
         note.content = (

@@ -22,7 +22,8 @@ from brainchat.ui import format as fmt
 from brainchat.ui.render import AUTHOR
 
 if TYPE_CHECKING:
-    from brainchat.ui.conversation import Conversation
+    from brainchat.session import Session
+    from brainchat.ui.state import Conversation
 
 ASK_TIMEOUT = 600  # seconds; unanswered means "stay"
 
@@ -56,20 +57,20 @@ async def send_modes(mode: str) -> None:
     await cl.context.emitter.set_modes([cl.Mode(id="mode", name="Mode", options=options)])
 
 
-def _roles(conv: Conversation) -> dict[str, str]:
-    chat = conv.session.settings.model_for("chat")
-    return {**conv.session.roles(), "chat": chat.name if chat else "(none)"}
+def _roles(session: Session) -> dict[str, str]:
+    chat = session.settings.model_for("chat")
+    return {**session.roles(), "chat": chat.name if chat else "(none)"}
 
 
-def mode_line(conv: Conversation, mode: str) -> str:
+def mode_line(session: Session, mode: str) -> str:
     """One line saying the mode is on: models, and for Agent how many tools (not their list)."""
-    roles = _roles(conv)
+    roles = _roles(session)
     if mode == "chat":
         return (
             f"💬 **Chat mode is on** · `{roles['chat']}` answers directly, with the "
             "conversation as context; no tools."
         )
-    tools = fmt.tools_count(conv.session.toolset())
+    tools = fmt.tools_count(session.toolset())
     return (
         f"🤖 **Agent mode is on** · {tools} · thinks with `{roles['function_call']}`, "
         f"answers with `{roles['answer']}`."
@@ -92,7 +93,7 @@ async def switched(conv: Conversation, mode: str, *, before_turn: bool = False) 
     else:
         await conv.save()
     actions = [_show_tools()] if mode == "agent" else []
-    await cl.Message(content=mode_line(conv, mode), actions=actions, author=AUTHOR).send()
+    await cl.Message(content=mode_line(conv.session, mode), actions=actions, author=AUTHOR).send()
     await send_modes(mode)  # the picker follows the switch, never leads it
 
 
@@ -111,7 +112,7 @@ async def on_pick(conv: Conversation, mode: str) -> None:
 
 
 async def _ask_agent(conv: Conversation) -> None:
-    roles = _roles(conv)
+    roles = _roles(conv.session)
     toolset = conv.session.toolset()
     dialog = cl.AskActionMessage(
         content=(
@@ -136,7 +137,7 @@ async def _ask_agent(conv: Conversation) -> None:
     if reply and reply.get("name") == "agent":
         conv.session.set_mode("agent")
         await conv.save()
-        dialog.content = mode_line(conv, "agent")
+        dialog.content = mode_line(conv.session, "agent")
         await dialog.update()
         await _show_tools().send(for_id=dialog.id)
         await send_modes("agent")

@@ -18,8 +18,7 @@ from brainchat.ui import persistence
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
-    from brainchat.settings import ModelSpec
-    from brainchat.ui.conversation import Conversation
+    from brainchat.settings import ModelSpec, Settings
 
 log = get_logger("brainchat.ui")
 TITLE_TIMEOUT = 30.0
@@ -28,18 +27,19 @@ TITLE_INPUT = 500  # tokens of the question at most: its head names the topic
 _running: set[asyncio.Task[None]] = set()
 
 
-def title_once(conv: Conversation, question: str) -> None:
-    """Start the title call for this conversation's first answered turn, if configured."""
+def title_once(settings: Settings, question: str) -> bool:
+    """Start the title call for a thread's first answered turn, if configured; whether it started
+    (the caller then never starts another for the thread, even if this call fails)."""
     p = persistence.active()
-    spec = conv.session.settings.model_for("chat")
-    if p is None or p.config.titles != "model" or conv.titled or spec is None:
-        return
+    spec = settings.model_for("chat")
+    if p is None or p.config.titles != "model" or spec is None:
+        return False
     if not cl.context.session.has_first_interaction:
-        return
-    conv.titled = True  # once per thread, even if this call fails
+        return False
     task = asyncio.create_task(_write_title(spec, cl.context.session.thread_id, question))
     _running.add(task)
     task.add_done_callback(_running.discard)
+    return True
 
 
 def title_messages(spec: ModelSpec, system: BaseMessage, question: str) -> list[BaseMessage]:

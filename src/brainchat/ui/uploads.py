@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import chainlit as cl
 
@@ -32,6 +32,9 @@ from brainchat.settings import Settings
 from brainchat.ui.format import seconds
 from brainchat.ui.render import AUTHOR
 
+if TYPE_CHECKING:
+    from brainchat.session import Session
+
 log = get_logger("brainchat.ui")
 CHANNELS_SHOWN = 12
 
@@ -48,7 +51,7 @@ def install(settings: Settings) -> None:
         feature.max_size_mb = settings.upload_max_mb + 1
 
 
-async def receive_attached(conv: Any, message: cl.Message) -> str | None:
+async def receive_attached(s: Session, message: cl.Message) -> str | None:
     """Check and place the files attached to `message`; return the note for a Chat-mode turn.
 
     One upload per user (data folder) is checked at a time in this process: checking is disk and
@@ -58,7 +61,6 @@ async def receive_attached(conv: Any, message: cl.Message) -> str | None:
     attached = [e for e in message.elements or [] if getattr(e, "path", None)]
     if not attached:
         return None
-    s = conv.session
     key = str(s.settings.data_dir)  # one data folder per user
     files = cl.context.session.files
     if key in _checking:
@@ -79,7 +81,7 @@ async def receive_attached(conv: Any, message: cl.Message) -> str | None:
         release()
         raise
     work.add_done_callback(release)
-    return await _report(conv, message, work, len(incoming))
+    return await _report(s, message, work, len(incoming))
 
 
 _checking: set[str] = set()  # data folders with an upload being checked now
@@ -120,10 +122,9 @@ def _limits(settings: Settings, attached: list[Any]) -> UploadLimits:
 
 
 async def _report(
-    conv: Any, message: cl.Message, work: asyncio.Future[UploadReport], count: int
+    s: Session, message: cl.Message, work: asyncio.Future[UploadReport], count: int
 ) -> str | None:
     """The step and the message about an upload being checked by `work`."""
-    s = conv.session
     step = cl.Step(name=f"Upload · checking {count} file(s)…", type="tool")
     started = time.perf_counter()
     failed = False

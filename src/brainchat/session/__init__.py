@@ -1,0 +1,13 @@
+"""One conversation, headless: mode, effective settings, history, EEG study, tools. No Chainlit.
+
+The Chainlit app keeps one `Session` per browser session; the CLI makes one per command; tests
+make them directly. `ask` dispatches a question to Chat or Agent mode and yields events;
+`snapshot()` / `restore()` carry a conversation's state from one session to another.
+"""
+
+from brainchat.session.core import EDIT_KEEPS_STUDY, Session
+from brainchat.session.models import NOT_CONFIGURED
+from brainchat.session.snapshot import Snapshot
+from brainchat.session.transcript import Turn
+
+__all__ = ["EDIT_KEEPS_STUDY", "NOT_CONFIGURED", "Session", "Snapshot", "Turn"]

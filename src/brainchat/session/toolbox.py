@@ -1,0 +1,115 @@
+"""Which tools a conversation's agent gets: web search and EEG tools (local), the configured MCP
+servers' tools (shared by the process), the servers the user connected, and the approvals given
+for them in this conversation.
+
+Which tools the function-call model sees is chosen before every decide round by one rule
+(`eeg_rule`): web search, MCP tools and the EEG tools that list, load and describe data are
+always offered; the other EEG tools (preprocessing, ICA, epochs, decoding, plots, clear) only
+once the study has data loaded. A chat about the mu rhythm thus sends no EEG analysis schemas,
+and a turn that loads data sees the analysis tools from its next round on. Each subset is bound
+once per agent (`brainchat.agent.offer.ToolOffer`), so the agent cache is unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.tools import BaseTool
+
+from brainchat.settings import Settings
+from brainchat.tools.registry import ToolFailure, ToolSet, flags_of
+from brainchat.tools.search import backend_from_settings, make_search_tool
+
+if TYPE_CHECKING:
+    from brainchat.eeg.study import Study
+
+EEG_ALWAYS = frozenset({"list_data_files", "load_data", "get_study_state"})
+LOCAL_NOT_EEG = frozenset({"web_search"})
+
+
+def eeg_rule(study: Study, local_names: Collection[str]) -> Callable[[], frozenset[str]]:
+    """The tools to hide in a round: EEG tools beyond list/load/state while the study is empty."""
+    needs_data = frozenset(local_names) - EEG_ALWAYS - LOCAL_NOT_EEG
+    return lambda: needs_data if study.stage == "empty" else frozenset()
+
+
+def local_toolset(settings: Settings, study: Study, search_cache: dict[str, Any]) -> ToolSet:
+    """Web search and the EEG tools over `study`; a family that fails is listed, never raised."""
+    tools: list[BaseTool] = []
+    failures: list[ToolFailure] = []
+    try:
+        backend = backend_from_settings(settings.search_backend, settings.search_fixture)
+        cache = search_cache if settings.limits.enable_cache else None
+        tools.append(make_search_tool(backend, cache))
+    except Exception as exc:  # noqa: BLE001 - one broken family never takes the others down
+        failures.append(ToolFailure("web_search", str(exc)))
+    try:
+        from brainchat.eeg.tools import build_eeg_tools
+
+        tools.extend(build_eeg_tools(study))
+    except Exception as exc:  # noqa: BLE001
+        failures.append(ToolFailure("eeg", f"EEG tools unavailable: {type(exc).__name__}: {exc}"))
+    return ToolSet(tools=tools, failures=failures)
+
+
+@dataclass
+class Toolbox:
+    """The tools of one conversation, assembled anew for every agent turn from cached parts."""
+
+    configured: ToolSet = field(default_factory=ToolSet)  # configured MCP servers, shared
+    user_tools: dict[str, list[BaseTool]] = field(default_factory=dict)  # user-connected, by name
+    approved: set[tuple[str, str]] = field(default_factory=set)  # (server, tool) approved here
+    search_cache: dict[str, Any] = field(default_factory=dict)
+    _local: tuple[tuple[Any, ...], ToolSet] | None = field(default=None, repr=False)
+    _renames: dict[int, tuple[BaseTool, BaseTool]] = field(default_factory=dict, repr=False)
+
+    def local(self, settings: Settings, study: Study) -> ToolSet:
+        """The local tool families, rebuilt only when what they depend on changes."""
+        key = (
+            settings.search_backend,
+            settings.search_fixture,
+            settings.limits.enable_cache,
+            id(study),
+            settings.data_dir,
+        )
+        if self._local is None or self._local[0] != key:
+            self._local = (key, local_toolset(settings, study, self.search_cache))
+        return self._local[1]
+
+    def toolset(self, settings: Settings, study: Study) -> ToolSet:
+        """Every tool an agent turn gets now: web search, EEG, configured and user MCP tools."""
+        local = self.local(settings, study)
+        tools = list(local.tools)
+        failures = list(local.failures) + list(self.configured.failures)
+        taken = {t.name for t in tools}
+        for tool in [*self.configured.tools, *(t for ts in self.user_tools.values() for t in ts)]:
+            if tool.name in taken:
+                tool = self._renamed(tool)
+            taken.add(tool.name)
+            tools.append(tool)
+        return ToolSet(tools=tools, failures=failures)
+
+    def _renamed(self, tool: BaseTool) -> BaseTool:
+        """A clashing MCP tool as `server__name`; the same copy every turn (the agent cache)."""
+        copy = self._renames.get(id(tool))
+        if copy is None or copy[0] is not tool:
+            source = flags_of(tool).source.removeprefix("mcp:")
+            copy = (tool, tool.model_copy(update={"name": f"{source}__{tool.name}"}))
+            self._renames[id(tool)] = copy
+        return copy[1]
+
+    def add_user_tools(self, server: str, tools: list[BaseTool]) -> None:
+        self.remove_user_tools(server)
+        self.user_tools[server] = tools
+
+    def remove_user_tools(self, server: str) -> None:
+        """Forget a user server's tools and the approvals given for them."""
+        self.user_tools.pop(server, None)
+        self.approved = {k for k in self.approved if k[0] != server}
+
+    def with_failure(self, source: str, reason: str) -> None:
+        self.configured = replace(
+            self.configured, failures=[*self.configured.failures, ToolFailure(source, reason)]
+        )
