@@ -39,7 +39,7 @@ class Budget:
     def tokens(self) -> int:
         # No floor: a floor would let a request with tools over the window through (or blame the
         # user's text for it). Zero or less means the fixed parts alone do not fit; the agent
-        # checks that before each request (nodes.no_room) and says what is too big.
+        # checks that before each request (context.no_room) and says what is too big.
         return self.window - self.reserve - self.tools
 
     @property
