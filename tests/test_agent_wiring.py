@@ -68,3 +68,60 @@ async def test_a_title_request_takes_the_stream_options_fallback(scripted_server
     sent = s.requests_for("title")
     assert [r.stream_options for r in sent] == [{"include_usage": True}, None]
     assert sent[-1].outcome == "ok"
+
+
+async def test_two_runs_at_once_each_ask_their_own_user(scripted_server) -> None:
+    """One compiled graph serves every run: each run's confirm hook travels in its own runtime
+    context, so two users' approvals never cross (what the context variables used to ensure)."""
+    import asyncio
+
+    from langchain_core.tools import StructuredTool
+
+    from brainchat.agent.graph import build_agent
+    from brainchat.llm import make_chat_model
+    from brainchat.testing.scripted_server import Call, ToolCalls
+    from brainchat.tools.registry import set_flags
+
+    from support import collect
+
+    wiped: list[str] = []
+    started = asyncio.Event()
+
+    async def wipe(who: str) -> str:
+        wiped.append(who)
+        return f"wiped for {who}"
+
+    tool = set_flags(
+        StructuredTool.from_function(coroutine=wipe, name="wipe", description="destructive"),
+        destructive=True,
+    )
+    s = scripted_server
+    asked: dict[str, list[str]] = {"ada": [], "bob": []}
+
+    def hook(user: str, answer: bool):
+        async def confirm(name, args):
+            asked[user].append(args["who"])
+            if user == "ada":  # ada's run waits in her dialog until bob's run has asked too
+                started.set()
+                await asyncio.sleep(0)
+            else:
+                await started.wait()
+            return answer
+
+        return confirm
+
+    runs = []
+    for user, answer in (("ada", True), ("bob", False)):
+        s.queue(f"fc-{user}", ToolCalls([Call("wipe", {"who": user})]), Text("done"))
+        s.queue(f"ans-{user}", Text(f"answer for {user}"))
+        agent = build_agent(
+            make_chat_model(spec(s, f"fc-{user}"), "function_call"),
+            make_chat_model(spec(s, f"ans-{user}"), "answer"),
+            [tool],
+        )
+        runs.append(collect(agent.run("wipe it", confirm=hook(user, answer))))
+    ada, bob = await asyncio.gather(*runs)
+    assert asked == {"ada": ["ada"], "bob": ["bob"]}  # each hook asked by its own run only
+    assert wiped == ["ada"]
+    assert of(ada, "tool_finished")[0].status == "success"
+    assert of(bob, "tool_finished")[0].status == "refused"
