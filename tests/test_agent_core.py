@@ -653,7 +653,10 @@ async def test_a_cancellation_leaking_out_of_a_tool_is_a_tool_error(scripted_ser
 
 
 async def test_a_call_that_never_returned_is_left_out_of_the_answer(scripted_server) -> None:
-    from brainchat.agent.nodes import CURRENT_RUN, Nodes
+    from langgraph.runtime import Runtime
+
+    from brainchat.agent.answer import answer
+    from brainchat.agent.context import AgentContext
     from brainchat.agent.state import RunContext
     from brainchat.events import stream_events
     from brainchat.usage import UsageCallback, UsageLedger
@@ -661,14 +664,16 @@ async def test_a_call_that_never_returned_is_left_out_of_the_answer(scripted_ser
     s = scripted_server
     s.queue("ans", Text("Without the lost call."))
     agent = build_agent(*models(s), [note_tool("note", read_only=True)])
-    ctx = RunContext(question="q", started=0.0, deadline=1e12, usage=UsageLedger({}))
-    ctx.callback = UsageCallback(ctx.usage)
+    usage = UsageLedger({})
+    ctx = RunContext(
+        question="q", started=0.0, deadline=1e12, usage=usage, callback=UsageCallback(usage)
+    )
     ctx.ledger.open("c1", "note", {"x": 1}, 1)  # opened, never finished
     state: dict = {}
 
     async def work() -> None:
-        CURRENT_RUN.set(ctx)
-        state.update(await Nodes(agent.deps).answer({"messages": []}))
+        runtime = Runtime(context=AgentContext(agent.deps, ctx))
+        state.update(await answer({"messages": []}, runtime))
 
     events = [e async for e in stream_events(work)]
     assert ctx.ledger.entries[0].status == "error"

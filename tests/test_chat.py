@@ -7,11 +7,11 @@ import logging
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from brainchat import redact
-from brainchat.chat import stream_chat, trim_history
+from brainchat.chat import stream_chat
 from brainchat.session import Session
 from brainchat.settings import Settings, load_settings
 from brainchat.testing.scripted_server import Drop, Fault, Malformed, Text
-from brainchat.usage import count_message_tokens, count_tokens
+from brainchat.usage import count_message_tokens, count_tokens, fit_history
 
 from support import collect, of, spec, text
 
@@ -69,7 +69,8 @@ def test_history_is_trimmed_to_budget_keeping_recent_turns() -> None:
             HumanMessage(f"question {i} " + "word " * 50),
             AIMessage(f"answer {i} " + "word " * 50),
         ]
-    kept = trim_history(system, history, question, budget=800)
+    fixed = count_message_tokens([system, question])
+    kept = [system, *fit_history(history, fixed, 800), question]  # what chat sends
     assert count_message_tokens(kept) <= 800
     assert kept[0] is system and kept[-1] is question
     assert isinstance(kept[1], HumanMessage)  # never starts with a dangling answer

@@ -15,9 +15,6 @@ MAX_FUNCTION_LINES = 60
 
 # Owned by another branch this session; the lead empties this list at merge.
 STILL_ALLOWED_TO_EXCEED = {
-    "agent/graph.py",
-    "agent/nodes.py",
-    "chat.py",
     "testing/scripted_server.py",
 }
 

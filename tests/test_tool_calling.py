@@ -17,7 +17,8 @@ from pydantic import BaseModel, Field
 from brainchat.agent.graph import build_agent
 from brainchat.agent.textcalls import read_calls, tools_prompt
 from brainchat.chat import stream_chat
-from brainchat.llm import make_chat_model, stream_usage_refused
+from brainchat.llm import make_chat_model
+from brainchat.modelclient import stream_usage_refused
 from brainchat.settings import AgentLimits
 from brainchat.testing.replies import call_text
 from brainchat.testing.scripted_server import Call, Drop, Empty, Fault, Text, ToolCalls

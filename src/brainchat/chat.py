@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
-from contextlib import aclosing
-from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
@@ -19,44 +17,18 @@ from brainchat.events import (
     stream_events,
 )
 from brainchat.grounding import NoTools, ground
-from brainchat.llm import (
-    cut_at_limit,
-    cut_notice_text,
-    describe_error,
-    make_chat_model,
-    refuse_stream_usage,
-    rejects_stream_options,
-    stream_options_retry_text,
-    stream_usage_refused,
-)
+from brainchat.llm import cut_notice_text, describe_error, make_chat_model
+from brainchat.modelclient import ModelClient, Streamed
 from brainchat.prompts import load_prompt
-from brainchat.repeats import RepeatGuard, Repetition, repeat_notice_text, without_repeats
 from brainchat.settings import ModelSpec
 from brainchat.usage import (
     UsageCallback,
     UsageLedger,
     count_message_tokens,
     count_tokens,
+    fit_history,
     reply_reserve,
 )
-
-
-def trim_history(
-    system: SystemMessage, history: list[BaseMessage], question: HumanMessage, budget: int
-) -> list[BaseMessage]:
-    """Keep the system prompt, the question and as many recent turns as fit in `budget` tokens."""
-    fixed = count_message_tokens([system, question])
-    kept: list[BaseMessage] = []
-    used = fixed
-    for message in reversed(history):
-        cost = count_message_tokens([message]) - 3
-        if used + cost > budget:
-            break
-        kept.append(message)
-        used += cost
-    while kept and not isinstance(kept[-1], HumanMessage):
-        kept.pop()  # never start the kept history with a dangling assistant reply
-    return [system, *reversed(kept), question]
 
 
 def stream_chat(
@@ -100,47 +72,17 @@ async def _chat_turn(
         emit(Stats(rows=ledger.stats(), total_seconds=0.0, ttft=None, total_cost=None))
         emit(RunFinished(reason="error", answer="", error=too_long))
         return
-    messages = trim_history(system, history, HumanMessage(question), budget)
-    model = make_chat_model(spec, "chat")
-    parts: list[str] = []
-    error: str | None = None
-    refused: BaseException | None = None  # the HTTP 400 that may have been stream_options'
-    retried_quietly = False
-    cut = False
-    repeated: Repetition | None = None
-    for _attempt in range(3):
-        cut, guard, repeated = False, RepeatGuard(), None
-        try:
-            usage = refused is None and not stream_usage_refused(spec)
-            kwargs: dict[str, Any] = {} if usage else {"stream_usage": False}
-            stream: Any = model.astream(messages, config={"callbacks": [callback]}, **kwargs)
-            async with aclosing(stream):  # ended early: the HTTP stream closes now
-                async for chunk in stream:
-                    if isinstance(chunk.content, str):
-                        parts.append(chunk.content)
-                        if repeated := guard.feed(chunk.content):
-                            break
-                    cut = cut or cut_at_limit(chunk)
-            if refused is not None:  # taken without stream_options: it was them
-                refuse_stream_usage(spec)
-                told, hint = stream_options_retry_text(spec, refused)
-                emit(Notice(kind="info", message=told, hint=hint))
-            break
-        except Exception as exc:  # noqa: BLE001 - every model failure becomes a message
-            if not parts and refused is None and rejects_stream_options(exc, spec):
-                refused = exc  # HTTP 400: once more without stream_options, marked if taken
-                continue
-            if not retried_quietly and not parts and _retryable_midstream(exc):
-                retried_quietly = True  # the stream broke before any text: one quiet retry
-                continue
-            error = describe_error(exc, spec, midstream=bool(parts))
-            break
-    answer = "".join(parts)
-    if repeated is not None:
-        answer = without_repeats(answer, repeated)
-        told, hint = repeat_notice_text(spec.name, repeated)
-        emit(Notice(kind="info", message=told, hint=hint))
-    elif cut and not error:
+    question_message = HumanMessage(question)
+    fixed = count_message_tokens([system, question_message])
+    messages = [system, *fit_history(history, fixed, budget), question_message]
+    client = ModelClient(make_chat_model(spec, "chat"), spec, spec.name)
+    out, error = Streamed(), None
+    try:
+        await client.text(messages, [callback], out, quiet_retry=True)
+    except Exception as exc:  # noqa: BLE001 - every model failure becomes a message
+        error = describe_error(exc, spec, midstream=bool(out.parts))
+    answer = out.text
+    if out.repeated is None and out.cut and not error:
         told, hint = cut_notice_text(spec, spec.name)
         emit(Notice(kind="info", message=told, hint=hint))
     # Chat has no tools and no sources: a citation marker there cites nothing (#23)
@@ -164,15 +106,6 @@ async def _chat_turn(
         )
     )
     emit(RunFinished(reason="error" if error else "answered", answer=answer, error=error))
-
-
-def _retryable_midstream(exc: BaseException) -> bool:
-    import httpx
-    import openai
-
-    if isinstance(exc, openai.APIStatusError):
-        return False  # the SDK already retried 429/5xx with backoff
-    return isinstance(exc, httpx.HTTPError | openai.APIError | ValueError)
 
 
 def record_turn(history: list[BaseMessage], question: str, answer: str) -> None:

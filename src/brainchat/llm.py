@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
 
 ROLE_TAG_PREFIX = "brainchat-role:"
+ROUND_KEY = "brainchat_round"  # a request's metadata: the decide round its tokens belong to
 
 
 @functools.cache
@@ -51,7 +52,8 @@ def make_chat_model(spec: ModelSpec, role: str, **overrides: Any) -> ChatOpenAI:
         "api_key": spec.api_key or "not-needed",
         "timeout": spec.timeout,
         "max_retries": spec.max_retries,
-        "stream_usage": spec.stream_usage and not stream_usage_refused(spec),
+        # a server that refused stream_options is asked without them per request (modelclient)
+        "stream_usage": spec.stream_usage,
         "streaming": True,
         # langchain-openai's own gap-between-chunks limit (default 120 s) follows the spec's
         # timeout, so a slow local server gets the time its spec allows and no less.
@@ -162,32 +164,6 @@ def _chunks_as_dicts(process: Callable[..., Any]) -> Callable[..., Any]:
     return process_response_data
 
 
-# Servers (base URLs) that answered HTTP 400 to `stream_options` and then took the same request
-# without them: every model there is asked without it for the rest of the process.
-_NO_STREAM_OPTIONS: set[str | None] = set()
-
-
-def stream_usage_refused(spec: ModelSpec) -> bool:
-    """True once this model's server has rejected `stream_options` in this process."""
-    return spec.base_url in _NO_STREAM_OPTIONS
-
-
-def refuse_stream_usage(spec: ModelSpec) -> None:
-    _NO_STREAM_OPTIONS.add(spec.base_url)
-
-
-def rejects_stream_options(exc: BaseException, spec: ModelSpec | None) -> bool:
-    """An HTTP 400 to a streamed request that asked for usage: maybe `stream_options` itself.
-
-    Only maybe (a 400 may be about the context size or the tools): the caller asks once more
-    without them and calls `refuse_stream_usage` only when that retry is taken.
-    """
-    import openai
-
-    asked = spec is None or (spec.stream_usage and not stream_usage_refused(spec))
-    return isinstance(exc, openai.BadRequestError) and asked
-
-
 def server_reason(exc: BaseException) -> str:
     """The error message the server sent (masked, one line, at most 300 characters)."""
     body = getattr(exc, "body", None)
@@ -197,18 +173,6 @@ def server_reason(exc: BaseException) -> str:
         text = str(inner.get("message") if isinstance(inner, dict) else inner or "")
     text = text or str(getattr(exc, "message", "") or exc)
     return mask(" ".join(text.split()))[:300]
-
-
-def stream_options_retry_text(
-    spec: ModelSpec | None, exc: BaseException, name: str | None = None
-) -> tuple[str, str]:
-    """The notice (message, hint) for a request asked again without `stream_options`."""
-    return (
-        f"{where(spec, name)} refused the request's stream_options (HTTP 400: "
-        f"{server_reason(exc)}); it was asked again without them. Token counts for this model "
-        "are estimated from now on.",
-        'Set "stream_usage": false in this model\'s spec to skip the first try.',
-    )
 
 
 def cut_at_limit(message: Any) -> bool:

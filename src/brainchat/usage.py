@@ -14,11 +14,11 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackHandler
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.outputs import LLMResult
 
 from brainchat.events import AnswerToken, RoleStats, ThinkingToken, emit
-from brainchat.llm import role_of
+from brainchat.llm import ROUND_KEY, role_of
 from brainchat.prices import cost as price_of
 from brainchat.settings import ModelSpec
 
@@ -85,6 +85,7 @@ class _Call:
     text: list[str] = field(default_factory=list)
     first_token: float | None = None
     tools: list[Any] = field(default_factory=list)  # tool definitions sent with the request
+    round: int = 0  # the agent's decide round the request belongs to (its ROUND_KEY metadata)
 
 
 class UsageLedger:
@@ -149,7 +150,6 @@ class UsageCallback(AsyncCallbackHandler):
         self.ledger = ledger
         self.answer_roles = answer_roles
         self.calls: dict[UUID, _Call] = {}
-        self.round = 0
 
     async def on_chat_model_start(
         self,
@@ -168,6 +168,7 @@ class UsageCallback(AsyncCallbackHandler):
             started=time.perf_counter(),
             messages=messages[0] if messages else [],
             tools=list(params.get("tools") or []),
+            round=int((metadata or {}).get(ROUND_KEY) or 0),
         )
 
     async def on_llm_new_token(  # type: ignore[override]
@@ -188,13 +189,13 @@ class UsageCallback(AsyncCallbackHandler):
             call.text.append(str(piece.get("name") or "") + str(piece.get("args") or ""))
         if reasoning:
             call.text.append(reasoning)
-            emit(ThinkingToken(role=call.role, model=model, text=reasoning, round=self.round))
+            emit(ThinkingToken(role=call.role, model=model, text=reasoning, round=call.round))
         if token:
             call.text.append(token)
             if call.role in self.answer_roles:
                 emit(AnswerToken(role=call.role, model=model, text=token))
             else:
-                emit(ThinkingToken(role=call.role, model=model, text=token, round=self.round))
+                emit(ThinkingToken(role=call.role, model=model, text=token, round=call.round))
 
     async def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         call = self.calls.pop(run_id, None)
@@ -261,3 +262,40 @@ def _reported_usage(response: LLMResult | None) -> tuple[int, int] | None:
             token_usage.get("completion_tokens", 0)
         )
     return None
+
+
+def text_bound(text: str) -> int:
+    """A true upper bound on `text`'s tokens: its UTF-8 length (no token is shorter than a byte)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def message_tokens(messages: list[BaseMessage], limit: int) -> int:
+    """Tokens of `messages`; counted exactly only when their bytes alone could exceed `limit`."""
+    size = sum(
+        text_bound(m.content if isinstance(m.content, str) else str(m.content)) for m in messages
+    )
+    size += sum(
+        text_bound(str(c.get("args", "")))
+        for m in messages
+        for c in getattr(m, "tool_calls", None) or []
+    )
+    if size + 8 * len(messages) <= limit:
+        return size + 8 * len(messages)  # an upper bound, see text_bound
+    return count_message_tokens(messages)
+
+
+def fit_history(history: list[BaseMessage], fixed: int, budget: int) -> list[BaseMessage]:
+    """The most recent turns that fit beside `fixed` tokens, oldest dropped first."""
+    if message_tokens(history, budget - fixed) + fixed <= budget:
+        return list(history)
+    kept: list[BaseMessage] = []
+    used = fixed
+    for message in reversed(history):
+        cost = count_message_tokens([message]) - 3
+        if used + cost > budget:
+            break
+        kept.append(message)
+        used += cost
+    while kept and not isinstance(kept[-1], HumanMessage):
+        kept.pop()  # never start the kept history with a dangling reply
+    return list(reversed(kept))

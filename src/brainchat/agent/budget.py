@@ -14,7 +14,15 @@ from typing import NamedTuple
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from brainchat.usage import count_message_tokens, count_tokens
+from brainchat.usage import (  # the counting both chat and agent use lives below them
+    count_message_tokens,
+    count_tokens,
+    fit_history,
+    message_tokens,
+    text_bound,
+)
+
+__all__ = ["fit_history", "message_tokens", "text_bound"]  # re-exported for the agent
 
 MIN_RESULT_TOKENS = 200
 
@@ -31,33 +39,13 @@ class Budget:
     def tokens(self) -> int:
         # No floor: a floor would let a request with tools over the window through (or blame the
         # user's text for it). Zero or less means the fixed parts alone do not fit; the agent
-        # checks that before each request (nodes.no_room) and says what is too big.
+        # checks that before each request (context.no_room) and says what is too big.
         return self.window - self.reserve - self.tools
 
     @property
     def per_result(self) -> int:
         """The most one tool result may take in a request (a quarter of the budget)."""
         return max(MIN_RESULT_TOKENS, self.tokens // 4)
-
-
-def text_bound(text: str) -> int:
-    """A true upper bound on `text`'s tokens: its UTF-8 length (no token is shorter than a byte)."""
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-
-
-def message_tokens(messages: list[BaseMessage], limit: int) -> int:
-    """Tokens of `messages`; counted exactly only when their bytes alone could exceed `limit`."""
-    size = sum(
-        text_bound(m.content if isinstance(m.content, str) else str(m.content)) for m in messages
-    )
-    size += sum(
-        text_bound(str(c.get("args", "")))
-        for m in messages
-        for c in getattr(m, "tool_calls", None) or []
-    )
-    if size + 8 * len(messages) <= limit:
-        return size + 8 * len(messages)  # an upper bound, see text_bound
-    return count_message_tokens(messages)
 
 
 def cut_text(text: str, max_tokens: int) -> str:
@@ -88,23 +76,6 @@ def digest(message: ToolMessage) -> ToolMessage:
         "you need it whole.]"
     )
     return message.model_copy(update={"content": note})
-
-
-def fit_history(history: list[BaseMessage], fixed: int, budget: int) -> list[BaseMessage]:
-    """The most recent turns that fit beside `fixed` tokens, oldest dropped first."""
-    if message_tokens(history, budget - fixed) + fixed <= budget:
-        return list(history)
-    kept: list[BaseMessage] = []
-    used = fixed
-    for message in reversed(history):
-        cost = count_message_tokens([message]) - 3
-        if used + cost > budget:
-            break
-        kept.append(message)
-        used += cost
-    while kept and not isinstance(kept[-1], HumanMessage):
-        kept.pop()  # never start the kept history with a dangling reply
-    return list(reversed(kept))
 
 
 REPLY_TOKENS = 150  # what an older reply or note keeps when the request still does not fit

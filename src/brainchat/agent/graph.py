@@ -6,19 +6,22 @@ import asyncio
 import functools
 import time
 from collections.abc import AsyncIterator, Callable, Collection
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 
+from brainchat.agent import decide, loop
+from brainchat.agent.answer import answer as write_answer
+from brainchat.agent.approval import Confirm
 from brainchat.agent.budget import Budget
-from brainchat.agent.nodes import CURRENT_DEPS, CURRENT_RUN, Deps, Nodes, no_room
+from brainchat.agent.context import AgentContext, AgentState, Deps, no_room
 from brainchat.agent.offer import ToolOffer
 from brainchat.agent.policy import Evaluator, RoundRule, default_evaluator, default_round_rule
-from brainchat.agent.state import AgentState, RunContext
-from brainchat.agent.toolrun import CURRENT_CONFIRM, Confirm, ToolRunner
+from brainchat.agent.state import RunContext
+from brainchat.agent.toolrun import ToolRunner
 from brainchat.events import (
     Event,
     Notice,
@@ -39,25 +42,27 @@ log = get_logger("brainchat.agent")  # masks secrets in records
 
 
 def after_decide(state: AgentState) -> Literal["act", "answer", "finish"]:
-    """Tool calls -> act; no calls (or a limit, or a failure with results) -> answer; else end."""
-    return cast(Literal["act", "answer", "finish"], state["route"])
+    """Tool calls -> act; nothing left to ask (or a stop with results) -> answer; else end."""
+    if state.get("pending_calls"):
+        return "act"
+    return "finish" if state.get("error") else "answer"
 
 
 def after_evaluate(state: AgentState) -> Literal["decide", "answer"]:
     """The verdict routes: enough or a limit -> answer; continue or not enough -> decide."""
-    return cast(Literal["decide", "answer"], state["route"])
+    return "answer" if state.get("last_verdict") in ("enough", "answer") else "decide"
 
 
 @functools.cache
 def _graph() -> Any:
-    """The graph, compiled once per process; its nodes find the running agent in CURRENT_DEPS."""
-    nodes = Nodes()
-    graph = StateGraph(AgentState)
-    graph.add_node("plan", nodes.plan)
-    graph.add_node("decide", nodes.decide)
-    graph.add_node("act", nodes.act)
-    graph.add_node("evaluate", nodes.evaluate)
-    graph.add_node("answer", nodes.answer)
+    """The graph, compiled once per process: each run brings its deps and record in the runtime
+    context (`context=AgentContext(...)`), so one compiled graph serves every agent."""
+    graph = StateGraph(AgentState, context_schema=AgentContext)
+    graph.add_node("plan", loop.plan)
+    graph.add_node("decide", decide.decide)
+    graph.add_node("act", loop.act)
+    graph.add_node("evaluate", loop.evaluate)
+    graph.add_node("answer", write_answer)
     graph.add_edge(START, "plan")
     graph.add_edge("plan", "decide")
     graph.add_conditional_edges(
@@ -86,7 +91,7 @@ class Agent:
     def __init__(self, deps: Deps, specs: dict[str, ModelSpec]) -> None:
         self.deps = deps
         self.specs = specs
-        self.graph = _graph()  # one per process; per-run state lives in CURRENT_RUN/CURRENT_DEPS
+        self.graph = _graph()  # one per process; a run's deps and record go in its context
         self.last_run: RunContext | None = None
 
     def run(
@@ -103,28 +108,25 @@ class Agent:
         self, question: str, history: list[BaseMessage], confirm: Confirm | None = None
     ) -> None:
         d = self.deps
-        if confirm is not None:
-            CURRENT_CONFIRM.set(confirm)  # this run's task only
         started = time.perf_counter()
         limit = d.limits.max_execution_time
+        usage = UsageLedger(self.specs, d.names)
         ctx = RunContext(
             question=question,
             started=started,
             deadline=started + limit,
             answer_reserve=min(limit * 0.2, 15.0),  # the tool loop stops early enough to answer
-            usage=UsageLedger(self.specs, d.names),
+            usage=usage,
+            callback=UsageCallback(usage, answer_roles=("answer",)),
+            confirm=confirm,  # this run's user; else the build-time hook
             history=history,
         )
-        ctx.callback = UsageCallback(ctx.usage, answer_roles=("answer",))
         self.last_run = ctx
-        CURRENT_RUN.set(ctx)  # this task's context only: concurrent runs stay apart
-        CURRENT_DEPS.set(d)
         emit(
             RunStarted(
                 mode="agent", question=question, models=dict(d.names), tools=list(d.runner.tools)
             )
         )
-        state: dict[str, Any] = {}
         reason: StopReason = "answered"
         answer, error = "", None
         refused = self._too_long(question)
@@ -135,12 +137,13 @@ class Agent:
             emit(RunFinished(reason="error", answer="", error=too_long))
             return
         try:
-            state = await self.graph.ainvoke(
+            state: AgentState = await self.graph.ainvoke(
                 {"messages": [HumanMessage(question)], "round": 0, "tool_rounds": 0},
                 {"recursion_limit": 5 * d.limits.max_iterations + 10},
+                context=AgentContext(d, ctx),
             )
             answer, error = state.get("answer", ""), state.get("error")
-            reason = "error" if error else cast(StopReason, state.get("stop_reason") or "answered")
+            reason = "error" if error else state.get("stop_reason") or "answered"
         except asyncio.CancelledError:
             self._close_cancelled(ctx)
             self._emit_stats(ctx, started)
@@ -175,7 +178,7 @@ class Agent:
 
         d = self.deps
         prompts = {
-            "function_call": Nodes(d)._system(),
+            "function_call": decide.system_prompt(d),
             "answer": SystemMessage(load_prompt("answer", d.prompt_variants.get("answer"))),
         }
         for role in ("function_call", "answer"):
@@ -249,6 +252,16 @@ def _retag(llm: BaseChatModel, role: str) -> BaseChatModel:
     return llm.model_copy(update={"tags": [*tags, ROLE_TAG_PREFIX + role], "metadata": meta})
 
 
+def _budgets(specs: dict[str, ModelSpec]) -> dict[str, Budget]:
+    """Each role's window and reply reserve; the tools are added per request (Deps.budget):
+    each round offers its own subset."""
+    return {
+        role: Budget(spec.context_window, reply_reserve(spec))
+        for role in ("function_call", "answer")
+        for spec in [specs.get(role) or specs.get("function_call") or ModelSpec(model="?")]
+    }
+
+
 def build_agent(
     function_call_llm: BaseChatModel,
     answer_llm: BaseChatModel | None = None,
@@ -273,27 +286,18 @@ def build_agent(
     answer_llm = answer_llm or _retag(function_call_llm, "answer")
     tools = list(tools or [])
     specs = specs or {}
-    schemas = [openai_schema(t) for t in tools]  # converted once per process
     fc_spec = specs.get("function_call")
     tool_calling = fc_spec.tool_calling if fc_spec is not None else "native"
-    budgets = {
-        # The tools are added per request (Deps.budget): each round offers its own subset.
-        role: Budget(spec.context_window, reply_reserve(spec))
-        for role in ("function_call", "answer")
-        for spec in [specs.get(role) or specs.get("function_call") or ModelSpec(model="?")]
-    }
+    schemas = [openai_schema(t) for t in tools]  # converted once per process
+    offer = ToolOffer(function_call_llm, tools, schemas, hidden, plain=tool_calling == "prompt")
     deps = Deps(
         function_call_llm=function_call_llm,
         answer_llm=answer_llm,
-        bound_llm=ToolOffer(
-            function_call_llm, tools, schemas, hidden, plain=tool_calling == "prompt"
-        ),
+        bound_llm=offer,
         tool_calling=tool_calling,
         names={
-            "function_call": specs["function_call"].name
-            if "function_call" in specs
-            else _model_name(function_call_llm),
-            "answer": specs["answer"].name if "answer" in specs else _model_name(answer_llm),
+            role: specs[role].name if role in specs else _model_name(model)
+            for role, model in (("function_call", function_call_llm), ("answer", answer_llm))
         },
         limits=limits,
         runner=ToolRunner(
@@ -303,12 +307,10 @@ def build_agent(
         context=context,
         told=told,
         prompt_variants={
-            "function_call": specs["function_call"].prompt_variant
-            if "function_call" in specs
-            else None,
-            "answer": specs["answer"].prompt_variant if "answer" in specs else None,
+            role: specs[role].prompt_variant if role in specs else None
+            for role in ("function_call", "answer")
         },
-        budgets=budgets,
+        budgets=_budgets(specs),
         specs=specs,
         round_rule=round_rule or default_round_rule,
         facts=facts,

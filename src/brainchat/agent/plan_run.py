@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
-from brainchat.agent import modelcall
 from brainchat.agent.approval import Ask, request
 from brainchat.agent.budget import Budget, fit_run
+from brainchat.agent.context import Deps
 from brainchat.agent.plan import (
     Plan,
     PlanStep,
@@ -17,6 +17,7 @@ from brainchat.agent.plan import (
     unverified_claims,
     verify,
 )
+from brainchat.agent.policy import RoundVerdict
 from brainchat.agent.state import ERROR_CHARS, LedgerEntry, RunContext, clip
 from brainchat.events import (
     AnswerToken,
@@ -27,13 +28,14 @@ from brainchat.events import (
     emit,
 )
 from brainchat.llm import describe_error
+from brainchat.modelclient import ModelClient, ModelTimeout
 from brainchat.usage import tools_tokens
 
 
 class PlanRun:
-    """Planning for one agent (deps injected); per-run state lives in ctx.plan."""
+    """Planning for one agent (deps injected); a run's plan lives in its graph state."""
 
-    def __init__(self, deps: Any) -> None:
+    def __init__(self, deps: Deps) -> None:
         self.d = deps
 
     def _tools(self) -> dict[str, str]:
@@ -47,8 +49,10 @@ class PlanRun:
         except Exception:  # noqa: BLE001 - a hint only
             return ""
 
-    async def _ask_planner(self, ctx: RunContext, messages: list[Any]) -> tuple[Any, str]:
-        llm = self.d.function_call_llm
+    async def _ask_planner(
+        self, ctx: RunContext, messages: list[Any], round_: int = 0
+    ) -> tuple[Any, str]:
+        llm: Any = self.d.function_call_llm
         if self.d.tool_calling == "prompt":  # a model that cannot call tools writes the JSON
             messages = [*messages[:-1], _as_text_request(messages[-1])]
         else:
@@ -68,9 +72,9 @@ class PlanRun:
             )
         messages = fitted.messages
         try:  # the way decide asks: stream_options refusal, "stream_tool_calls": false
-            reply = await modelcall.ask(llm, messages, [ctx.callback], spec, name)
+            reply = await ModelClient(llm, spec, name).ask(messages, [ctx.callback], round_=round_)
         except Exception as exc:  # noqa: BLE001 - no plan: the ordinary loop runs
-            error = exc.error if isinstance(exc, modelcall.ModelTimeout) else exc
+            error = exc.error if isinstance(exc, ModelTimeout) else exc
             return None, f"the planner call failed: {describe_error(error, spec, name=name)}"
         return parse_plan(reply, set(self.d.runner.tools))
 
@@ -124,7 +128,7 @@ class PlanRun:
 
     async def after_round(
         self, ctx: RunContext, plan: Plan, entries: list[LedgerEntry]
-    ) -> tuple[str, str]:
+    ) -> tuple[RoundVerdict | Literal["failed"], str]:
         """Verify the round: ("enough"|"continue"|"not_enough"|"failed", reason)."""
         pool = list(entries)
         verified = []
@@ -134,7 +138,8 @@ class PlanRun:
                 break
             if status == "failed":
                 self._mark(step, "failed", detail)
-                return await self._replan(ctx, plan, step, detail)
+                round_ = entries[0].round if entries else 0  # the replan's tokens are this round's
+                return await self._replan(ctx, plan, step, detail, round_)
             self._mark(step, "done", detail)
             verified.append(step)
             if used is not None:
@@ -148,15 +153,13 @@ class PlanRun:
             else "no step verified this round"
         )
         if verified and self.d.limits.execution_mode == "single_step":
-            if not await self._next_confirmed(plan):
+            if not await self._next_confirmed(ctx, plan):
                 return "enough", f"single-step mode: {done}; the next step waits for you"
         return "continue", done
 
-    async def _next_confirmed(self, plan: Plan) -> bool:
+    async def _next_confirmed(self, ctx: RunContext, plan: Plan) -> bool:
         """Single-step mode: one planned step per user confirmation (headless: stop here)."""
-        from brainchat.agent.toolrun import CURRENT_CONFIRM
-
-        confirm = CURRENT_CONFIRM.get() or self.d.runner.confirm
+        confirm = ctx.confirm or self.d.runner.confirm
         step = plan.current()
         if confirm is None or step is None:
             return False
@@ -166,8 +169,8 @@ class PlanRun:
         return answer != "reject"
 
     async def _replan(
-        self, ctx: RunContext, plan: Plan, step: PlanStep, why: str
-    ) -> tuple[str, str]:
+        self, ctx: RunContext, plan: Plan, step: PlanStep, why: str, step_round: int
+    ) -> tuple[RoundVerdict | Literal["failed"], str]:
         limit = self.d.limits.max_replans
         reason = f"step {step.id} ({step.title}) failed: {why}"
         if plan.replans >= limit:
@@ -177,7 +180,7 @@ class PlanRun:
         messages = planner_messages(
             ctx.question, self._tools(), self._study(), "always", done=f"Progress so far:\n{done}"
         )
-        spec, problem = await self._ask_planner(ctx, messages)
+        spec, problem = await self._ask_planner(ctx, messages, step_round)
         plan.replans += 1
         plan.history.append(reason)
         if spec is None or not spec.steps:

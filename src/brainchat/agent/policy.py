@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from brainchat.agent.state import LedgerEntry, RunContext
+from brainchat.events import StopReason  # core (#22): the stop reason is typed end to end
 from brainchat.settings import AgentLimits
 
 
@@ -121,7 +122,7 @@ class Decision:
     route: Literal["decide", "answer"]
     verdict: Literal["enough", "continue", "not_enough", "answer"]
     reason: str
-    stop_reason: str | None = None  # iteration_limit | timeout | loop | round_limit
+    stop_reason: StopReason | None = None  # iteration_limit | timeout | loop | round_limit
     notice: str | None = None
     hint: str = ""
 
@@ -134,14 +135,16 @@ def next_step(
     verdict: RoundVerdict,
     found: str,
     looped: bool,
+    entries: list[LedgerEntry] = [],  # noqa: B006 - read only; core (#22): the round, from the graph state
+    loop_hits: int = 0,  # core (#22): from the graph state, no longer on ctx
 ) -> Decision:
     """After a tool round: the limits first (answer with a notice), then the round's verdict."""
-    if looped and ctx.loop_hits >= limits.loop_repeats_to_stop:
-        notice, hint = loop_notice(ctx.last_round, ctx.loop_hits)
+    if looped and loop_hits >= limits.loop_repeats_to_stop:
+        notice, hint = loop_notice(entries, loop_hits)
         return Decision(
             "answer",
             "answer",
-            f"the model repeated calls it already made {ctx.loop_hits} times",
+            f"the model repeated calls it already made {loop_hits} times",
             stop_reason="loop",
             notice=notice,
             hint=hint,

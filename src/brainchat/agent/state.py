@@ -1,16 +1,16 @@
-"""The agent's graph state and the per-run context (tool-call ledger, usage, deadline)."""
+"""The record of one agent run: the tool-call ledger, usage, the deadline (graph state: context.py)."""
 
 from __future__ import annotations
 
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage
 
-from brainchat.repeats import Repetition
-from brainchat.usage import UsageLedger
+from brainchat.agent.approval import Confirm
+from brainchat.usage import UsageCallback, UsageLedger
 
 ANSWER_GRACE = 3.0  # seconds the answer may take when the deadline has already passed
 ERROR_CHARS = 600  # a failed call's error as summaries repeat it (verdicts, plan, answer input)
@@ -111,28 +111,23 @@ def call_signature(name: str, args: dict[str, Any]) -> str:
 
 @dataclass
 class RunContext:
-    """Mutable per-run bookkeeping shared by the nodes (not part of the routed state)."""
+    """The record of one run, kept beside the graph state (LangGraph's runtime context carries
+    it to every node): the tool-call ledger, usage, the deadline and this run's confirm hook."""
 
     question: str
     started: float
     deadline: float
     usage: UsageLedger
+    callback: UsageCallback  # tokens, usage and timings per role, for every model call
+    confirm: Confirm | None = None  # asks this run's user (the tab or terminal that asked)
     ledger: ToolLedger = field(default_factory=ToolLedger)
     seen: dict[str, Seen] = field(default_factory=dict)  # signature -> outcome still valid
-    loop_hits: int = 0
     tool_seconds: float = 0.0
     first_answer_token: float | None = None
-    answer_cut: bool = False  # the answer stopped at its max_tokens (finish_reason "length")
-    answer_repeated: Repetition | None = None  # the answer was ended for repeating itself
     unverified: int = 0  # statements of the answer the run could not show (grounding.ground)
-    notices: list[str] = field(default_factory=list)
     history: list[BaseMessage] = field(default_factory=list)  # earlier turns of the conversation
-    callback: Any = None  # the run's UsageCallback (tokens, usage, timings per role)
     answer_reserve: float = 0.0  # seconds of the limit kept for the answer stage
-    last_round: list[LedgerEntry] = field(default_factory=list)  # what evaluate judges
     fit_told: set[str] = field(default_factory=set)  # reductions the user was told of (fit_run)
-    error: str | None = None
-    plan: Any = None  # the run's Plan (agent/plan.py) in plan mode, else None
 
     def remaining(self) -> float:
         """Seconds left for the tool loop (the answer stage keeps its reserve)."""
@@ -152,19 +147,3 @@ class RunContext:
         text = entry.result if entry.status == "success" else entry.error or entry.status
         key = key or call_signature(entry.name, entry.args)
         self.seen[key] = Seen(entry.status, text, entry.round)
-
-
-class AgentState(TypedDict, total=False):
-    """What flows between the nodes. Routers read `route`; nodes return partial updates."""
-
-    messages: list[BaseMessage]  # the function-call model's conversation of this run
-    round: int  # model calls made by decide
-    tool_rounds: int  # tool rounds with at least one useful result
-    verdict_note: str | None  # why the last round was not enough, for the next decide prompt
-    looped: bool  # every call of the last round repeated an earlier one
-    last_verdict: str | None  # the evaluation's verdict that led here, if any
-    pending_calls: list[dict[str, Any]]
-    route: str
-    stop_reason: str | None
-    answer: str
-    error: str | None

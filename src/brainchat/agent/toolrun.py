@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import json
 import time
 from dataclasses import replace
@@ -17,12 +16,6 @@ from brainchat.agent.approval import Ask, Confirm, ask_for, request
 from brainchat.agent.state import LedgerEntry, RunContext, Seen, call_signature
 from brainchat.events import ToolCallStarted, ToolFinished, emit, set_tool_call
 from brainchat.tools.registry import flags_of
-
-# The run's own confirm hook (the browser tab or terminal that asked), so one compiled agent can
-# serve many turns: set by Agent.run for its task only.
-CURRENT_CONFIRM: contextvars.ContextVar[Confirm | None] = contextvars.ContextVar(
-    "brainchat_confirm", default=None
-)
 
 
 class ToolRunner:
@@ -43,9 +36,14 @@ class ToolRunner:
         self.max_calls = max_calls
 
     async def run_round(
-        self, ctx: RunContext, calls: list[dict[str, Any]], round_: int
+        self,
+        ctx: RunContext,
+        calls: list[dict[str, Any]],
+        round_: int,
+        last: list[LedgerEntry] | None = None,
     ) -> tuple[list[ToolMessage], list[LedgerEntry], bool]:
-        """Run a model response's calls; returns tool messages (in order), entries, and whether all were repeats."""
+        """Run a model response's calls (`last`: the round before); returns tool messages (in
+        order), entries, and whether all were repeats."""
         entries = [
             ctx.ledger.open(
                 c.get("id") or f"call_{round_}_{i}", c["name"], c.get("args") or {}, round_
@@ -57,7 +55,7 @@ class ToolRunner:
                 entry.error = call["invalid"]
         cap = self.max_calls
         refused = {e.call_id for e in entries[cap:]}  # a reply of 200 calls runs the first `cap`
-        again = self._same_batch(ctx.last_round, entries)
+        again = self._same_batch(last or [], entries)
         runs = [
             self._run_one(ctx, e, over_cap=e.call_id in refused, again=again.get(e.call_id))
             for e in entries
@@ -157,7 +155,7 @@ class ToolRunner:
             return
         flags = flags_of(tool)
         ask = ask_for(tool)
-        if ask is not None and not await self._confirmed(entry, ask):
+        if ask is not None and not await self._confirmed(ctx, entry, ask):
             entry.finish(
                 "refused",
                 error=f"the user did not approve running {entry.name}; continue without it",
@@ -208,8 +206,8 @@ class ToolRunner:
             return
         _absorb(ctx, entry, message)
 
-    async def _confirmed(self, entry: LedgerEntry, ask: Ask) -> bool:
-        confirm = CURRENT_CONFIRM.get() or self.confirm
+    async def _confirmed(self, ctx: RunContext, entry: LedgerEntry, ask: Ask) -> bool:
+        confirm = ctx.confirm or self.confirm
         if confirm is None:
             return False  # headless runs refuse tools that ask unless a confirm hook allows them
         try:

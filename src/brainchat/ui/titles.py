@@ -58,13 +58,17 @@ async def _write_title(spec: ModelSpec, thread_id: str, question: str) -> None:
     from langchain_core.messages import SystemMessage
 
     from brainchat.llm import make_chat_model
+    from brainchat.modelclient import ModelClient, Streamed
     from brainchat.prompts import load_prompt
 
     try:
         model = make_chat_model(spec, "title", max_tokens=TITLE_REPLY)
         messages = title_messages(spec, SystemMessage(load_prompt("title")), question)
-        reply = await asyncio.wait_for(model.ainvoke(messages), TITLE_TIMEOUT)
-        title = str(reply.content).strip().strip("\"'“”").strip()
+        reply = Streamed()  # core (#22): the one model client makes the call
+        await asyncio.wait_for(
+            ModelClient(model, spec, spec.name).text(messages, [], reply), TITLE_TIMEOUT
+        )
+        title = reply.text.strip().strip("\"'“”").strip()
         layer = get_data_layer()
         if title and layer is not None:
             await layer.update_thread(thread_id, name=title)

@@ -1,0 +1,146 @@
+"""The answer node: the answer model writes from what the run really gathered, checked after."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from langgraph.runtime import Runtime
+
+from brainchat import grounding, llm
+from brainchat.agent import echo
+from brainchat.agent.answer_input import LIMIT_STOPS, NOTHING, answer_messages
+from brainchat.agent.context import AgentContext, AgentState, Deps
+from brainchat.agent.decide import base_url
+from brainchat.agent.exits import Exit
+from brainchat.agent.plan_run import PlanRun
+from brainchat.agent.state import RunContext
+from brainchat.events import AnswerChecked, Citations, ModelSwitch, Notice, emit
+from brainchat.llm import describe_error
+from brainchat.modelclient import ModelClient, Streamed
+from brainchat.prompts import load_prompt
+
+CITATION = re.compile(r"\[(\d{1,3})\]")
+
+
+async def answer(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
+    """Write the answer from the ledger's results; a failure keeps what arrived."""
+    d, run = runtime.context.deps, runtime.context.run
+    for entry in run.ledger.pending():
+        entry.finish("error", error="never received a result")
+        emit(
+            Notice(
+                kind="error",
+                message=f"The call to {entry.name} never returned a result; it is left out of the answer.",
+            )
+        )
+    name, stop = d.names["answer"], state.get("stop_reason")
+    _switch(d, name, stop, state.get("last_verdict"))
+    messages = answer_messages(d, run, state.get("plan"), stop)
+    if isinstance(messages, str):  # said already: nothing fits
+        return {"answer": "", "stop_reason": "error", "error": messages}
+    spec, out = d.specs.get("answer"), Streamed()
+    deadline = asyncio.timeout(run.answer_remaining())
+    try:
+        async with deadline:
+            await ModelClient(d.answer_llm, spec, name).text(messages, [run.callback], out)
+    except TimeoutError as exc:
+        if not deadline.expired():  # the model's own timeout, not the run's limit
+            return _failed(d, run, exc, out)
+        limit = d.limits.max_execution_time
+        kept = "; the partial answer above is kept." if out.parts else " and no answer arrived."
+        exit_ = Exit(
+            "timeout",
+            f"The time limit of {limit:g} s ran out while the answer was being written{kept}",
+            "Raise the max execution time in the settings, or ask a narrower question.",
+        )
+        return exit_.ended("".join(out.parts))
+    except Exception as exc:  # noqa: BLE001
+        return _failed(d, run, exc, out)
+    finally:
+        if run.first_answer_token is None:
+            run.first_answer_token = out.first_token
+    if out.repeated is None and out.cut:
+        told, hint = llm.cut_notice_text(spec, name)
+        emit(Notice(kind="info", message=told, hint=hint))
+    return {"answer": _checked(d, run, state, out.text)}
+
+
+def _switch(d: Deps, name: str, stop: str | None, verdict: str | None) -> None:
+    """Say that the answer model takes over, and why."""
+    same = name == d.names["function_call"]
+    why = (
+        f"the tool loop stopped ({stop.replace('_', ' ')})"
+        if stop
+        else "the evaluation judged the results enough"
+        if verdict == "enough"
+        else "the function-call model finished gathering"
+    )
+    reason = why + ("; the same model writes the answer" if same else "")
+    emit(ModelSwitch(role="answer", model=name, reason=reason))
+
+
+def _checked(d: Deps, run: RunContext, state: AgentState, text: str) -> str:
+    """The answer after the plan check, grounding, the echo check, with its citations said."""
+    plan = state.get("plan")
+    text = PlanRun(d).check_answer(plan, text, d.names["answer"])
+    # the plan check covers claims of plan steps; every run checks citations and figures
+    # Figures are checked once a tool was called: an answer from the model's own knowledge,
+    # with no tool asked, is not a claim about the run.
+    text, unverified = grounding.ground(
+        text,
+        run.ledger,
+        [run.question, d.study_text(), *(str(m.content) for m in run.history)],
+        d.runner.tools,
+        figures=bool(run.ledger.entries),
+        claims=plan is None,
+    )
+    run.unverified += unverified
+    text = _not_an_echo(d, run, text)
+    cited = sorted({int(n) for n in CITATION.findall(text)})
+    real = [s for s in run.ledger.sources if s["n"] in cited]
+    if real:
+        sources = [{"n": s["n"], "title": s["title"], "url": s["url"]} for s in real]
+        emit(Citations(sources=sources))
+    return text
+
+
+def _failed(d: Deps, run: RunContext, exc: BaseException, out: Streamed) -> AgentState:
+    message = describe_error(
+        exc,
+        d.specs.get("answer"),
+        midstream=bool(out.parts),
+        name=d.names["answer"],
+        base_url=base_url(d.answer_llm),
+    )
+    hint = (
+        "The tool results above are kept; send the message again to retry the answer."
+        if run.ledger.successful()
+        else "Send the message again in a moment."
+    )
+    return Exit("error", message, hint).ended("".join(out.parts))
+
+
+def _not_an_echo(d: Deps, run: RunContext, text: str) -> str:
+    """An answer that repeats the answer request's instructions is replaced by what the
+    ledger shows, written by brainchat, and the user is told why."""
+    prompt = load_prompt("answer", d.prompt_variants.get("answer"))
+    said = echo.echoed(text, [prompt, *LIMIT_STOPS.values(), *NOTHING.values()])
+    if said is None:
+        return text
+    text = echo.facts_answer(
+        run.ledger, "the answer model repeated its instructions instead of answering"
+    )
+    flag = {"kind": "instruction", "sentence": said, "why": "an instruction, not an answer"}
+    emit(AnswerChecked(text=text, flags=[flag]))
+    emit(
+        Notice(
+            kind="ungrounded",
+            message=f"The answer model ({d.names['answer']}) repeated brainchat's "
+            "instructions instead of answering; the answer shows what the run did, in "
+            "brainchat's words.",
+            hint="Ask again, or pick another answer model in the settings.",
+        )
+    )
+    run.unverified += 1
+    return text

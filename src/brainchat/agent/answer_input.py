@@ -1,0 +1,146 @@
+"""The answer request: the question, the verified results cut to fit the answer model's window."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from brainchat.agent.budget import cut_text, fit_history, message_tokens
+from brainchat.agent.context import Deps
+from brainchat.agent.plan import Plan, answer_section
+from brainchat.agent.state import RunContext, clip
+from brainchat.events import Notice, emit
+from brainchat.prompts import load_prompt
+
+
+def answer_messages(
+    d: Deps, run: RunContext, plan: Plan | None, stop: str | None
+) -> list[BaseMessage] | str:
+    """System prompt, the history that fits, and the verified results cut to fit the window;
+    or, when even the newest result alone does not fit, the error (said to the user).
+
+    Each result's share halves until all fit; below a useful share the newest results are
+    kept and older ones listed by name only (the answer model may have a smaller window
+    than the function-call model that gathered them).
+    """
+    budget = d.budgets["answer"]
+    system = SystemMessage(load_prompt("answer", d.prompt_variants.get("answer")))
+    cap, keep = budget.per_result, None
+    total = len(run.ledger.entries) + len(run.ledger.sources)
+    while True:
+        question = HumanMessage(answer_input(run, plan, stop, cap, keep))
+        fixed = message_tokens([system, question], budget.tokens)
+        if fixed <= budget.tokens:
+            break
+        if cap > MIN_ANSWER_SHARE:
+            cap = max(cap // 2, MIN_ANSWER_SHARE)  # each result a smaller share
+        elif keep != 0:
+            keep = (total if keep is None else keep) // 2  # older results by name only
+        else:
+            error = (
+                f"The request is too long for {d.names['answer']}'s context window "
+                f"({budget.window:,} tokens): even with every tool result left out it needs "
+                f"about {fixed:,} of the {budget.tokens:,} tokens left for input."
+            )
+            emit(Notice(kind="error", message=error, hint="Ask a narrower question."))
+            return error
+    return [system, *fit_history(run.history, fixed, budget.tokens), question]
+
+
+def answer_input(
+    run: RunContext,
+    plan: Plan | None,
+    stop_reason: str | None = None,
+    cap: int = 3000,
+    keep: int | None = None,
+) -> str:
+    """The question plus only the results that really exist (the ledger's successes).
+
+    `cap` is each result's share in tokens; `keep`, when set, is how many of the newest
+    sources, results and failures are shown (older ones are counted by name only).
+    """
+    ledger = run.ledger
+    chars = max(cap, 60)  # arguments, titles and URLs scale with the share too
+    lines = [f"User request: {run.question}", ""]
+    sources, old_sources = _newest(ledger.sources, keep)
+    if ledger.sources:
+        lines.append("Web sources (cite as [n]):")
+        lines += [
+            f"[{s['n']}] {clip(s['title'], min(chars, 200))} — {clip(s['url'], min(chars, 300))}"
+            f"\n    {cut_text(s['snippet'], max(cap // 4, 50))}"
+            for s in sources
+        ]
+        if old_sources:
+            lines.append(f"({len(old_sources)} earlier source(s) omitted to fit the window.)")
+        lines.append("")
+    others, old = _newest([e for e in ledger.successful() if not e.sources], keep)
+    if others or old:
+        lines.append("Tool results:")
+        if old:
+            lines.append(f"({len(old)} earlier result(s) omitted to fit: {_names(old)}.)")
+        for e in others:
+            args = clip(json.dumps(e.args, default=str), min(chars, 500))
+            lines.append(f"- {e.name}({args}):\n{cut_text(e.result, cap)}")
+        lines.append("")
+    failed, old_failed = _newest(
+        [e for e in ledger.entries if e.status in ("error", "refused")], keep
+    )
+    if failed or old_failed:
+        lines.append("Tool calls that failed (do not use them as evidence):")
+        if old_failed:
+            lines.append(f"- ({len(old_failed)} earlier failure(s): {_names(old_failed)})")
+        lines += [f"- {e.name}: {clip(e.error or e.status, min(chars, 300))}" for e in failed]
+    if plan is not None:
+        lines.append("\n" + answer_section(plan))
+    if stop_reason in LIMIT_STOPS:
+        gathered = any(e.status == "success" for e in ledger.entries)
+        lines += ["", LIMIT_STOPS[stop_reason] if gathered else NOTHING[stop_reason]]
+    if len(lines) == 2:
+        lines.append("No tools were used; answer from your own knowledge.")
+    return "\n".join(lines)
+
+
+MIN_ANSWER_SHARE = 100  # tokens per result below which dropping older results reads better
+
+
+def _newest(items: list[Any], keep: int | None) -> tuple[list[Any], list[Any]]:
+    """(the newest `keep` items, the older rest); all of them when `keep` is None."""
+    if keep is None or len(items) <= keep:
+        return items, []
+    cut = len(items) - keep
+    return items[cut:], items[:cut]
+
+
+def _names(entries: list[Any]) -> str:
+    """Tool names with counts ("lookup ×30, psd"): what older results were, in a line."""
+    counts: dict[str, int] = {}
+    for e in entries:
+        counts[e.name] = counts.get(e.name, 0) + 1
+    return ", ".join(f"{n} ×{c}" if c > 1 else n for n, c in counts.items())
+
+
+STOP_CAUSES = (  # why the tool loop stopped early, as the answer request says it
+    ("round_limit", "the limit on successful tool rounds"),
+    ("iteration_limit", "the limit on model calls"),
+    ("timeout", "the time limit"),
+    ("loop", "loop detection"),
+    ("model_error", "a failure of the function-call model"),
+    ("plan_failed", "a plan step that still failed after the allowed replans"),
+    ("context_full", "the function-call model's context window filling up"),
+)
+# The same stop with nothing gathered: no "successful tool calls above" to point at (a small
+# model echoed that instruction as its answer)
+NOTHING = {
+    reason: f"The tool loop was cut by {what} before any tool call succeeded. Tell the user in "
+    "two sentences that nothing could be gathered and what failed (the failed calls above), and "
+    "what they can change before asking again."
+    for reason, what in STOP_CAUSES
+}
+LIMIT_STOPS = {
+    reason: f"The tool loop was cut by {what} before the request may be complete. Say plainly "
+    "which steps were done (the successful tool calls above) and which steps of the request "
+    'remain, and tell the user they can reply "continue" to go on from here.'
+    for reason, what in STOP_CAUSES
+}

@@ -1,0 +1,257 @@
+"""The decide node: the function-call model's next step (tool calls, or nothing more to do)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+)
+from langgraph.runtime import Runtime
+
+from brainchat import llm
+from brainchat.agent import textcalls
+from brainchat.agent.budget import Budget, Fitted, cut_text, fit_run, message_tokens
+from brainchat.agent.context import AgentContext, AgentState, Deps, no_room
+from brainchat.agent.exits import Exit
+from brainchat.agent.plan_run import PlanRun
+from brainchat.agent.state import RunContext
+from brainchat.events import Evaluation, Notice, ThinkingDone, emit
+from brainchat.llm import describe_error
+from brainchat.modelclient import ModelClient, ModelTimeout
+from brainchat.prompts import load_prompt
+from brainchat.usage import count_message_tokens
+
+NOTE_TOKENS = 400  # the evaluation note beside a round: gists and short errors, never a dump
+
+
+def system_prompt(d: Deps) -> SystemMessage:
+    """The function-call model's instructions: the prompt, the study, and (prompt mode) tools."""
+    prompt = load_prompt("function_call", d.prompt_variants.get("function_call"))
+    text = prompt.replace("{study}", d.study_text())
+    if d.tool_calling == "prompt" and (schemas := d.bound_llm.schemas()):
+        text += "\n\n" + textcalls.tools_prompt(schemas)
+    return SystemMessage(text)
+
+
+async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
+    """Ask the function-call model for its next step: calls go to act, none to the answer."""
+    d, run = runtime.context.deps, runtime.context.run
+    round_ = state.get("round", 0) + 1
+    messages = _request(d, run, state, round_)
+    if isinstance(messages, Exit):
+        return messages.take(round_)
+    system = messages[0]
+    started = time.perf_counter()
+    try:
+        reply = await asyncio.wait_for(_ask(d, run, messages, round_), max(run.remaining(), 0.1))
+    except ModelTimeout as exc:
+        return _model_failed(d, run, exc.error).take(round_)
+    except TimeoutError:
+        limit = d.limits.max_execution_time
+        return Exit(
+            "timeout",
+            f"The agent hit its time limit ({limit:g} s) and answers from what it gathered.",
+            "Raise the max execution time in the settings, or ask a narrower question.",
+            why=f"time limit of {limit:g} s reached while the model was thinking",
+        ).take(round_)
+    except Exception as exc:  # noqa: BLE001 - API failures stop the run with a message
+        return _model_failed(d, run, exc).take(round_)
+    if d.told is not None:  # the model has read the study's notes: said once, by this request
+        d.told(str(system.content))
+    if llm.cut_at_limit(reply):
+        told, hint = llm.cut_notice_text(d.specs.get("function_call"), d.names["function_call"])
+        emit(Notice(kind="info", message=told, hint=hint))
+    calls, thought = _calls(d, reply, round_, started)
+    ai = AIMessage(
+        content=thought,
+        tool_calls=[
+            {"name": c["name"], "args": c.get("args") or {}, "id": c.get("id"), "type": "tool_call"}
+            for c in calls
+        ],
+    )
+    if not calls:
+        emit(Evaluation(verdict="answer", reason="the model needs no (more) tools", round=round_))
+        return {"round": round_, "messages": [*state["messages"], ai], "last_verdict": None}
+    return {
+        "round": round_,
+        "messages": [*state["messages"], ai],
+        "pending_calls": calls,
+        "verdict_note": None,
+    }
+
+
+def _request(d: Deps, run: RunContext, state: AgentState, round_: int) -> list[BaseMessage] | Exit:
+    """This round's request fitted to the window (system prompt first), or why none is sent."""
+    messages = list(state["messages"])
+    if note := state.get("verdict_note"):
+        # The note repeats tool errors and gists: bounded, so it never crowds out the run.
+        note = cut_text(note, NOTE_TOKENS)
+        messages.append(HumanMessage(f"(Evaluation of your last tool round: {note}.)"))
+    plan = state.get("plan")
+    if plan is not None and (progress := PlanRun(d).prompt(plan)):
+        messages.append(HumanMessage(progress))
+    system, budget = system_prompt(d), d.budget("function_call")
+    if (full := _no_room(d, run, system, budget)) is not None:
+        return full
+    plain = textcalls.as_plain if d.tool_calling == "prompt" else None
+    fitted = fit_run(system, run.history, messages, budget, shape=plain)
+    if not fitted.fits:
+        return _context_full(d, run, fitted.tokens, budget)
+    _tell_fitted(d, run, fitted)
+    return plain(fitted.messages) if plain is not None else fitted.messages
+
+
+async def _ask(d: Deps, run: RunContext, messages: list[BaseMessage], round_: int) -> BaseMessage:
+    client = ModelClient(d.bound_llm(), d.specs.get("function_call"), d.names["function_call"])
+    return await client.ask(messages, [run.callback], round_=round_)
+
+
+def _calls(
+    d: Deps, reply: BaseMessage, round_: int, started: float
+) -> tuple[list[dict[str, Any]], str]:
+    """The reply's tool calls (broken ones flagged for the model) and its text; says it."""
+    calls = [dict(c) for c in getattr(reply, "tool_calls", [])]
+    if isinstance(reply, AIMessageChunk):
+        _flag_broken_json(calls, reply)
+    for bad in getattr(reply, "invalid_tool_calls", []):
+        calls.append(
+            {
+                "name": bad.get("name") or "?",
+                "args": {},
+                "id": bad.get("id"),
+                "invalid": f"the arguments were not valid JSON: {str(bad.get('args'))[:200]}",
+            }
+        )
+    thought = reply.content if isinstance(reply.content, str) else ""
+    reasoning = str(reply.additional_kwargs.get("reasoning_content") or "")
+    shown = thought
+    if not calls and d.tool_calling in ("prompt", "auto"):
+        found = _text_calls(d, thought, round_)
+        calls, shown = found.calls, found.text
+    emit(
+        ThinkingDone(
+            role="function_call",
+            model=d.names["function_call"],
+            text="\n\n".join(t for t in (reasoning.strip(), shown.strip()) if t),
+            round=round_,
+            duration=round(time.perf_counter() - started, 4),
+            tool_calls=[str(c["name"]) for c in calls],
+        )
+    )
+    return calls, thought
+
+
+def _no_room(d: Deps, run: RunContext, system: SystemMessage, budget: Budget) -> Exit | None:
+    """A round whose offered tools fill the window is not sent (the first round is checked
+    before the run; a later one may offer more tools): answer from the results, or stop."""
+    if message_tokens([system], budget.tokens - 16) + 16 <= budget.tokens:
+        return None
+    refused = no_room(d, "function_call", count_message_tokens([system]))
+    if refused is None:
+        return None
+    message, hint = refused
+    if not run.ledger.successful():
+        return Exit("error", message, hint)
+    # the answer says the window filled up, not that the model failed
+    hint += " The answer below is written from the tool results gathered so far."
+    return Exit("context_full", message, hint, kind="error")
+
+
+def _tell_fitted(d: Deps, run: RunContext, fitted: Fitted) -> None:
+    """Say what was really done to make the request fit, once per new kind of reduction
+    (a later round may cut more than the first one did: the counts are of this request)."""
+    done = {
+        "digested": f"{fitted.digested} older tool result(s) were shortened to digests",
+        "shortened": f"the text of {fitted.shortened} earlier reply(ies) or note(s) was cut "
+        "to its head and tail",
+        "dropped": f"{fitted.dropped} earlier message(s) of the conversation were left out",
+    }
+    counts = {"digested": fitted.digested, "shortened": fitted.shortened}
+    new = [k for k, n in counts.items() if n and k not in run.fit_told]
+    if not new:
+        return
+    run.fit_told.update(new)
+    parts = [done[k] for k, n in counts.items() if n]
+    if fitted.dropped:
+        parts.append(done["dropped"])
+    said = "; ".join(parts) + f" so the request fits {d.names['function_call']}'s "
+    emit(Notice(kind="info", message=said[0].upper() + said[1:] + "context window."))
+
+
+def _context_full(d: Deps, run: RunContext, tokens: int, budget: Budget) -> Exit:
+    """Even cut to the bone the next request exceeds the window: never send it.
+
+    With results gathered, the answer is written from them; with none, the run stops.
+    """
+    why = (
+        f"the next request to {d.names['function_call']} needs about {tokens:,} tokens, more "
+        f"than the {budget.tokens:,} its context window of {budget.window:,} tokens leaves for "
+        f"input (after {budget.reserve:,} kept for the reply"
+        + (f" and {budget.tools:,} for the tool definitions" if budget.tools else "")
+        + ")"
+    )
+    if run.ledger.successful():
+        return Exit(
+            "context_full",
+            f"The run stopped gathering: {why}. The answer is written from the tool results "
+            "gathered so far.",
+            "Ask a narrower question, or choose a function-call model with a larger context "
+            "window.",
+            why=why,
+        )
+    return Exit(
+        "error",
+        f"Nothing was sent: {why}.",
+        "Shorten the message, or choose a function-call model with a larger context window.",
+        why=why,
+    )
+
+
+def _model_failed(d: Deps, run: RunContext, exc: BaseException) -> Exit:
+    """The function-call model failed: answer from what was gathered, or stop if nothing was."""
+    message = describe_error(
+        exc,
+        d.specs.get("function_call"),
+        name=d.names["function_call"],
+        base_url=base_url(d.function_call_llm),
+    )
+    if run.ledger.successful():
+        hint = "The answer below is written from the tool results gathered before the failure."
+        return Exit("model_error", message, hint, kind="error")
+    return Exit("error", message, "Nothing was gathered yet; send the message again in a moment.")
+
+
+def _text_calls(d: Deps, text: str, round_: int) -> textcalls.TextCalls:
+    """Calls written in the reply's text: every one in prompt mode, well-formed ones in auto."""
+    schemas = {
+        s["function"]["name"]: s["function"].get("parameters") or {} for s in d.bound_llm.schemas()
+    }
+    for name in d.runner.tools:  # a hidden tool is still a known one
+        schemas.setdefault(name, {})
+    return textcalls.read_calls(text, schemas, strict=d.tool_calling == "prompt", round_=round_)
+
+
+def _flag_broken_json(calls: list[dict[str, Any]], reply: AIMessageChunk) -> None:
+    """Streaming parsers forgive broken JSON (it becomes {}); the model should hear it was broken."""
+    raw = {c.get("id"): c.get("args") or "" for c in reply.tool_call_chunks}
+    for call in calls:
+        args = raw.get(call.get("id"), "")
+        if not args.strip():
+            continue
+        try:
+            json.loads(args)
+        except json.JSONDecodeError:
+            call["invalid"] = f"the arguments were not valid JSON: {args[:200]}"
+
+
+def base_url(model: Any) -> str | None:
+    """The model's base URL when it has one (ChatOpenAI's `openai_api_base`), for error text."""
+    return getattr(model, "openai_api_base", None) or getattr(model, "base_url", None)
