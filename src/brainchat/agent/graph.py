@@ -13,6 +13,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 
+from brainchat.agent import automode
 from brainchat.agent.budget import Budget
 from brainchat.agent.nodes import CURRENT_DEPS, CURRENT_RUN, Deps, Nodes, no_room
 from brainchat.agent.offer import ToolOffer
@@ -276,6 +277,7 @@ def build_agent(
     schemas = [openai_schema(t) for t in tools]  # converted once per process
     fc_spec = specs.get("function_call")
     tool_calling = fc_spec.tool_calling if fc_spec is not None else "native"
+    tool_calling = automode.learned(fc_spec, tool_calling)  # #23 hook: auto learned per model
     budgets = {
         # The tools are added per request (Deps.budget): each round offers its own subset.
         role: Budget(spec.context_window, reply_reserve(spec))

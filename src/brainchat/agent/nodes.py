@@ -22,7 +22,7 @@ from langchain_core.messages import (
 )
 
 from brainchat import grounding, llm
-from brainchat.agent import echo, modelcall, textcalls
+from brainchat.agent import automode, echo, modelcall, textcalls
 from brainchat.agent.budget import (
     Budget,
     Fitted,
@@ -218,9 +218,8 @@ class Nodes:
         thought = reply.content if isinstance(reply.content, str) else ""
         reasoning = str(reply.additional_kwargs.get("reasoning_content") or "")
         shown = thought
-        if not calls and self.d.tool_calling in ("prompt", "auto"):
-            found = self._text_calls(thought, round_)
-            calls, shown = found.calls, found.text
+        if not calls:  # #23 hook: calls written as text, every mode; auto learns (automode.py)
+            thought, calls, shown = await automode.text_calls(self, run, thought, round_)
         emit(
             ThinkingDone(
                 role="function_call",
@@ -363,18 +362,6 @@ class Nodes:
             [self.cb],
             self.d.specs.get("function_call"),
             self.d.names["function_call"],
-        )
-
-    def _text_calls(self, text: str, round_: int) -> textcalls.TextCalls:
-        """Calls written in the reply's text: every one in prompt mode, well-formed ones in auto."""
-        schemas = {
-            s["function"]["name"]: s["function"].get("parameters") or {}
-            for s in self.d.bound_llm.schemas()
-        }
-        for name in self.d.runner.tools:  # a hidden tool is still a known one
-            schemas.setdefault(name, {})
-        return textcalls.read_calls(
-            text, schemas, strict=self.d.tool_calling == "prompt", round_=round_
         )
 
     def _stop(self, reason: str, why: str, round_: int) -> dict[str, Any]:

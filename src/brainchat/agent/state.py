@@ -133,6 +133,7 @@ class RunContext:
     fit_told: set[str] = field(default_factory=set)  # reductions the user was told of (fit_run)
     error: str | None = None
     plan: Any = None  # the run's Plan (agent/plan.py) in plan mode, else None
+    learning: dict[str, Any] = field(default_factory=dict)  # #23: automode.py's per-run marks
 
     def remaining(self) -> float:
         """Seconds left for the tool loop (the answer stage keeps its reserve)."""

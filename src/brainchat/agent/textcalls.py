@@ -1,8 +1,9 @@
 """Tool calls written as JSON in a reply's text, for models that do not call tools natively.
 
 `tool_calling: "prompt"` describes the tools in the system prompt (`tools_prompt`) and reads the
-calls back from the reply (`read_calls`); `"auto"` sends native tools and, when a reply has no
-native call, runs the well-formed calls its text holds. Accepted call shapes, one or several, in
+calls back from the reply (`read_calls`); `"auto"` and `"native"` send native tools and, when a
+reply has no native call, read the call-shaped JSON its text holds (issue #23: such text was
+taken as the final reply, or dropped whole for one bad call). Accepted call shapes, one or several, in
 fenced ```json blocks or as bare JSON (an object, or a list of objects)::
 
     {"name": "web_search", "arguments": {"query": "mu rhythm"}}      (the documented form)
@@ -28,6 +29,9 @@ NAME_KEYS = ("name", "tool", "tool_name", "function")
 ARGS_KEYS = ("arguments", "args", "parameters", "input", "tool_input")
 CALL_FORM = '{"name": "<tool name>", "arguments": {...}}'
 BROKEN = "invalid_tool_call"  # the name a call gets when its JSON does not parse
+CALL_SHAPED = re.compile(
+    r'"(?:name|tool|tool_name|function)"\s*:\s*[{"]'
+)  # broken JSON, yet a call
 
 
 @dataclass
@@ -67,7 +71,10 @@ def read_calls(
     """The calls in `text`, each checked against `schemas` (tool name -> JSON schema).
 
     `strict` (prompt mode): a fenced block or bare JSON that does not parse is an invalid call
-    (a repair hint goes back); otherwise such text is just text.
+    (a repair hint goes back). Otherwise (native, auto) only call-shaped text counts: JSON naming
+    a known tool, or naming any tool beside its arguments; JSON that does not parse counts only
+    when it names a tool ("name": "..."). Never dropped silently: valid calls run and invalid
+    ones go back as repair hints, in every mode.
     """
     found: list[Any] = []
     broken: list[str] = []
@@ -80,23 +87,33 @@ def read_calls(
         try:
             found.extend(_values(body))
         except json.JSONDecodeError as exc:
+            if not strict and not CALL_SHAPED.search(body):
+                continue  # not a call: text as any other
             broken.append(_broken(body, exc))
         rest = rest.replace(match.group(0), "")
     if not blocks:
         found, broken, rest = _bare(text)
+        if not strict and not CALL_SHAPED.search(text):
+            broken = []
     calls: list[dict[str, Any]] = []
     for item in found:
         for raw in _flatten(item):
             call = _call(raw, schemas)
-            if call is not None:
+            if call is not None and (strict or _call_shaped(raw, call, schemas)):
                 calls.append(call)
-    if strict:
-        calls += [{"name": BROKEN, "args": {}, "invalid": why} for why in broken]
-    elif not all(c.get("invalid") is None for c in calls):
-        calls = []  # auto mode runs only well-formed calls to known tools
+    calls += [{"name": BROKEN, "args": {}, "invalid": why} for why in broken]
     for i, call in enumerate(calls):
         call["id"] = f"text_{round_}_{i}"
     return TextCalls(calls, rest.strip() if calls else text)
+
+
+def _call_shaped(raw: Any, call: dict[str, Any], schemas: dict[str, dict[str, Any]]) -> bool:
+    """Outside prompt mode, JSON is a call when it names a known tool or carries arguments
+    beside a name: {"name": "Ada"} in an answer is data, not a call to a tool 'Ada'."""
+    if call["name"] in schemas:
+        return True
+    inner = raw.get("function") if isinstance(raw.get("function"), dict) else {}
+    return any(k in raw or k in inner for k in ARGS_KEYS)
 
 
 def _values(body: str) -> list[Any]:
