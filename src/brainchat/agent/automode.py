@@ -168,8 +168,11 @@ async def _ask_in_prompt_mode(
 
     d, ctx = nodes.d, nodes.ctx
     schemas = d.bound_llm.schemas()
-    system = SystemMessage(f"{nodes._system().content}\n\n{textcalls.tools_prompt(schemas)}")
     budget = replace(d.budget("function_call"), tools=0)
+    base = str(nodes._system().content)
+    system = SystemMessage(
+        f"{base}\n\n{textcalls.fitted_tools_prompt(schemas, base, budget.tokens)}"
+    )
     fitted = fit_run(system, ctx.history, run, budget, shape=textcalls.as_plain)
     if not fitted.fits or ctx.remaining() <= 0:
         return None

@@ -154,7 +154,10 @@ class Nodes:
         prompt = load_prompt("function_call", self.d.prompt_variants.get("function_call"))
         text = prompt.replace("{study}", self._study_text())
         if self.d.tool_calling == "prompt" and (schemas := self.d.bound_llm.schemas()):
-            text += "\n\n" + textcalls.tools_prompt(schemas)
+            room = self.d.budget(
+                "function_call"
+            ).tokens  # #23 hook: the worked example fits or goes
+            text += "\n\n" + textcalls.fitted_tools_prompt(schemas, text, room)
         return SystemMessage(text)
 
     async def plan(self, state: AgentState) -> dict[str, Any]:
