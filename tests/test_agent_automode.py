@@ -209,3 +209,49 @@ async def test_auto_with_native_calls_stays_auto(scripted_server, study, state):
     events = await collect(agent(s, study).run("Which EEG files are there?"))
     assert all(r.tools for r in s.requests_for("fc")) and not notices(events, "tool_calling")
     assert not (state / habits.FILE).exists()
+
+
+# -- a loop stop names the next concrete call --------------------------------------------------
+
+
+async def test_a_failing_load_repeated_is_told_the_next_call(scripted_server, study, state):
+    """Verbatim from the issue (prompt mode): the model guessed 'sub-01/1.edf', it failed, it sent
+    the same call again and again until the loop stop; it was told only 'change the arguments',
+    and the user only what repeated."""
+    s = scripted_server
+    guess = Text(call_text([Call("load_data", {"files": ["sub-01/1.edf"]})]))
+    s.queue("fc", guess, guess, guess, Text("Done."))
+    s.queue("ans", Text("The file could not be loaded."))
+    events = await collect(agent(s, study, "prompt").run("Load the first two files"))
+    assert [e.status for e in of(events, "tool_finished")] == ["error", "skipped", "skipped"]
+    told = json.dumps(s.requests_for("fc")[2].messages)
+    assert "Next: call load_data with one of the closest existing names: " in told
+    assert "sub-01_ses-01_task-mi_eeg.edf" in told
+    (loop,) = notices(events, "loop")
+    assert "load_data(files=['sub-01/1.edf'])" in loop.message
+    assert "not found in the data folder" in loop.message  # what failed, with its error
+    assert loop.hint.startswith("Next step: call load_data with one of the closest existing names")
+    assert "ephrase" not in loop.hint and "Chat mode" not in loop.hint
+
+
+async def test_a_bad_argument_names_the_allowed_values(scripted_server, study, state):
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("split_dataset", {"by": "trials"})]), Text("Stop."))
+    s.queue("ans", Text("The split failed."))
+    events = await collect(agent(s, study, "native").run("split by trial"))
+    (done,) = of(events, "tool_finished")
+    assert done.status == "error" and "'trial'" in done.error and "'session'" in done.error
+
+
+def test_next_call_reads_what_the_error_points_to():
+    from brainchat.agent.policy import next_call
+
+    tools = {"load_data", "list_data_files", "resample_data", "epoch_data"}
+    assert next_call("epoch_data", "recordings differ in sampling rate; call resample_data first",
+                     tools) == "call resample_data next"  # fmt: skip
+    assert next_call("split_dataset", "by: Input should be 'trial', 'session' or 'subject'",
+                     tools) == ("call split_dataset again with one of the allowed values: "
+                                "'trial', 'session' or 'subject'")  # fmt: skip
+    assert next_call("load_data", "something broke", tools) == (
+        "call list_data_files to see the files that exist"
+    )

@@ -410,6 +410,7 @@ class Nodes:
             verdict,
             found,
             bool(state.get("looped")),
+            self.d.runner.tools,  # #23 hook: a loop stop names the next concrete call
         )
         emit(Evaluation(verdict=decision.verdict, reason=decision.reason, round=round_))
         if decision.notice:
