@@ -13,7 +13,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 
-from brainchat.agent import automode
+from brainchat.agent import automode, pace
 from brainchat.agent.budget import Budget
 from brainchat.agent.nodes import CURRENT_DEPS, CURRENT_RUN, Deps, Nodes, no_room
 from brainchat.agent.offer import ToolOffer
@@ -119,6 +119,7 @@ class Agent:
         ctx.callback = UsageCallback(ctx.usage, answer_roles=("answer",))
         self.last_run = ctx
         CURRENT_RUN.set(ctx)  # this task's context only: concurrent runs stay apart
+        pace.keep_for_answer(d, ctx)  # #23 hook: the answer's time from its model's speed
         CURRENT_DEPS.set(d)
         emit(
             RunStarted(

@@ -22,7 +22,7 @@ from langchain_core.messages import (
 )
 
 from brainchat import grounding, llm
-from brainchat.agent import automode, echo, modelcall, textcalls
+from brainchat.agent import automode, echo, modelcall, pace, textcalls
 from brainchat.agent.budget import (
     Budget,
     Fitted,
@@ -199,6 +199,7 @@ class Nodes:
             )
         except Exception as exc:  # noqa: BLE001 - API failures stop the run with a message
             return self._model_failed(exc, round_)
+        pace.keep_for_answer(self.d, self.ctx)  # #23 hook: the answer's time, measured anew
         if self.d.told is not None:  # the model has read the study's notes: said once
             self.d.told(str(system.content))
         if llm.cut_at_limit(reply):
@@ -469,6 +470,8 @@ class Nodes:
         messages = self._answer_messages(state)
         if messages is None:
             return {"answer": "", "route": "finish", "stop_reason": "error", "error": ctx.error}
+        if (facts := pace.facts_instead(self)) is not None:  # #23 hook: too little time left
+            return facts
         parts: list[str] = []
         spec = self.d.specs.get("answer")
         deadline = asyncio.timeout(ctx.answer_remaining())
@@ -503,6 +506,7 @@ class Nodes:
         except Exception as exc:  # noqa: BLE001
             return self._answer_failed(exc, parts, name)
         text = "".join(parts)
+        pace.remember_speed(self.d, ctx)  # #23 hook: for the next runs' answer reserve
         if ctx.answer_repeated is not None:
             text = without_repeats(text, ctx.answer_repeated)
             told = repeat_notice_text(name, ctx.answer_repeated)
