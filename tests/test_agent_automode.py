@@ -41,10 +41,10 @@ MIXED = (
 
 @pytest.fixture
 def state(tmp_path, monkeypatch) -> Path:
-    """The app's state folder (made by the app at start), where habits are kept."""
+    """The app's state folder, named at its start (ui/persistence.install), where habits are kept."""
     folder = tmp_path / "state"
     folder.mkdir()
-    monkeypatch.setenv("BRAINCHAT_STATE_DIR", str(folder))
+    monkeypatch.setattr(habits, "FOLDER", folder)
     return folder
 
 

@@ -66,7 +66,7 @@ async def test_too_little_time_for_a_remembered_slow_model_ends_with_brainchats_
 ):
     """The answer model wrote 1 token/s in an earlier run: 100 tokens need 100 s, more than the
     run has; its answer would be cut, so brainchat writes the facts itself and asks it nothing."""
-    monkeypatch.setenv("BRAINCHAT_STATE_DIR", str(tmp_path))
+    monkeypatch.setattr(habits, "FOLDER", tmp_path)
     s = scripted_server
     fc, ans = spec(s, "fc"), spec(s, "slow", max_tokens=100)
     habits.remember(ans, answer_tps=1.0, answer_ttft=2.0)
@@ -90,7 +90,7 @@ async def test_too_little_time_for_a_remembered_slow_model_ends_with_brainchats_
 
 
 async def test_an_answer_models_speed_is_remembered(scripted_server, tmp_path, monkeypatch):
-    monkeypatch.setenv("BRAINCHAT_STATE_DIR", str(tmp_path))
+    monkeypatch.setattr(habits, "FOLDER", tmp_path)
     s = scripted_server
     fc, ans = spec(s, "fc"), spec(s, "ans")
     s.queue("fc", Text("No tools needed."))

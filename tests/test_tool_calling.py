@@ -14,6 +14,7 @@ import pytest
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, Field
 
+from brainchat.agent import habits
 from brainchat.agent.graph import build_agent
 from brainchat.agent.textcalls import read_calls, tools_prompt
 from brainchat.chat import stream_chat
@@ -222,7 +223,7 @@ async def test_prompt_mode_plain_text_is_the_final_step(scripted_server, search)
 async def test_auto_mode_sends_native_tools_and_runs_a_call_written_in_text(
     scripted_server, search, monkeypatch, tmp_path
 ):
-    monkeypatch.setenv("BRAINCHAT_STATE_DIR", str(tmp_path))  # what auto learns is kept there
+    monkeypatch.setattr(habits, "FOLDER", tmp_path)  # what auto learns is kept there
     s = scripted_server
     s.queue("fc", Text(call_text([Call("web_search", {"query": "P300"})])), Text("Enough."))
     s.queue("ans", Text("P300 [1]."))
@@ -239,7 +240,7 @@ async def test_auto_mode_hints_a_call_to_an_unknown_tool(
 ):
     """Issue #23: the unknown call was taken as the final reply; now it is asked once more in
     prompt mode, and when that still calls no tool the first reply's call gets a repair hint."""
-    monkeypatch.setenv("BRAINCHAT_STATE_DIR", str(tmp_path))
+    monkeypatch.setattr(habits, "FOLDER", tmp_path)
     s = scripted_server
     s.queue("fc", Text(call_text([Call("fetch_paper", {"doi": "x"})])), Text("No."), Text("Ok."))
     s.queue("ans", Text("Answer."))

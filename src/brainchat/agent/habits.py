@@ -3,9 +3,10 @@
 Two things (issue #23): the tool calling that works for a model set to `auto` (a model that never
 calls tools natively is switched to prompt mode once, and stays there), and the answer model's
 measured speed in tokens per second (the answer stage keeps enough time for it). They are kept in
-`<state folder>/model_habits.json` (BRAINCHAT_STATE_DIR), written only when the app has made that
-folder (a test or a `brainchat ask` without one learns within its agent only: the agent's own
-settings switch for the rest of its runs). No key, no header, nothing secret is stored: a model is named by its base URL and model name.
+`<state folder>/model_habits.json` (BRAINCHAT_STATE_DIR), the folder the app names at start
+(`use_folder`); a test or a `brainchat ask` without it learns within its agent only (the agent's
+own setting switches for the rest of its runs), so a test run never writes to, or reads, the
+state folder of an app run in the same checkout. No key, no header, nothing secret is stored: a model is named by its base URL and model name.
 """
 
 from __future__ import annotations
@@ -30,11 +31,17 @@ def model_key(spec: ModelSpec | None) -> str | None:
     return f"{(spec.base_url or spec.provider or '').rstrip('/')}|{spec.model}"
 
 
-def _path() -> Path | None:
-    from brainchat.store.config import load_store_config
+FOLDER: Path | None = None  # the app's state folder, once it started (use_folder)
 
-    folder = load_store_config().state_dir
-    return folder / FILE if folder.is_dir() else None
+
+def use_folder(folder: Path | None) -> None:
+    """Keep what is learned in `folder` (the app's state folder; None: nowhere)."""
+    global FOLDER
+    FOLDER = folder
+
+
+def _path() -> Path | None:
+    return FOLDER / FILE if FOLDER is not None and FOLDER.is_dir() else None
 
 
 def _read(path: Path | None) -> dict[str, dict[str, Any]]:
