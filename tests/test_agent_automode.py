@@ -182,6 +182,8 @@ async def test_a_failed_prompt_try_keeps_auto_and_is_asked_once(scripted_server,
     (told,) = notices(events, "tool_calling")
     assert "still called none" in told.message and "stays auto" in told.message
     assert not (state / habits.FILE).exists()
+    asked = answer_request(s)  # not 'answer from your own knowledge': it would list files
+    assert "own knowledge" not in asked and "do not invent files" in asked
 
 
 async def test_a_set_mode_is_never_overridden(scripted_server, study, state):

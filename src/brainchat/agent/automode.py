@@ -63,6 +63,18 @@ def needs_tools(question: str, reply: str) -> bool:
     return bool(NEEDS_TOOLS.search(question) or NO_ACCESS.search(reply))
 
 
+def no_tools_line(question: str) -> str:
+    """What the answer model reads when no tool was used: its own knowledge is enough only when
+    the request did not need tools; else it must not invent the files, data or results."""
+    if not NEEDS_TOOLS.search(question):
+        return "No tools were used; answer from your own knowledge."
+    return (
+        "No tool was called, although the request needs tools (the user's files or data, an "
+        "analysis or a search): nothing was looked up or run. Say so plainly in one or two "
+        "sentences, and do not invent files, data, results or sources."
+    )
+
+
 async def text_calls(
     nodes: Nodes, run: list[BaseMessage], thought: str, round_: int
 ) -> tuple[str, list[dict[str, Any]], str]:

@@ -685,8 +685,8 @@ class Nodes:
         if stop_reason in LIMIT_STOPS:
             gathered = any(e.status == "success" for e in self.ctx.ledger.entries)
             lines += ["", LIMIT_STOPS[stop_reason] if gathered else NOTHING[stop_reason]]
-        if len(lines) == 2:
-            lines.append("No tools were used; answer from your own knowledge.")
+        if len(lines) == 2:  # #23 hook: a request that needed tools is not 'your own knowledge'
+            lines.append(automode.no_tools_line(self.ctx.question))
         return "\n".join(lines)
 
 
