@@ -257,3 +257,19 @@ def test_next_call_reads_what_the_error_points_to():
     assert next_call("load_data", "something broke", tools) == (
         "call list_data_files to see the files that exist"
     )
+
+
+def test_a_call_with_a_wrong_argument_name_is_told_the_arguments():
+    """{"q": ...} for web_search was told only "'query' is a required property"."""
+    from brainchat.agent.textcalls import read_calls
+
+    schema = {
+        "type": "object",
+        "properties": {"query": {"type": "string"}, "max_results": {"type": "integer"}},
+        "required": ["query"],
+        "additionalProperties": False,
+    }
+    found = read_calls('{"name": "web_search", "arguments": {"q": "EEG"}}', {"web_search": schema},
+                       strict=True)  # fmt: skip
+    why = found.calls[0]["invalid"]
+    assert "its arguments: query (string, required), max_results (integer)" in why

@@ -269,7 +269,23 @@ def schema_problem(args: dict[str, Any], schema: dict[str, Any]) -> str | None:
     if error is None:
         return None
     where = ".".join(str(p) for p in error.absolute_path)
-    return f"{where + ': ' if where else ''}{error.message}"[:300]
+    said = f"{where + ': ' if where else ''}{error.message}"[:300]
+    if error.validator in ("required", "additionalProperties") and not error.absolute_path:
+        said += f"; its arguments: {_arguments(schema)}"  # the allowed names (issue #23)
+    return said
+
+
+def _arguments(schema: dict[str, Any]) -> str:
+    """The arguments a tool takes, as a model can use them: name (type, required)."""
+    required = set(schema.get("required") or ())
+    parts = []
+    for name, prop in (schema.get("properties") or {}).items():
+        kind = prop.get("type") if isinstance(prop, dict) else None
+        tags = [str(kind)] if kind else []
+        if name in required:
+            tags.append("required")
+        parts.append(f"{name} ({', '.join(tags)})" if tags else name)
+    return ", ".join(parts)[:300] or "none"
 
 
 def _broken(body: str, exc: json.JSONDecodeError) -> str:
