@@ -230,7 +230,8 @@ async def test_loop_is_detected_not_reexecuted_and_stops(scripted_server, search
     assert "reused the result" in of(events, "tool_finished")[1].summary  # and the step says so
     assert of(events, "run_finished")[0].reason == "loop"
     notice = of(events, "notice")[0]
-    assert notice.kind == "loop" and "Chat mode" in notice.hint
+    assert notice.kind == "loop" and "written from the results found" in notice.hint
+    assert "ephrase" not in notice.hint  # issue #23: what to do, not 'rephrase'
     assert notice.message.startswith("The agent repeated web_search(query='EEGNet') 3 times")
 
 

@@ -312,6 +312,22 @@ async def test_a_library_error_in_a_step_names_no_server_path(tmp_path: Path) ->
     )
 
 
+async def test_a_library_error_ending_in_a_period_reads_as_one_sentence(tmp_path: Path) -> None:
+    """MNE's own text ends with a period: 'Epochs were probably cropped.. The study is
+    unchanged' (issue #23)."""
+    from brainchat.eeg.toolkit import run_op
+
+    def op(state, stop):  # MNE's real check, on a baseline before the epochs' start
+        from mne.baseline import _check_baseline
+
+        _check_baseline((-0.5, 0.0), times=np.linspace(0.0, 1.0, 101), sfreq=100.0)
+
+    with pytest.raises(ToolException) as err:
+        await run_op(Study(tmp_path), op)
+    assert str(err.value).endswith("Epochs were probably cropped. The study is unchanged")
+    assert ".." not in str(err.value)
+
+
 @pytest.mark.parametrize(
     ("path", "shown"),
     [

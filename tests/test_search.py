@@ -53,6 +53,26 @@ async def test_an_unreachable_network_fails_with_a_clear_message() -> None:
     assert "web search" in message and (
         "network" in message or "timed out" in message or "did not answer" in message
     )
+    # issue #23: the error showed a cut internal search URL ("error sending request for url
+    # (https://search.yahoo.com/search;_ylt=7ag...")
+    assert "://" not in message and "_ylt" not in message, message
+
+
+def test_a_network_failure_is_said_without_the_search_services_url() -> None:
+    from brainchat.tools.search import failure_text
+
+    offline = (  # verbatim, ddgs 9 with no DNS
+        "DNSError: DNSError('error sending request for url (https://search.yahoo.com/search;"
+        "_ylt=7agYIIKjdIZ5BjspMlftPjBE;_ylu=uY9wc5K-zOSVs-B6uzgF4eJo7FjB4gQIPIkH0c3rm7s38NQ?p=mu+"
+        "rhythm) > error resolving DNS > DNS error: no records found for Query { name: Name("
+        '"search.yahoo.com."), query_type: A, query_class: IN }\')'
+    )
+    assert failure_text(offline) == (
+        "web search unavailable: no network (the search services could not be reached); "
+        "answer from what you have"
+    )
+    other = failure_text("Unexpected page at https://html.duckduckgo.com/html?q=x (status 418)")
+    assert "://" not in other and "status 418" in other
 
 
 async def test_a_hanging_backend_is_cut_by_the_outer_timeout() -> None:

@@ -14,6 +14,7 @@ import pytest
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, Field
 
+from brainchat.agent import habits
 from brainchat.agent.graph import build_agent
 from brainchat.agent.textcalls import read_calls, tools_prompt
 from brainchat.chat import stream_chat
@@ -221,30 +222,44 @@ async def test_prompt_mode_plain_text_is_the_final_step(scripted_server, search)
 
 
 async def test_auto_mode_sends_native_tools_and_runs_a_call_written_in_text(
-    scripted_server, search
+    scripted_server, search, monkeypatch, tmp_path
 ):
+    monkeypatch.setattr(habits, "FOLDER", tmp_path)  # what auto learns is kept there
     s = scripted_server
     s.queue("fc", Text(call_text([Call("web_search", {"query": "P300"})])), Text("Enough."))
     s.queue("ans", Text("P300 [1]."))
     events = await collect(agent(s, [search], tool_calling="auto").run("P300?"))
     assert s.requests_for("fc")[0].tools[0]["function"]["name"] == "web_search"
     assert started(events) == [("web_search", {"query": "P300"})]
+    # it writes its calls as text: prompt mode from the next request on, said once
+    assert s.requests_for("fc")[1].tools is None
+    assert len(notices(events, "tool_calling")) == 1
 
 
-async def test_auto_mode_takes_a_call_to_an_unknown_tool_as_text(scripted_server, search):
+async def test_auto_mode_hints_a_call_to_an_unknown_tool(
+    scripted_server, search, monkeypatch, tmp_path
+):
+    """Issue #23: the unknown call was taken as the final reply; now it is asked once more in
+    prompt mode, and when that still calls no tool the first reply's call gets a repair hint."""
+    monkeypatch.setattr(habits, "FOLDER", tmp_path)
     s = scripted_server
-    s.queue("fc", Text(call_text([Call("fetch_paper", {"doi": "x"})])))
+    s.queue("fc", Text(call_text([Call("fetch_paper", {"doi": "x"})])), Text("No."), Text("Ok."))
     s.queue("ans", Text("Answer."))
     events = await collect(agent(s, [search], tool_calling="auto").run("q"))
-    assert not started(events) and of(events, "run_finished")[0].reason == "answered"
+    (failed,) = of(events, "tool_finished")
+    assert failed.name == "fetch_paper" and "no tool named 'fetch_paper'" in failed.error
+    assert "web_search" in failed.error
+    assert "no tool named 'fetch_paper'" in json.dumps(s.requests_for("fc")[2].messages)
 
 
-async def test_native_mode_does_not_read_calls_from_text(scripted_server, search):
+async def test_native_mode_reads_calls_from_text(scripted_server, search):
+    """Issue #23: a JSON call in a native reply's text was taken as the final reply."""
     s = scripted_server
-    s.queue("fc", Text(call_text([Call("web_search", {"query": "x"})])))
+    s.queue("fc", Text(call_text([Call("web_search", {"query": "x y"})])), Text("Enough."))
     s.queue("ans", Text("Answer."))
     events = await collect(agent(s, [search]).run("q"))
-    assert not started(events)
+    assert started(events) == [("web_search", {"query": "x y"})]
+    assert all(r.tools for r in s.requests_for("fc"))  # still native
 
 
 def test_read_calls_shapes_lists_and_validation():

@@ -192,6 +192,7 @@ class Notice(Event):
         "unverified_claim",
         "ungrounded",
         "context_full",
+        "tool_calling",  # #23: how the function-call model's calls are read (agent/automode.py)
     ]
     message: str
     hint: str = ""

@@ -8,7 +8,7 @@ import re
 from langgraph.runtime import Runtime
 
 from brainchat import grounding, llm
-from brainchat.agent import echo
+from brainchat.agent import echo, pace
 from brainchat.agent.answer_input import LIMIT_STOPS, NOTHING, answer_messages
 from brainchat.agent.context import AgentContext, AgentState, Deps
 from brainchat.agent.decide import base_url
@@ -39,6 +39,8 @@ async def answer(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
     messages = answer_messages(d, run, state.get("plan"), stop)
     if isinstance(messages, str):  # said already: nothing fits
         return {"answer": "", "stop_reason": "error", "error": messages}
+    if (facts := pace.facts_instead(d, run)) is not None:  # #23 hook: too little time left
+        return facts
     spec, out = d.specs.get("answer"), Streamed()
     deadline = asyncio.timeout(run.answer_remaining())
     try:
@@ -60,6 +62,7 @@ async def answer(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
     finally:
         if run.first_answer_token is None:
             run.first_answer_token = out.first_token
+    pace.remember_speed(d, run)  # #23 hook: for the next runs' answer reserve
     if out.repeated is None and out.cut:
         told, hint = llm.cut_notice_text(spec, name)
         emit(Notice(kind="info", message=told, hint=hint))

@@ -7,6 +7,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from brainchat.agent import automode
 from brainchat.agent.budget import cut_text, fit_history, message_tokens
 from brainchat.agent.context import Deps
 from brainchat.agent.plan import Plan, answer_section
@@ -97,8 +98,8 @@ def answer_input(
     if stop_reason in LIMIT_STOPS:
         gathered = any(e.status == "success" for e in ledger.entries)
         lines += ["", LIMIT_STOPS[stop_reason] if gathered else NOTHING[stop_reason]]
-    if len(lines) == 2:
-        lines.append("No tools were used; answer from your own knowledge.")
+    if len(lines) == 2:  # #23 hook: a request that needed tools is not 'your own knowledge'
+        lines.append(automode.no_tools_line(run.question))
     return "\n".join(lines)
 
 

@@ -17,7 +17,7 @@ from langchain_core.messages import (
 from langgraph.runtime import Runtime
 
 from brainchat import llm
-from brainchat.agent import textcalls
+from brainchat.agent import automode, pace, textcalls
 from brainchat.agent.budget import Budget, Fitted, cut_text, fit_run, message_tokens
 from brainchat.agent.context import AgentContext, AgentState, Deps, no_room
 from brainchat.agent.exits import Exit
@@ -37,7 +37,8 @@ def system_prompt(d: Deps) -> SystemMessage:
     prompt = load_prompt("function_call", d.prompt_variants.get("function_call"))
     text = prompt.replace("{study}", d.study_text())
     if d.tool_calling == "prompt" and (schemas := d.bound_llm.schemas()):
-        text += "\n\n" + textcalls.tools_prompt(schemas)
+        room = d.budget("function_call").tokens  # #23 hook: the worked example fits or goes
+        text += "\n\n" + textcalls.fitted_tools_prompt(schemas, text, room)
     return SystemMessage(text)
 
 
@@ -45,7 +46,8 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
     """Ask the function-call model for its next step: calls go to act, none to the answer."""
     d, run = runtime.context.deps, runtime.context.run
     round_ = state.get("round", 0) + 1
-    messages = _request(d, run, state, round_)
+    pending = _run_messages(d, state)
+    messages = _request(d, run, pending)
     if isinstance(messages, Exit):
         return messages.take(round_)
     system = messages[0]
@@ -64,12 +66,14 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
         ).take(round_)
     except Exception as exc:  # noqa: BLE001 - API failures stop the run with a message
         return _model_failed(d, run, exc).take(round_)
+    pace.keep_for_answer(d, run)  # #23 hook: the answer's time, measured anew
     if d.told is not None:  # the model has read the study's notes: said once, by this request
         d.told(str(system.content))
     if llm.cut_at_limit(reply):
         told, hint = llm.cut_notice_text(d.specs.get("function_call"), d.names["function_call"])
         emit(Notice(kind="info", message=told, hint=hint))
-    calls, thought = _calls(d, reply, round_, started)
+    asked = automode.Asked(system, pending)  # #23: auto's one prompt-mode try asks this again
+    calls, thought = await _calls(d, run, reply, round_, started, asked)
     ai = AIMessage(
         content=thought,
         tool_calls=[
@@ -88,8 +92,8 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
     }
 
 
-def _request(d: Deps, run: RunContext, state: AgentState, round_: int) -> list[BaseMessage] | Exit:
-    """This round's request fitted to the window (system prompt first), or why none is sent."""
+def _run_messages(d: Deps, state: AgentState) -> list[BaseMessage]:
+    """The run's messages with the last evaluation's note and the plan's progress."""
     messages = list(state["messages"])
     if note := state.get("verdict_note"):
         # The note repeats tool errors and gists: bounded, so it never crowds out the run.
@@ -98,6 +102,11 @@ def _request(d: Deps, run: RunContext, state: AgentState, round_: int) -> list[B
     plan = state.get("plan")
     if plan is not None and (progress := PlanRun(d).prompt(plan)):
         messages.append(HumanMessage(progress))
+    return messages
+
+
+def _request(d: Deps, run: RunContext, messages: list[BaseMessage]) -> list[BaseMessage] | Exit:
+    """This round's request fitted to the window (system prompt first), or why none is sent."""
     system, budget = system_prompt(d), d.budget("function_call")
     if (full := _no_room(d, run, system, budget)) is not None:
         return full
@@ -114,8 +123,13 @@ async def _ask(d: Deps, run: RunContext, messages: list[BaseMessage], round_: in
     return await client.ask(messages, [run.callback], round_=round_)
 
 
-def _calls(
-    d: Deps, reply: BaseMessage, round_: int, started: float
+async def _calls(
+    d: Deps,
+    run: RunContext,
+    reply: BaseMessage,
+    round_: int,
+    started: float,
+    asked: automode.Asked,
 ) -> tuple[list[dict[str, Any]], str]:
     """The reply's tool calls (broken ones flagged for the model) and its text; says it."""
     calls = [dict(c) for c in getattr(reply, "tool_calls", [])]
@@ -133,9 +147,8 @@ def _calls(
     thought = reply.content if isinstance(reply.content, str) else ""
     reasoning = str(reply.additional_kwargs.get("reasoning_content") or "")
     shown = thought
-    if not calls and d.tool_calling in ("prompt", "auto"):
-        found = _text_calls(d, thought, round_)
-        calls, shown = found.calls, found.text
+    if not calls:  # #23 hook: calls written as text, every mode; auto learns (automode.py)
+        thought, calls, shown = await automode.text_calls(d, run, asked, thought, round_)
     emit(
         ThinkingDone(
             role="function_call",
@@ -227,16 +240,6 @@ def _model_failed(d: Deps, run: RunContext, exc: BaseException) -> Exit:
         hint = "The answer below is written from the tool results gathered before the failure."
         return Exit("model_error", message, hint, kind="error")
     return Exit("error", message, "Nothing was gathered yet; send the message again in a moment.")
-
-
-def _text_calls(d: Deps, text: str, round_: int) -> textcalls.TextCalls:
-    """Calls written in the reply's text: every one in prompt mode, well-formed ones in auto."""
-    schemas = {
-        s["function"]["name"]: s["function"].get("parameters") or {} for s in d.bound_llm.schemas()
-    }
-    for name in d.runner.tools:  # a hidden tool is still a known one
-        schemas.setdefault(name, {})
-    return textcalls.read_calls(text, schemas, strict=d.tool_calling == "prompt", round_=round_)
 
 
 def _flag_broken_json(calls: list[dict[str, Any]], reply: AIMessageChunk) -> None:

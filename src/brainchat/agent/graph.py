@@ -13,7 +13,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 
-from brainchat.agent import decide, loop
+from brainchat.agent import automode, decide, loop, pace
 from brainchat.agent.answer import answer as write_answer
 from brainchat.agent.approval import Confirm
 from brainchat.agent.budget import Budget
@@ -122,6 +122,7 @@ class Agent:
             history=history,
         )
         self.last_run = ctx
+        pace.keep_for_answer(d, ctx)  # #23 hook: the answer's time from its model's speed
         emit(
             RunStarted(
                 mode="agent", question=question, models=dict(d.names), tools=list(d.runner.tools)
@@ -288,6 +289,7 @@ def build_agent(
     specs = specs or {}
     fc_spec = specs.get("function_call")
     tool_calling = fc_spec.tool_calling if fc_spec is not None else "native"
+    tool_calling = automode.learned(fc_spec, tool_calling)  # #23 hook: auto learned per model
     schemas = [openai_schema(t) for t in tools]  # converted once per process
     offer = ToolOffer(function_call_llm, tools, schemas, hidden, plain=tool_calling == "prompt")
     deps = Deps(

@@ -62,6 +62,7 @@ async def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> AgentSt
         bool(state.get("looped")),
         entries,
         state.get("loop_hits", 0),
+        d.runner.tools,  # #23 hook: a loop stop names the next concrete call
     )
     update: AgentState = {"tool_rounds": tool_rounds, "stop_reason": decision.stop_reason}
     if decision.stop_reason is not None and decision.notice:

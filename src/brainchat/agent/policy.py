@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Literal
 
@@ -87,24 +88,55 @@ def default_round_rule(
     return "continue", found
 
 
-def loop_notice(entries: list[LedgerEntry], times: int) -> tuple[str, str]:
-    """What the user reads at a loop stop: the calls that repeated, whether they had failed, and
-    what to do about that (not 'stopped searching' after a failing load_data)."""
+CALL_IN_ERROR = re.compile(
+    r"\bcall (\w+)"
+)  # "call list_data_files to see them", "call ica_fit first"
+CLOSEST = re.compile(r"closest names: ((?:'[^']*'(?:, )?)+)")
+ALLOWED = re.compile(
+    r"(?:is not one of (\[[^\]]{1,300}\])|Input should be ((?:'[^']*'(?:, | or )?)+)|"
+    r"(?:available|allowed|supported|trained)(?: tools)?: ([^;.]{1,300}))"
+)
+
+
+def next_call(name: str, error: str, tools: Collection[str]) -> str:
+    """The next concrete call after `name` failed with `error` (issue #23: 'change the arguments'
+    left a small model repeating load_data('sub-01/1.edf')): the tool the error points to, the
+    closest existing file names, or the allowed values it names."""
+    if m := CLOSEST.search(error):
+        return f"call {name} with one of the closest existing names: {m.group(1)}"
+    if m := ALLOWED.search(error):
+        values = next(g for g in m.groups() if g)
+        return f"call {name} again with one of the allowed values: {values.strip()}"
+    pointed = [t for t in CALL_IN_ERROR.findall(error) if t in tools and t != name]
+    if pointed:
+        return f"call {pointed[0]} next"
+    if "list_data_files" in tools and name in ("load_data", "list_data_files"):
+        return "call list_data_files to see the files that exist"
+    return f"call {name} with different arguments, or another tool, or stop and answer"
+
+
+def loop_notice(
+    entries: list[LedgerEntry], times: int, tools: Collection[str] = ()
+) -> tuple[str, str]:
+    """What the user reads at a loop stop: the calls that repeated, whether they had failed with
+    which error, and the next concrete step (not 'rephrase', not 'stopped searching' after a
+    failing load_data)."""
     calls = ", ".join(dict.fromkeys(_call_text(e) for e in entries)) or "the same calls"
     failed = [e for e in entries if e.reused is not None and e.reused.status != "success"]
     if failed:
         why = failed[0].reused.text if failed[0].reused else ""
+        step = next_call(failed[0].name, why, tools)
         return (
-            f"The agent repeated {calls} {times + 1} times although it failed "
-            f"({_gist(why, 160) or 'no error text'}), so it stopped.",
-            "Fix what the error names, then ask again (ask which EEG files there are if a file "
-            "name was wrong).",
+            f"The agent repeated {calls} {times + 1} times although it failed with: "
+            f"{_gist(why, 300) or 'no error text'}. It stopped instead of running it again.",
+            f"Next step: {step}. You can ask for that directly.",
         )
     if entries and all(e.name == "web_search" for e in entries):
         return (
             f"The agent repeated {calls} {times + 1} times for results it already had, so it "
             "stopped searching.",
-            "Rephrase the question more specifically, or switch to Chat mode.",
+            "The answer is written from the results found (in the steps above); to search "
+            "further, name what they miss.",
         )
     return (
         f"The agent repeated {calls} {times + 1} times for results it already had, so it stopped.",
@@ -137,10 +169,11 @@ def next_step(
     looped: bool,
     entries: list[LedgerEntry] = [],  # noqa: B006 - read only; core (#22): the round, from the graph state
     loop_hits: int = 0,  # core (#22): from the graph state, no longer on ctx
+    tools: Collection[str] = (),  # #23: a loop stop names the next concrete call
 ) -> Decision:
     """After a tool round: the limits first (answer with a notice), then the round's verdict."""
     if looped and loop_hits >= limits.loop_repeats_to_stop:
-        notice, hint = loop_notice(entries, loop_hits)
+        notice, hint = loop_notice(entries, loop_hits, tools)
         return Decision(
             "answer",
             "answer",

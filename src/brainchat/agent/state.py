@@ -128,6 +128,7 @@ class RunContext:
     history: list[BaseMessage] = field(default_factory=list)  # earlier turns of the conversation
     answer_reserve: float = 0.0  # seconds of the limit kept for the answer stage
     fit_told: set[str] = field(default_factory=set)  # reductions the user was told of (fit_run)
+    learning: dict[str, Any] = field(default_factory=dict)  # #23: automode.py's per-run marks
 
     def remaining(self) -> float:
         """Seconds left for the tool loop (the answer stage keeps its reserve)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Collection
 from dataclasses import replace
 from typing import Any
 
@@ -13,6 +14,7 @@ from langchain_core.tools import BaseTool
 from pydantic import ValidationError
 
 from brainchat.agent.approval import Ask, Confirm, ask_for, request
+from brainchat.agent.policy import next_call
 from brainchat.agent.state import LedgerEntry, RunContext, Seen, call_signature
 from brainchat.events import ToolCallStarted, ToolFinished, emit, set_tool_call
 from brainchat.tools.registry import flags_of
@@ -67,7 +69,7 @@ class ToolRunner:
                 await run
         messages = [
             ToolMessage(
-                content=_for_model(e),
+                content=_for_model(e, self.tools),
                 tool_call_id=e.call_id,
                 name=e.name,
                 status="success" if e.status == "success" else "error",
@@ -237,7 +239,7 @@ def _numbered_text(sources: list[dict[str, Any]]) -> str:
     return "\n".join(f"[{s['n']}] {s['title']}\n{s['url']}\n{s['snippet']}" for s in sources)
 
 
-def _for_model(entry: LedgerEntry) -> str:
+def _for_model(entry: LedgerEntry, tools: Collection[str] = ()) -> str:
     if entry.status == "success":
         return entry.result
     if entry.status == "skipped" and entry.reused is not None:
@@ -255,8 +257,8 @@ def _for_model(entry: LedgerEntry) -> str:
             )
         return (
             f"You already called {entry.name} with these arguments in round {entry.reused.round} "
-            f"and it failed: {entry.result}\nNothing changed since, so it would fail again: "
-            "change the arguments or use another tool."
+            f"and it failed: {entry.result}\nNothing changed since, so it would fail again. "
+            f"Next: {next_call(entry.name, entry.result, tools)}."  # #23 hook: a concrete call
         )
     return f"Error: {entry.error_text or entry.error}"  # whole: fit_run cuts it like a result
 

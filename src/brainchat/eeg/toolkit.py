@@ -56,6 +56,7 @@ async def run_op(
         name = current_tool_call()[1] or "the operation"
         first = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
         first = without_server_paths(first, study.data_dir)  # a library's error names its files
+        first = first.rstrip(" .")  # MNE's own text ends with a period: one, not two
         raise ToolException(f"{name} failed: {first}. The study is unchanged") from None
 
 

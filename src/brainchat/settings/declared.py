@@ -111,7 +111,9 @@ class LimitVars(Declared):
         60.0,
         "AGENT_MAX_EXECUTION_TIME",
         "the whole turn, answer included; the tool loop keeps a fifth (at most 15 s) for the "
-        "answer, and an answer cut by the limit stays with a notice",
+        "answer, more for a slow answer model (its measured tokens/s, up to half the turn; when "
+        "even that is too little, brainchat states the gathered facts itself), and an answer cut "
+        "by the limit stays with a notice",  # #23: pace.py
         ge=10,
         le=300,
         unit="seconds",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -47,13 +48,30 @@ class DdgsBackend:
             text = str(exc)
             if "No results" in text:
                 return []
-            raise ToolException(
-                f"web search failed ({text[:160]}); the network may be unreachable"
-            ) from None
+            raise ToolException(failure_text(text)) from None
         return [
             {"title": r.get("title", ""), "url": r.get("href", ""), "snippet": r.get("body", "")}
             for r in rows
         ]
+
+
+NO_NETWORK = (  # how ddgs's HTTP client says a search service was never reached
+    "dnserror", "error sending request", "connecterror", "connection refused", "unreachable",
+    "resolv", "proxyerror", "connecttimeout",
+)  # fmt: skip
+URL = re.compile(r"\(?\b[a-z][a-z0-9+.-]*://[^\s)'\"]*\)?", re.IGNORECASE)
+
+
+def failure_text(text: str) -> str:
+    """What the model and the user read for a failed search: never the internal search URL
+    (ddgs names the engine's URL it tried, cut at 160 characters it was noise, issue #23)."""
+    if any(mark in text.lower() for mark in NO_NETWORK):
+        return (
+            "web search unavailable: no network (the search services could not be reached); "
+            "answer from what you have"
+        )
+    said = " ".join(URL.sub("", text).split())[:160]
+    return f"web search failed ({said}); try again later or answer from what you have"
 
 
 class FixtureBackend:

@@ -69,6 +69,9 @@ def install(host: str) -> Persistence:
     if problem := exposure_problem(host, cfg):
         _stop(problem)
     ensure_state_dir(cfg.state_dir)
+    from brainchat.agent import habits  # #23 hook: what auto mode learns per model is kept here
+
+    habits.use_folder(cfg.state_dir)
     if not os.environ.get("CHAINLIT_AUTH_SECRET"):
         os.environ["CHAINLIT_AUTH_SECRET"] = auth_secret(cfg.state_dir)
     key = hashlib.sha256(
