@@ -46,7 +46,7 @@ def test_ask_chat_prints_streamed_answer_and_stats(scripted_server, tmp_path) ->
 
 def test_ask_agent_json_prints_one_event_per_line(scripted_server, tmp_path) -> None:
     s = scripted_server
-    s.queue("fc", ToolCalls([Call("web_search", {"query": "EEGNet"})]), Text("enough"))
+    s.queue("fc", ToolCalls([Call("web_search", {"query": "EEGNet"})]))  # the rule ends the loop
     s.queue("ans", Text("EEGNet is compact [1]."))
     env = {
         "AGENT_FUNCTION_CALL_MODEL": spec_json(s, "fc"),
@@ -76,7 +76,7 @@ def test_ask_agent_json_prints_one_event_per_line(scripted_server, tmp_path) -> 
 
 def test_ask_agent_readable_output(scripted_server, tmp_path) -> None:
     s = scripted_server
-    s.queue("fc", ToolCalls([Call("web_search", {"query": "mu rhythm"})]), Text("enough"))
+    s.queue("fc", ToolCalls([Call("web_search", {"query": "mu rhythm"})]))  # the rule ends the loop
     s.queue("ans", Text("Mu is 8-13 Hz [2]."))
     env = {
         "AGENT_FUNCTION_CALL_MODEL": spec_json(s, "fc"),
@@ -105,10 +105,11 @@ def test_no_model_configured_exits_non_zero(tmp_path) -> None:
 
 
 def test_model_error_exits_non_zero(scripted_server, tmp_path) -> None:
-    scripted_server.queue("m", Fault(500), Fault(500), Fault(500))
+    scripted_server.queue("m", Fault(500))
     out = run(
         ["ask", "hi"], {"CHAT_MODEL": spec_json(scripted_server, "m", max_retries=0)}, tmp_path
     )
+    assert len(scripted_server.requests) == 1  # max_retries=0: asked once
     assert out.returncode == 1 and "HTTP 500" in out.stderr and "Traceback" not in out.stderr
 
 

@@ -138,8 +138,42 @@ def browser() -> Iterator[Any]:
 
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        watch_runs(b)
         yield b
         b.close()
+
+
+# Counts the runs a page has shown: each time the stop button appears (a task started), however
+# briefly, `window.__bcRuns` goes up; `wait_idle` waits for a run it has not yet seen end.
+RUN_WATCH = """(() => {
+  if (window.__bcRuns !== undefined) return;
+  window.__bcRuns = 0; window.__bcWaited = 0;
+  const isStop = n => n.nodeType === 1 && (n.id === 'stop-button' || !!n.querySelector('#stop-button'));
+  new MutationObserver(records => {
+    if (records.some(r => r.type === 'attributes' ? isStop(r.target)
+                                                  : Array.from(r.addedNodes).some(isStop))) {
+      window.__bcRuns += 1;
+    }
+  }).observe(document, {childList: true, subtree: true, attributes: true, attributeFilter: ['id']});
+})()"""
+
+
+def watch_runs(browser: Any) -> None:
+    """Give every page and context this browser makes the run counter `wait_idle` reads."""
+    new_page, new_context = browser.new_page, browser.new_context
+
+    def page(*args: Any, **kw: Any) -> Any:
+        made = new_page(*args, **kw)
+        made.add_init_script(RUN_WATCH)
+        made.context.add_init_script(RUN_WATCH)  # its own context: later pages in it count too
+        return made
+
+    def context(*args: Any, **kw: Any) -> Any:
+        made = new_context(*args, **kw)
+        made.add_init_script(RUN_WATCH)
+        return made
+
+    browser.new_page, browser.new_context = page, context
 
 
 def open_chat(browser: Any, url: str) -> Any:
@@ -158,10 +192,22 @@ def send(page: Any, text: str) -> None:
 
 
 def wait_idle(page: Any, timeout: float = 30_000) -> None:
-    """Wait until no task runs (the stop button is gone and the submit button is back)."""
-    page.wait_for_timeout(300)
+    """Wait until the run the test started has started and ended: a run this page showed (its
+    stop button appeared) since the last `wait_idle`, the stop button gone, the submit button back."""
+    if page.evaluate("() => window.__bcRuns") is None:
+        raise AssertionError("wait_idle: this page was not made by the `browser` fixture")
+    page.wait_for_function("() => window.__bcRuns > window.__bcWaited", timeout=timeout)
     page.wait_for_selector("#stop-button", state="detached", timeout=timeout)
     page.wait_for_selector("#chat-submit", timeout=timeout)
+    page.evaluate("() => { window.__bcWaited = window.__bcRuns }")
+
+
+def poll(predicate: Any, what: str, timeout: float = 30.0) -> None:
+    """Wait until `predicate()` is true (checked every 0.1 s); fail naming `what` after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"{what} did not happen within {timeout:g} s"
+        time.sleep(0.1)
 
 
 def messages_text(page: Any) -> str:

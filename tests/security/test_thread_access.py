@@ -13,6 +13,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,19 @@ async def chat(app: str, cookie: str, text: str, wait: str, thread_id: str = "")
     return client
 
 
+async def stored_thread(http: httpx.AsyncClient, thread_id: str) -> dict[str, Any]:
+    """The thread once background tasks have stored its plot (row and file) and the answer."""
+    deadline = time.monotonic() + 60
+    while True:
+        thread = (await http.get(f"/project/thread/{thread_id}")).json()
+        elements = thread.get("elements") or []
+        answered = any(s["type"] == "assistant_message" for s in thread.get("steps") or [])
+        if answered and elements and (await http.get(elements[0]["url"])).status_code == 200:
+            return dict(thread)
+        assert time.monotonic() < deadline, f"the thread was not stored within 60 s: {thread}"
+        await asyncio.sleep(0.1)
+
+
 @pytest.fixture(scope="module")
 def anas_thread(app, model_server) -> dict[str, Any]:
     """Ana's thread with a trained model and a stored plot; returns ids, cookie and element."""
@@ -79,10 +93,9 @@ def anas_thread(app, model_server) -> dict[str, Any]:
     async def run() -> dict[str, Any]:
         cookie = await login(app, "ana")
         client = await chat(app, cookie, "train and plot", "Loaded, trained and plotted.")
-        await asyncio.sleep(1.0)  # the element's file and row are written by background tasks
-        await client.close()
         async with httpx.AsyncClient(base_url=app, headers={"Cookie": cookie}) as http:
-            thread = (await http.get(f"/project/thread/{client.thread_id}")).json()
+            thread = await stored_thread(http, client.thread_id)
+        await client.close()
         (element,) = thread["elements"]
         step = next(s for s in thread["steps"] if s["type"] == "assistant_message")
         return {"id": client.thread_id, "cookie": cookie, "element": element, "step": step["id"]}
