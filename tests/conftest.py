@@ -44,6 +44,8 @@ def _scripted_strict(request: pytest.FixtureRequest) -> Iterator[None]:
         p for server in servers if isinstance(server, ScriptedServer) and (p := server.problems())
     ]
     if said:
+        for server in servers:  # reported once: a module's next test starts clean
+            server.reset()
         pytest.fail(
             "scripted model server: " + "; ".join(said) + ". Queue only the replies the test"
             " uses and assert the calls it makes, or mark it @pytest.mark.scripted_lenient('why').",

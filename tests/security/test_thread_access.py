@@ -88,11 +88,12 @@ def anas_thread(app, model_server) -> dict[str, Any]:
         Call("load_data", {"files": [FILE]}), Call("epoch_data", {"tmin": 0.5, "tmax": 2.5}),
         Call("split_dataset", {"by": "trial", "test_ratio": 0.25}),
         Call("train_model", {"model": "csp_lda"}), Call("plot_psd", {"fmin": 2, "fmax": 40}),
-    ]), Text("Loaded, trained and plotted."))  # fmt: skip
+    ]), Text("Loaded, trained and plotted."),
+       Text("Ana's model is trained; the plot is below."))  # the same model answers  # fmt: skip
 
     async def run() -> dict[str, Any]:
         cookie = await login(app, "ana")
-        client = await chat(app, cookie, "train and plot", "Loaded, trained and plotted.")
+        client = await chat(app, cookie, "train and plot", "the plot is below.")
         async with httpx.AsyncClient(base_url=app, headers={"Cookie": cookie}) as http:
             thread = await stored_thread(http, client.thread_id)
         await client.close()
@@ -156,11 +157,12 @@ async def test_another_user_cannot_list_open_or_fetch_it(app, anas_thread):
 async def test_each_user_has_their_own_data_folder(app, model_server, home, anas_thread):
     model_server.queue("fc-m", ToolCalls([Call("load_data", {"files": [FILE]}),
                                           Call("load_data", {"files": [f"../ana/{FILE}"]})]),
-                       Text("Could not load."))  # fmt: skip
+                       Text("Could not load."), Text("Bob has no such file."))  # fmt: skip
     bob = await login(app, "bob")
-    client = await chat(app, bob, "load ana's file", "Could not load.")
+    client = await chat(app, bob, "load ana's file", "Bob has no such file.")  # the answer
     await client.close()
-    tool_results = [m["content"] for m in model_server.requests_for("fc-m")[-1].messages]
+    tool_results = [m["content"] for r in model_server.requests_for("fc-m") for m in r.messages
+                    if m.get("role") == "tool"]  # fmt: skip
     text = json.dumps(tool_results)
     assert "not found in the data folder" in text and "outside the data folder" in text
     assert (home / "data" / "users" / "bob").is_dir()

@@ -226,9 +226,10 @@ class ScriptedServer:
         return [r for r in self.requests if r.model == model]
 
     def clear(self) -> None:
-        """Forget the recorded requests (queues and defaults stay)."""
+        """Forget the recorded requests, unexpected ones included (queues and defaults stay)."""
         with self._lock:
             self._requests.clear()
+            self._unexpected.clear()
 
     def reset(self) -> None:
         """Forget requests, queues and defaults, and restore `send_usage`."""
