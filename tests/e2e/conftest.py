@@ -143,18 +143,35 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
-# Counts the runs a page has shown: each time the stop button appears (a task started), however
-# briefly, `window.__bcRuns` goes up; `wait_idle` waits for a run it has not yet seen end.
+# Counts the runs (tasks) that ended on a page: Chainlit's server sends `task_start` and
+# `task_end` over socket.io (websocket frames, or polling responses before the upgrade); a run
+# that starts and ends between two renders never shows the stop button, so the page's messages
+# are counted, not the button. `wait_idle` waits for a run it has not yet seen end.
 RUN_WATCH = """(() => {
-  if (window.__bcRuns !== undefined) return;
-  window.__bcRuns = 0; window.__bcWaited = 0;
-  const isStop = n => n.nodeType === 1 && (n.id === 'stop-button' || !!n.querySelector('#stop-button'));
-  new MutationObserver(records => {
-    if (records.some(r => r.type === 'attributes' ? isStop(r.target)
-                                                  : Array.from(r.addedNodes).some(isStop))) {
-      window.__bcRuns += 1;
+  if (window.__bcRunsEnded !== undefined) return;
+  window.__bcRunsEnded = 0; window.__bcWaited = 0;
+  let running = false;
+  const see = packet => {
+    const m = /^42(?:\\/[^,]*,)?\\d*\\["(task_start|task_end)"/.exec(packet);
+    if (!m) return;
+    if (m[1] === 'task_start') running = true;
+    else if (running) { running = false; window.__bcRunsEnded += 1; }
+  };
+  const Socket = window.WebSocket;
+  window.WebSocket = function (...args) {
+    const ws = new Socket(...args);
+    ws.addEventListener('message', e => { if (typeof e.data === 'string') see(e.data); });
+    return ws;
+  };
+  window.WebSocket.prototype = Socket.prototype;
+  Object.assign(window.WebSocket, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
+  const open = XMLHttpRequest.prototype.open;
+  XMLHttpRequest.prototype.open = function (method, url, ...rest) {
+    if (String(url).includes('/socket.io/')) {
+      this.addEventListener('load', () => String(this.responseText || '').split('\\x1e').forEach(see));
     }
-  }).observe(document, {childList: true, subtree: true, attributes: true, attributeFilter: ['id']});
+    return open.call(this, method, url, ...rest);
+  };
 })()"""
 
 
@@ -192,14 +209,14 @@ def send(page: Any, text: str) -> None:
 
 
 def wait_idle(page: Any, timeout: float = 30_000) -> None:
-    """Wait until the run the test started has started and ended: a run this page showed (its
-    stop button appeared) since the last `wait_idle`, the stop button gone, the submit button back."""
-    if page.evaluate("() => window.__bcRuns") is None:
+    """Wait until the run the test started has ended: a run this page saw end (Chainlit's
+    `task_end`) since the last `wait_idle`, then the stop button gone and the submit button back."""
+    if page.evaluate("() => window.__bcRunsEnded") is None:
         raise AssertionError("wait_idle: this page was not made by the `browser` fixture")
-    page.wait_for_function("() => window.__bcRuns > window.__bcWaited", timeout=timeout)
+    page.wait_for_function("() => window.__bcRunsEnded > window.__bcWaited", timeout=timeout)
     page.wait_for_selector("#stop-button", state="detached", timeout=timeout)
     page.wait_for_selector("#chat-submit", timeout=timeout)
-    page.evaluate("() => { window.__bcWaited = window.__bcRuns }")
+    page.evaluate("() => { window.__bcWaited = window.__bcRunsEnded }")
 
 
 def poll(predicate: Any, what: str, timeout: float = 30.0) -> None:
