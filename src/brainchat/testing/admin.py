@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-if TYPE_CHECKING:
-    from brainchat.testing.scripted_server import ScriptedServer
 
-
-def admin_routes(server: ScriptedServer) -> list[Route]:
-    """`/_admin/queue`, `/default`, `/config`, `/requests` and `/reset` on `server`."""
+def admin_routes(server: Any) -> list[Route]:
+    """`/_admin/queue`, `/default`, `/config`, `/requests` and `/reset` on `server` (a
+    ScriptedServer; not imported here, as it imports this module)."""
 
     async def queue(request: Request) -> Response:
         body = await request.json()

@@ -55,3 +55,7 @@ def main(argv: list[str] | None = None) -> None:
         pass
     finally:
         server.stop()
+
+
+if __name__ == "__main__":
+    main()

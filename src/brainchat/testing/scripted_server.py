@@ -374,7 +374,7 @@ class ScriptedServer:
         self.stop()
 
 
-if __name__ == "__main__":
-    from brainchat.testing.by_hand import main
+if __name__ == "__main__":  # serving by hand lives in by_hand.py (it imports this module)
+    import runpy
 
-    main()
+    runpy.run_module("brainchat.testing.by_hand", run_name="__main__")
