@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from brainchat.testing.scripted_server import Call, Fault, Text, ToolCalls
 
 from support import spec_json, write_fixture
@@ -183,6 +185,7 @@ def test_demo_data_writes_real_edf_files_into_the_data_folder(tmp_path) -> None:
     assert len(raw.ch_names) == 22 and raw.info["sfreq"] == 250
 
 
+@pytest.mark.slow  # starts the app (a process of its own)
 def test_brainchat_starts_the_web_app_with_host_and_port_passed_through(tmp_path) -> None:
     page, settings = served_settings([str(BIN), "--host", "127.0.0.1"], ROOT, {})
     assert "<html" in page.lower() and settings["ui"]["name"] == "brainchat"
@@ -244,6 +247,7 @@ def served_settings(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[str
         proc.wait(10)
 
 
+@pytest.mark.slow  # starts the app (a process of its own)
 def test_brainchat_started_elsewhere_uses_its_own_chainlit_config(tmp_path) -> None:
     """From another folder the app writes no default .chainlit/ or chainlit.md there and serves
     the project's own welcome text, custom script and name."""
@@ -256,6 +260,7 @@ def test_brainchat_started_elsewhere_uses_its_own_chainlit_config(tmp_path) -> N
     assert not (elsewhere / ".chainlit").exists() and not (elsewhere / "chainlit.md").exists()
 
 
+@pytest.mark.slow  # builds a wheel, installs it, starts the app (a process of its own)
 def test_an_installed_wheel_carries_the_apps_files_and_serves_them(
     scripted_server, tmp_path
 ) -> None:
