@@ -2,6 +2,7 @@
 # One entry point for a fresh machine:
 #   bash scripts/dev.sh run   [chainlit options]  set up, then start the app on http://localhost:8000
 #   bash scripts/dev.sh test  [pytest options]    set up (with Debian chromium), lint, type-check, run every test
+#   bash scripts/dev.sh test --fast [options]     the same without the browser and slow tests (a few minutes)
 #   bash scripts/dev.sh screenshots [--out DIR]   regenerate docs/*.png from a clean `brainchat --demo` run
 # BRAINCHAT_VENV names another virtual environment than .venv (the tests build a runtime-only one).
 set -euo pipefail
@@ -50,13 +51,18 @@ case "$cmd" in
     exec "$VENV/bin/brainchat" --host "${HOST:-127.0.0.1}" --port "${PORT:-8000}" --headless "$@"
     ;;
   test)
+    only=()  # --fast: every test but those marked browser or slow (tests/conftest.py marks them)
+    if [ "${1:-}" = "--fast" ]; then
+      shift
+      only=(-m "not browser and not slow")
+    fi
     setup_python '.[dev]'
-    setup_chromium
+    [ ${#only[@]} -gt 0 ] || setup_chromium
     "$VENV/bin/ruff" format --check src tests bench
     "$VENV/bin/ruff" check src tests bench
     "$VENV/bin/mypy" src
     PYTHONPATH=src "$VENV/bin/lint-imports"
-    exec "$VENV/bin/pytest" -p no:cacheprovider "$@"
+    exec "$VENV/bin/pytest" -p no:cacheprovider ${only[@]+"${only[@]}"} "$@"
     ;;
   screenshots)
     setup_python '.[dev]'

@@ -23,6 +23,70 @@ def scripted_server() -> Iterator[ScriptedServer]:
         yield server
 
 
+SCRIPTED_FIXTURES = ("scripted_server", "model_server")  # fixtures that give a ScriptedServer
+
+
+@pytest.fixture(autouse=True)
+def _scripted_strict(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test whose scripted server kept queued replies or answered an unexpected request.
+
+    A test that legitimately leaves replies (or sends requests nothing was queued for) opts out
+    with `@pytest.mark.scripted_lenient("why")`.
+    """
+    servers = [request.getfixturevalue(n) for n in SCRIPTED_FIXTURES if n in request.fixturenames]
+    lenient = request.node.get_closest_marker("scripted_lenient")
+    if lenient is not None and not (lenient.args and str(lenient.args[0]).strip()):
+        pytest.fail("@pytest.mark.scripted_lenient needs a reason: scripted_lenient('why')")
+    yield
+    if lenient is not None or request.node.stash.get(_CALL_FAILED, False):
+        return  # a failed test already says what went wrong; do not pile a second error on it
+    said = [
+        p for server in servers if isinstance(server, ScriptedServer) and (p := server.problems())
+    ]
+    if said:
+        for server in servers:  # reported once: a module's next test starts clean
+            server.reset()
+        pytest.fail(
+            "scripted model server: " + "; ".join(said) + ". Queue only the replies the test"
+            " uses and assert the calls it makes, or mark it @pytest.mark.scripted_lenient('why').",
+            pytrace=False,
+        )
+
+
+_CALL_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if report.when == "call" and report.failed:
+        item.stash[_CALL_FAILED] = True
+    return report
+
+
+# `bash scripts/dev.sh test --fast` leaves out tests marked browser or slow; a test is marked by
+# the fixtures it uses (directly or through other fixtures), so a new test is sorted without a mark.
+BROWSER_FIXTURES = {"browser"}  # Debian chromium driven by playwright
+SLOW_FIXTURES = {"app_factory", "runtime_venv"}  # app processes; a virtual environment built
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "scripted_lenient(reason): the test may leave queued scripted replies unused or make "
+        "model calls nothing was queued for (see `_scripted_strict`)",
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        if used & BROWSER_FIXTURES:
+            item.add_marker(pytest.mark.browser)
+        if used & SLOW_FIXTURES:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def embedded_pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """One embedded Postgres server per test session (`.new_database(name)` gives a fresh URL)."""

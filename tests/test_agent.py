@@ -144,7 +144,7 @@ async def test_single_model_plays_both_roles(scripted_server, search) -> None:
 
 async def test_usage_per_role_equals_what_server_reported(scripted_server, search) -> None:
     s = scripted_server
-    s.queue("fc", ToolCalls([Call("web_search", {"query": "alpha"})]), Text("ok"))
+    s.queue("fc", ToolCalls([Call("web_search", {"query": "alpha"})]))  # the rule ends the loop
     s.queue("ans", Text("Alpha is 8-12 Hz [1]."))
     fc = make_chat_model(spec(s, "fc", input_price=1.0, output_price=2.0), "function_call")
     events = await collect(
@@ -172,6 +172,7 @@ async def test_usage_per_role_equals_what_server_reported(scripted_server, searc
     assert stats.ttft is not None and stats.ttft <= stats.total_seconds
 
 
+@pytest.mark.scripted_lenient("the iteration limit stops the run before the model's queued rounds")
 async def test_iteration_limit_stops_and_answers_with_notice(scripted_server, search) -> None:
     s = scripted_server
     s.queue("fc", *[ToolCalls([Call("web_search", {"query": f"q{i}"})]) for i in range(5)])
@@ -188,6 +189,7 @@ async def test_iteration_limit_stops_and_answers_with_notice(scripted_server, se
     assert text(events) == "Partial answer."
 
 
+@pytest.mark.scripted_lenient("the deadline stops the run before the model's next turn")
 async def test_timeout_keeps_partial_results_and_answers(scripted_server, search) -> None:
     s = scripted_server
     log: list = []
@@ -215,6 +217,7 @@ async def test_timeout_keeps_partial_results_and_answers(scripted_server, search
     assert text(events) == "From what I found [1]."
 
 
+@pytest.mark.scripted_lenient("the loop check stops the run before the last queued repeat")
 async def test_loop_is_detected_not_reexecuted_and_stops(scripted_server, search) -> None:
     s = scripted_server
     same = ToolCalls([Call("web_search", {"query": "EEGNet"})])
@@ -315,6 +318,9 @@ async def test_read_only_calls_run_in_parallel_others_in_order(scripted_server) 
     assert [m["content"].split()[0] for m in tool_msgs] == ["ro0", "ro1", "ro2"]  # original order
 
 
+@pytest.mark.scripted_lenient(
+    "single-step mode stops the run before the model's second queued round"
+)
 async def test_single_step_mode_allows_one_tool_round(scripted_server, search) -> None:
     s = scripted_server
     s.queue(
@@ -330,6 +336,7 @@ async def test_single_step_mode_allows_one_tool_round(scripted_server, search) -
     assert "single-step" in of(events, "evaluation")[-1].reason
 
 
+@pytest.mark.scripted_lenient("the round cap stops the run before the model's queued rounds")
 async def test_auto_mode_caps_successful_rounds(scripted_server, search) -> None:
     s = scripted_server
     s.queue("fc", *[ToolCalls([Call("web_search", {"query": f"q{i}"})]) for i in range(8)])
@@ -437,6 +444,9 @@ async def test_cancellation_stops_promptly_and_closes_every_call(scripted_server
     assert not agent.last_run.ledger.pending()
 
 
+@pytest.mark.scripted_lenient(
+    "the deadline passes while the tool runs: the model is not asked again"
+)
 async def test_long_running_tool_outlives_the_run_deadline_then_answers(scripted_server) -> None:
     log: list = []
     trainer = sleeper("train", 1.5, log, read_only=False)
@@ -500,9 +510,7 @@ async def test_context_summary_reaches_the_function_call_prompt(scripted_server,
 async def test_reasoning_content_streams_as_thinking(scripted_server, search) -> None:
     s = scripted_server
     s.queue(
-        "fc",
-        ToolCalls([Call("web_search", {"query": "erd"})], reasoning="I should look up ERD."),
-        Text("ok"),
+        "fc", ToolCalls([Call("web_search", {"query": "erd"})], reasoning="I should look up ERD.")
     )
     s.queue("ans", Text("ERD is a power drop [2]."))
     events = await collect(build_agent(*models(s), [search]).run("erd?"))

@@ -187,15 +187,17 @@ async def test_stream_cut_before_any_text_is_retried_after_a_stream_options_retr
 
 
 async def test_malformed_chunk_is_an_error_message(scripted_server) -> None:
-    scripted_server.queue("chat-m", Malformed(after_chunks=2), Malformed(after_chunks=2))
+    scripted_server.queue("chat-m", Malformed(after_chunks=2))
     events = await collect(stream_chat(spec(scripted_server, "chat-m"), [], "hi"))
+    assert len(scripted_server.requests) == 1  # not retried
     assert of(events, "notice")[0].kind == "error"
     assert of(events, "run_finished")[0].reason == "error"
 
 
 async def test_timeout_is_reported(scripted_server) -> None:
-    scripted_server.queue("chat-m", Text("late", ttft=3), Text("late again", ttft=3))
+    scripted_server.queue("chat-m", Text("late", ttft=3))
     events = await collect(stream_chat(spec(scripted_server, "chat-m", timeout=1), [], "hi"))
+    assert len(scripted_server.requests) == 1  # not retried
     message = of(events, "notice")[0].message
     assert f"chat-m at {scripted_server.base_url} sent nothing for 1 s (model timeout)" in message
 

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from brainchat.testing.scripted_server import Call, Fault, Text, ToolCalls
 
 from support import spec_json, write_fixture
@@ -46,7 +48,7 @@ def test_ask_chat_prints_streamed_answer_and_stats(scripted_server, tmp_path) ->
 
 def test_ask_agent_json_prints_one_event_per_line(scripted_server, tmp_path) -> None:
     s = scripted_server
-    s.queue("fc", ToolCalls([Call("web_search", {"query": "EEGNet"})]), Text("enough"))
+    s.queue("fc", ToolCalls([Call("web_search", {"query": "EEGNet"})]))  # the rule ends the loop
     s.queue("ans", Text("EEGNet is compact [1]."))
     env = {
         "AGENT_FUNCTION_CALL_MODEL": spec_json(s, "fc"),
@@ -76,7 +78,7 @@ def test_ask_agent_json_prints_one_event_per_line(scripted_server, tmp_path) -> 
 
 def test_ask_agent_readable_output(scripted_server, tmp_path) -> None:
     s = scripted_server
-    s.queue("fc", ToolCalls([Call("web_search", {"query": "mu rhythm"})]), Text("enough"))
+    s.queue("fc", ToolCalls([Call("web_search", {"query": "mu rhythm"})]))  # the rule ends the loop
     s.queue("ans", Text("Mu is 8-13 Hz [2]."))
     env = {
         "AGENT_FUNCTION_CALL_MODEL": spec_json(s, "fc"),
@@ -105,10 +107,11 @@ def test_no_model_configured_exits_non_zero(tmp_path) -> None:
 
 
 def test_model_error_exits_non_zero(scripted_server, tmp_path) -> None:
-    scripted_server.queue("m", Fault(500), Fault(500), Fault(500))
+    scripted_server.queue("m", Fault(500))
     out = run(
         ["ask", "hi"], {"CHAT_MODEL": spec_json(scripted_server, "m", max_retries=0)}, tmp_path
     )
+    assert len(scripted_server.requests) == 1  # max_retries=0: asked once
     assert out.returncode == 1 and "HTTP 500" in out.stderr and "Traceback" not in out.stderr
 
 
@@ -182,6 +185,7 @@ def test_demo_data_writes_real_edf_files_into_the_data_folder(tmp_path) -> None:
     assert len(raw.ch_names) == 22 and raw.info["sfreq"] == 250
 
 
+@pytest.mark.slow  # starts the app (a process of its own)
 def test_brainchat_starts_the_web_app_with_host_and_port_passed_through(tmp_path) -> None:
     page, settings = served_settings([str(BIN), "--host", "127.0.0.1"], ROOT, {})
     assert "<html" in page.lower() and settings["ui"]["name"] == "brainchat"
@@ -243,6 +247,7 @@ def served_settings(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[str
         proc.wait(10)
 
 
+@pytest.mark.slow  # starts the app (a process of its own)
 def test_brainchat_started_elsewhere_uses_its_own_chainlit_config(tmp_path) -> None:
     """From another folder the app writes no default .chainlit/ or chainlit.md there and serves
     the project's own welcome text, custom script and name."""
@@ -255,6 +260,7 @@ def test_brainchat_started_elsewhere_uses_its_own_chainlit_config(tmp_path) -> N
     assert not (elsewhere / ".chainlit").exists() and not (elsewhere / "chainlit.md").exists()
 
 
+@pytest.mark.slow  # builds a wheel, installs it, starts the app (a process of its own)
 def test_an_installed_wheel_carries_the_apps_files_and_serves_them(
     scripted_server, tmp_path
 ) -> None:

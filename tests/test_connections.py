@@ -271,6 +271,7 @@ async def test_a_new_connection_or_key_rebuilds_the_cached_agent(
         search_fixture=write_fixture(tmp_path / "fx.json"),
     )
     session = Session(settings)
+    s.set_default("env-ans", Text("An answer."))  # the answer model answers every turn
     s.queue("env-fc", Text("no tools"))
     await collect(session.ask("q0"))
     assert session.agents.builds == 1

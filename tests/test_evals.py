@@ -60,7 +60,7 @@ CASES = [
     ("cites-fail-fabricated", SEARCH, "EEGNet is compact [9].", {"answer": {"cites_source": True}}, "citations"),
     ("cites-fail-none", SEARCH, "EEGNet is compact.", {"answer": {"cites_source": True}}, "citations"),
     ("limits-pass", SEARCH, "ok [1]", {"limits": {"max_iterations": 1, "stop_reason": "answered", "max_rounds": 1}}, None),
-    ("limits-fail-iterations", [tc(("get_study_state", {})), tc(("web_search", {"query": "x"}))], "ok", {"limits": {"max_iterations": 1}}, "limits"),
+    ("limits-fail-iterations", [tc(("get_study_state", {})), tc(("web_search", {"query": "x"})), text("done")], "ok", {"limits": {"max_iterations": 1}}, "limits"),
     ("limits-fail-stop", SEARCH, "ok [1]", {"limits": {"stop_reason": "iteration_limit"}}, "limits"),
     ("limits-fail-cost", SEARCH, "ok [1]", {"limits": {"max_tokens": 5}}, "limits"),
 ]  # fmt: skip

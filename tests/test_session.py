@@ -105,6 +105,9 @@ async def test_an_edited_message_rewinds_the_history_in_both_modes(scripted_serv
     s = scripted_server
     session = Session(Settings(chat_model=spec(s, "chat"), function_call_model=spec(s, "fc"),
                                data_dir=tmp_path / "data"))  # fmt: skip
+    s.set_default(
+        None, Text("An answer.")
+    )  # every chat turn and agent answer: history is the point
     await collect(session.ask("Question A", message_id="m-a"))
     await collect(session.ask("Question B", message_id="m-b"))
     await collect(session.ask("Question C", message_id="m-a"))  # A edited into C
@@ -127,6 +130,7 @@ async def test_an_edit_past_eeg_work_says_the_study_is_not_rolled_back(scripted_
     s = scripted_server
     s.queue("fc", ToolCalls([Call("load_data", {"files": ["sub-01_ses-01_task-mi_eeg.edf"]})]),
             Text("loaded"), Text("no tools"))  # fmt: skip
+    s.set_default("ans", Text("Done."))  # the answer model answers both turns
     first = await collect(session.ask("load my file", message_id="m-1"))
     assert of(first, "study_changed")
     edited = await collect(session.ask("just say hi", message_id="m-1"))
@@ -142,6 +146,7 @@ async def test_the_agent_is_built_once_and_rebuilt_when_settings_or_tools_change
 
     session = agent_session(scripted_server, tmp_path)
     s = scripted_server
+    s.set_default("ans", Text("An answer."))  # the turns after the first three
     for i in range(3):
         s.queue("fc", Text("no tools"))
         s.queue("ans", Text(f"answer {i}"))

@@ -262,15 +262,14 @@ async def test_a_stop_while_the_agent_restores_keeps_the_saved_study(
                                default_mode="agent", data_dir=data_dir))  # fmt: skip
     log = filtered_log(20)
     session.restore(Snapshot(study=log))  # what ui/resume.restore hands over for a resumed thread
-    srv.queue("fc", ToolCalls([Call("get_study_state", {})]))
-    srv.queue("ans", Text("state"))
+    srv.queue("fc", ToolCalls([Call("get_study_state", {})]))  # stopped in this call: no answer
     task = asyncio.create_task(collect(session.ask("what is in my study?")))
     await wait_until(session.study._lock.locked, what="the replay to start")
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     assert list(session.snapshot().study) == log
     await session.study.settled()
-    srv.queue("fc", ToolCalls([Call("get_study_state", {})]))
+    srv.queue("fc", ToolCalls([Call("get_study_state", {})]), Text("That is the study."))
     srv.queue("ans", Text("state"))
     await collect(session.ask("and now?"))
     assert session.study.pending is None and session.study.log == log

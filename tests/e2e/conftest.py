@@ -138,8 +138,59 @@ def browser() -> Iterator[Any]:
 
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        watch_runs(b)
         yield b
         b.close()
+
+
+# Counts the runs (tasks) that ended on a page: Chainlit's server sends `task_start` and
+# `task_end` over socket.io (websocket frames, or polling responses before the upgrade); a run
+# that starts and ends between two renders never shows the stop button, so the page's messages
+# are counted, not the button. `wait_idle` waits for a run it has not yet seen end.
+RUN_WATCH = """(() => {
+  if (window.__bcRunsEnded !== undefined) return;
+  window.__bcRunsEnded = 0; window.__bcWaited = 0;
+  let running = false;
+  const see = packet => {
+    const m = /^42(?:\\/[^,]*,)?\\d*\\["(task_start|task_end)"/.exec(packet);
+    if (!m) return;
+    if (m[1] === 'task_start') running = true;
+    else if (running) { running = false; window.__bcRunsEnded += 1; }
+  };
+  const Socket = window.WebSocket;
+  window.WebSocket = function (...args) {
+    const ws = new Socket(...args);
+    ws.addEventListener('message', e => { if (typeof e.data === 'string') see(e.data); });
+    return ws;
+  };
+  window.WebSocket.prototype = Socket.prototype;
+  Object.assign(window.WebSocket, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
+  const open = XMLHttpRequest.prototype.open;
+  XMLHttpRequest.prototype.open = function (method, url, ...rest) {
+    if (String(url).includes('/socket.io/')) {
+      this.addEventListener('load', () => String(this.responseText || '').split('\\x1e').forEach(see));
+    }
+    return open.call(this, method, url, ...rest);
+  };
+})()"""
+
+
+def watch_runs(browser: Any) -> None:
+    """Give every page and context this browser makes the run counter `wait_idle` reads."""
+    new_page, new_context = browser.new_page, browser.new_context
+
+    def page(*args: Any, **kw: Any) -> Any:
+        made = new_page(*args, **kw)
+        made.add_init_script(RUN_WATCH)
+        made.context.add_init_script(RUN_WATCH)  # its own context: later pages in it count too
+        return made
+
+    def context(*args: Any, **kw: Any) -> Any:
+        made = new_context(*args, **kw)
+        made.add_init_script(RUN_WATCH)
+        return made
+
+    browser.new_page, browser.new_context = page, context
 
 
 def open_chat(browser: Any, url: str) -> Any:
@@ -158,10 +209,22 @@ def send(page: Any, text: str) -> None:
 
 
 def wait_idle(page: Any, timeout: float = 30_000) -> None:
-    """Wait until no task runs (the stop button is gone and the submit button is back)."""
-    page.wait_for_timeout(300)
+    """Wait until the run the test started has ended: a run this page saw end (Chainlit's
+    `task_end`) since the last `wait_idle`, then the stop button gone and the submit button back."""
+    if page.evaluate("() => window.__bcRunsEnded") is None:
+        raise AssertionError("wait_idle: this page was not made by the `browser` fixture")
+    page.wait_for_function("() => window.__bcRunsEnded > window.__bcWaited", timeout=timeout)
     page.wait_for_selector("#stop-button", state="detached", timeout=timeout)
     page.wait_for_selector("#chat-submit", timeout=timeout)
+    page.evaluate("() => { window.__bcWaited = window.__bcRunsEnded }")
+
+
+def poll(predicate: Any, what: str, timeout: float = 30.0) -> None:
+    """Wait until `predicate()` is true (checked every 0.1 s); fail naming `what` after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"{what} did not happen within {timeout:g} s"
+        time.sleep(0.1)
 
 
 def messages_text(page: Any) -> str:

@@ -174,7 +174,7 @@ def test_a_newcomer_connects_a_server_picks_its_models_and_chats(app_factory, mo
     page.keyboard.press("Escape")
     assert not any("broken" in o for o in options) and "chat-c @ lab" in options
     page.keyboard.press("Escape")
-    page.wait_for_timeout(300)
+    page.wait_for_selector("#chat-settings", state="detached")  # the panel is closed
     s.queue("ans-c", Text("Still the same models."))
     s.queue("fc-c", Text("no tools"))
     send(page, "again")

@@ -106,7 +106,7 @@ def test_plan_mode_off_in_the_panel_makes_no_plan(model_server, app, browser):
     page.get_by_role("option", name="Off").click()
     save_settings(page)
     page.wait_for_selector("text=plan off")  # the settings summary
-    model_server.queue("fc-p", ToolCalls([Call("web_search", {"query": "EEGNet"})]), Text("done"))
+    model_server.queue("fc-p", ToolCalls([Call("web_search", {"query": "EEGNet"})]))  # rule ends it
     model_server.queue("ans-p", Text("EEGNet is compact [1]."))
     send(page, "what is EEGNet")
     page.wait_for_selector("text=EEGNet is compact")

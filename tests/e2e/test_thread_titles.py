@@ -20,27 +20,38 @@ from conftest import open_chat, send, spec, wait_idle
 QUESTION = "What is the mu rhythm and where is it recorded over the scalp?"
 
 
-async def titles(url: str, cookie: str) -> list[str]:
+@pytest.fixture(scope="module")
+def app(model_server, app_factory) -> str:
+    """One app for the module (each test looks at its own thread): Chat, and Agent's models."""
+    return str(app_factory({"CHAT_MODEL": spec(model_server, "chat-m"),
+                            "AGENT_FUNCTION_CALL_MODEL": spec(model_server, "fc-m"),
+                            "AGENT_ANSWER_MODEL": spec(model_server, "ans-m")}))  # fmt: skip
+
+
+async def title_of(url: str, cookie: str, tid: str) -> str | None:
+    """The stored name of thread `tid` (None while it is not stored or has no name)."""
     async with httpx.AsyncClient(base_url=url, headers={"Cookie": cookie}) as http:
-        r = await http.post("/project/threads", json={"pagination": {"first": 20}, "filter": {}})
-    return [t["name"] for t in r.json()["data"]]
+        r = await http.get(f"/project/thread/{tid}")
+    return r.json().get("name") if r.status_code == 200 else None
 
 
-async def one_turn(url: str, answer: str) -> str:
+async def one_turn(url: str, answer: str) -> tuple[str, str]:
+    """One question and its answer in a new thread: (cookie, thread id)."""
     cookie = await local_login(url)
     sock = ChainlitSocket()
     await sock.connect(url, origin=None, cookie=cookie)
     await sock.start_chat()
     await sock.send(QUESTION)
     await sock.wait_for(answer, timeout=60)
+    tid = await sock.wait_thread_id()
     await sock.close()
-    return cookie
+    return cookie, tid
 
 
-async def test_a_button_pressed_first_does_not_title_the_thread(model_server, app_factory):
+async def test_a_button_pressed_first_does_not_title_the_thread(model_server, app):
     """Chainlit names a thread after its first interaction: a button's name ("show_tools") or
     files sent without text would become the title; the first question does instead."""
-    url = app_factory({"CHAT_MODEL": spec(model_server, "chat-m")})
+    url = app
     model_server.queue("chat-m", Text("Mu is 8-13 Hz over the motor cortex."))
     cookie = await local_login(url)
     sock = ChainlitSocket()
@@ -55,10 +66,11 @@ async def test_a_button_pressed_first_does_not_title_the_thread(model_server, ap
     await sock.wait_for("web_search")  # the tool list it shows
     await sock.send(QUESTION)
     await sock.wait_for("Mu is 8-13 Hz over the motor cortex.", timeout=60)
+    tid = await sock.wait_thread_id()
     await sock.close()
     async with asyncio.timeout(30):
-        while (names := await titles(url, cookie)) != [short_title(QUESTION)]:
-            assert names in ([], [None], [short_title(QUESTION)]), names  # never "show_tools"
+        while (name := await title_of(url, cookie, tid)) != short_title(QUESTION):
+            assert name is None, name  # never "show_tools"
             await asyncio.sleep(0.1)
 
 
@@ -66,13 +78,10 @@ def title_requests(server: Any) -> list[Any]:
     return [r for r in server.requests_for("chat-m") if "Write a title" in str(r.messages[0])]
 
 
-async def test_a_thread_is_titled_by_its_first_question_without_a_model_call(
-    model_server, app_factory
-):
-    url = app_factory({"CHAT_MODEL": spec(model_server, "chat-m")})
+async def test_a_thread_is_titled_by_its_first_question_without_a_model_call(model_server, app):
     model_server.queue("chat-m", Text("Mu is 8-13 Hz over the motor cortex."))
-    cookie = await one_turn(url, "Mu is 8-13 Hz over the motor cortex.")
-    assert await titles(url, cookie) == [short_title(QUESTION)]  # one line, cut at a word
+    cookie, tid = await one_turn(app, "Mu is 8-13 Hz over the motor cortex.")
+    assert await title_of(app, cookie, tid) == short_title(QUESTION)  # one line, cut at a word
     assert len(model_server.requests_for("chat-m")) == 1 and not title_requests(model_server)
 
 
@@ -80,23 +89,18 @@ async def test_the_chat_model_writes_the_title_when_configured(model_server, app
     env = {"CHAT_MODEL": spec(model_server, "chat-m"), "BRAINCHAT_THREAD_TITLES": "model"}
     url = app_factory(env)
     model_server.queue("chat-m", Text("Mu is 8-13 Hz over the motor cortex."), Text('"Mu rhythm"'))
-    cookie = await one_turn(url, "Mu is 8-13 Hz over the motor cortex.")
+    cookie, tid = await one_turn(url, "Mu is 8-13 Hz over the motor cortex.")
     async with asyncio.timeout(30):  # the title is written in the background
-        while await titles(url, cookie) != ["Mu rhythm"]:
+        while await title_of(url, cookie, tid) != "Mu rhythm":
             await asyncio.sleep(0.1)
     (request,) = title_requests(model_server)
     assert QUESTION in str(request.messages[-1])
 
 
-async def test_a_mode_switch_riding_on_a_message_is_saved_with_the_thread(
-    model_server, app_factory
-):
+async def test_a_mode_switch_riding_on_a_message_is_saved_with_the_thread(model_server, app):
     """The Mode picker's value comes with the message: the turn starts without a database
     write of its own, and the turn's save keeps the new mode, so a resumed thread is in Agent."""
-    env = {"CHAT_MODEL": spec(model_server, "chat-m"),
-           "AGENT_FUNCTION_CALL_MODEL": spec(model_server, "fc-m"),
-           "AGENT_ANSWER_MODEL": spec(model_server, "ans-m")}  # fmt: skip
-    url = app_factory(env)
+    url = app
     model_server.queue("fc-m", Text("No tools needed."))
     model_server.queue("ans-m", Text("An agent answer."))
     cookie = await local_login(url)
@@ -132,11 +136,13 @@ def typed_command(page: Any, how: str) -> None:
 
 @pytest.mark.browser
 @pytest.mark.parametrize("how", ["text", "menu"])
-def test_a_slash_command_never_titles_the_thread(model_server, app_factory, browser, how):
+def test_a_slash_command_never_titles_the_thread(model_server, app, browser, how):
     """A thread begun with `/tools` was titled "/tools"; its first real question titles it."""
-    url = app_factory({"CHAT_MODEL": spec(model_server, "chat-m")})
-    model_server.queue("chat-m", Text("Mu is 8-13 Hz over the motor cortex."))
+    url = app
     page = open_chat(browser, url)
+    before = page.request.post(f"{url}/project/threads",
+                               data={"pagination": {"first": 100}, "filter": {}}).json()["data"]  # fmt: skip
+    model_server.queue("chat-m", Text("Mu is 8-13 Hz over the motor cortex."))
     typed_command(page, how)
     page.wait_for_selector("text=Agent tools")
     wait_idle(page)
@@ -144,11 +150,12 @@ def test_a_slash_command_never_titles_the_thread(model_server, app_factory, brow
     page.wait_for_selector("text=Mu is 8-13 Hz over the motor cortex.")
     wait_idle(page)
     names: list[str] = []
+    old = {t["id"] for t in before}
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # the title is written as the turn's steps are saved
         r = page.request.post(f"{url}/project/threads",
-                              data={"pagination": {"first": 20}, "filter": {}})  # fmt: skip
-        names = [t["name"] for t in r.json()["data"]]
+                              data={"pagination": {"first": 100}, "filter": {}})  # fmt: skip
+        names = [t["name"] for t in r.json()["data"] if t["id"] not in old]  # this test's thread
         assert not [n for n in names if n and n.startswith("/")], names
         if names == [short_title(QUESTION)]:
             break

@@ -42,8 +42,7 @@ def test_prompt_tool_calling_picked_in_the_panel_runs_a_json_call(model_server, 
     model_server.queue(
         "fc-m",
         Text(call_text([Call("web_search", {"query": "EEGNet"})], prose="Searching.")),
-        Text("Enough."),
-    )
+    )  # the rule ends the loop after the search
     model_server.queue("ans-m", Text("EEGNet is a compact CNN [1]."))
     send(page, "What is EEGNet?")
     page.wait_for_selector("text=EEGNet is a compact CNN")
@@ -58,7 +57,9 @@ def test_prompt_tool_calling_picked_in_the_panel_runs_a_json_call(model_server, 
 def test_an_empty_stream_is_retried_with_a_notice_in_the_chat(model_server, app, browser):
     page = open_chat(browser, app)  # DEFAULT_MODE=agent: no switch needed
     model_server.queue(
-        "fc-m", Empty(), ToolCalls([Call("web_search", {"query": "mu rhythm"})]), Text("Enough.")
+        "fc-m",
+        Empty(),
+        ToolCalls([Call("web_search", {"query": "mu rhythm"})]),  # then the rule ends it
     )
     model_server.queue("ans-m", Text("Mu is 8-13 Hz [2]."))
     send(page, "mu rhythm?")

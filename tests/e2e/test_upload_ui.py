@@ -4,6 +4,7 @@ and the agent using what arrived (its request names the uploaded path; load_data
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import zipfile
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from conftest import (
     expand_all_steps,
     open_chat,
     pick_mode,
+    poll,
     screenshot,
     send,
     spec,
@@ -214,11 +216,17 @@ def test_with_accounts_an_upload_lands_in_the_users_own_folder_once(
     page.click("#chat-submit")
     page.wait_for_selector("text=/Uploaded uploads.sub-01.edf/")
     wait_idle(page)
-    page.wait_for_timeout(1000)  # the thread's elements are written in the background
     assert (tmp_path / "data" / "users" / "ana" / "uploads" / "sub-01.edf").is_file()
     assert not (tmp_path / "data" / "uploads").exists()
+
+    def element_rows() -> list[tuple[str, str | None]]:
+        with sqlite3.connect(tmp_path / "state" / "brainchat.db") as db:
+            return db.execute("SELECT name, objectKey FROM elements").fetchall()
+
+    # the thread's elements are written in the background: wait for the upload's row
+    poll(lambda: ("sub-01.edf", None) in element_rows(), "the upload's element row, without a file")
     stored = [p for p in (tmp_path / "state").rglob("*") if p.is_file()]
-    assert stored and not [p for p in stored if p.name.endswith(".edf")]  # no second copy
+    assert not [p for p in stored if p.name.endswith(".edf")]  # no second copy
     page.close()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from langchain_core.tools import StructuredTool, ToolException
 
 from brainchat.agent.graph import build_agent
@@ -72,6 +73,7 @@ async def test_cap_is_configurable_from_the_environment(tmp_path) -> None:
     assert any(e.variable == "AGENT_MAX_TOOL_CALLS" for e in bad.errors)
 
 
+@pytest.mark.scripted_lenient("the loop check stops the run before the model's last queued turn")
 async def test_a_failing_call_repeated_is_a_loop(scripted_server) -> None:
     s = scripted_server
     runs: list[int] = []
@@ -135,8 +137,9 @@ async def test_a_stream_cut_before_the_first_chunk_is_not_a_connection_error(
 ) -> None:
     s = scripted_server
     s.queue("fc", Text("no tools"))
-    s.queue("ans", Drop(after_chunks=0), Drop(after_chunks=0), Drop(after_chunks=0))
+    s.queue("ans", Drop(after_chunks=0))
     events = await collect(agent_session(s, tmp_path).ask("q"))
+    assert len(s.requests_for("ans")) == 1  # not retried
     notice = [n for n in of(events, "notice") if n.kind == "error"][0]
     assert "could not connect" not in notice.message.lower()
     assert "broke off before anything arrived" in notice.message

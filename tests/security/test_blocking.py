@@ -44,7 +44,24 @@ def tools_of(study: Study) -> dict:
     return {t.name: t for t in build_eeg_tools(study)}
 
 
-async def test_a_slow_listing_does_not_freeze_another_session(big_tree: Path) -> None:
+async def test_a_slow_listing_does_not_freeze_another_session(
+    big_tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Deterministic, not by timing: the listing's walk is held at its first match until the other
+    session has finished, which can only happen if the walk is off the event loop. On the loop,
+    the hold would wait out its 30 s and the other session would finish second."""
+    from brainchat.eeg import listing as listing_module
+
+    other_done, held = threading.Event(), threading.Event()
+    real = listing_module.infer_subject_session
+
+    def held_at_first_match(path: Path) -> tuple[str, str]:
+        if not held.is_set():
+            held.set()
+            other_done.wait(30)
+        return real(path)
+
+    monkeypatch.setattr(listing_module, "infer_subject_session", held_at_first_match)
     slow, other = tools_of(Study(big_tree)), tools_of(Study(big_tree))
     finished: list[str] = []
 
@@ -54,8 +71,12 @@ async def test_a_slow_listing_does_not_freeze_another_session(big_tree: Path) ->
         return result
 
     listing = asyncio.create_task(session("slow", "list_data_files"))
+    while not held.is_set():  # the walk has reached its first match and waits there
+        assert not listing.done(), "the listing ended before its first match"
+        await asyncio.sleep(0.01)
     await asyncio.wait_for(session("other", "get_study_state"), 30)
-    await asyncio.wait_for(listing, 60)
+    other_done.set()
+    assert "sub-01_ses-01_eeg.edf" in await asyncio.wait_for(listing, 60)
     # today's code globbed on the event loop: the other session waited for the whole walk
     assert finished == ["other", "slow"]
 

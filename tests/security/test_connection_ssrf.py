@@ -137,6 +137,13 @@ def locked(app_factory: Any, home: Path) -> str:
     return str(app_factory(env_of(home), home=home))
 
 
+@pytest.fixture(scope="module")
+def allowed(app_factory: Any, home: Path, locked: str) -> str:
+    """The same lab with the operator's allowance for 127.0.0.1 (BRAINCHAT_CONNECTION_ALLOW), a
+    second app process on the same folders and database."""
+    return str(app_factory(env_of(home, BRAINCHAT_CONNECTION_ALLOW="127.0.0.1"), home=home))
+
+
 async def session(app: str, name: str) -> ChainlitSocket:
     cookie = await password_login(app, name, PASSWORDS[name])
     assert cookie, f"{name} could not log in"
@@ -228,34 +235,28 @@ async def test_an_account_cannot_connect_an_internal_mcp_server(locked, lab_mcp)
     assert "not a public" in r.json()["detail"]
 
 
-async def test_an_internal_mcp_server_the_operator_allows_connects(app_factory, home, lab_mcp):
+async def test_an_internal_mcp_server_the_operator_allows_connects(allowed, lab_mcp):
     """BRAINCHAT_CONNECTION_ALLOW opens an internal MCP server too, through the guarded client."""
-    app = app_factory(env_of(home, BRAINCHAT_CONNECTION_ALLOW="127.0.0.1"), home=home)
-    bob = await session(app, "bob")
-    async with httpx.AsyncClient(base_url=app, headers={"Cookie": bob.cookie}) as http:  # type: ignore[attr-defined]
+    bob = await session(allowed, "bob")
+    async with httpx.AsyncClient(base_url=allowed, headers={"Cookie": bob.cookie}) as http:  # type: ignore[attr-defined]
         r = await http.post("/mcp", json={"sessionId": bob.session_id, "name": "lab",
                                           "clientType": "streamable-http", "url": lab_mcp},
                             timeout=60)  # fmt: skip
     await bob.close()
-    app_factory.stop(app)
     assert r.status_code == 200, r.text
     assert {"name": "echo"} in r.json()["mcp"]["tools"]
 
 
-async def test_no_redirect_is_followed_or_shown_and_only_model_ids_are_listed(
-    app_factory, home, internal, locked
-):
+async def test_no_redirect_is_followed_or_shown_and_only_model_ids_are_listed(internal, allowed):
     """With the operator's allowance for 127.0.0.1 (the documented way to open an internal
     model server), a probe still follows no redirect, names no redirect target, and lists only
     ids that look like model ids."""
     port, seen = internal
-    app = app_factory(env_of(home, BRAINCHAT_CONNECTION_ALLOW="127.0.0.1"), home=home)
     seen.clear()
-    bob = await session(app, "bob")
+    bob = await session(allowed, "bob")
     moved = await connect(bob, "hop", f"http://127.0.0.1:{port}/hop/v1")
     odd = await connect(bob, "odd", f"http://127.0.0.1:{port}/odd/v1")
     await bob.close()
-    app_factory.stop(app)
     assert "Connection not added" in moved and "redirect" in moved
     assert "private-admin-console" not in moved
     assert [p for _, p, _ in seen] == ["/hop/v1/models", "/odd/v1/models"]  # nothing followed
@@ -265,26 +266,23 @@ async def test_no_redirect_is_followed_or_shown_and_only_model_ids_are_listed(
 
 
 async def test_a_model_call_is_refused_once_its_address_is_no_longer_allowed(
-    app_factory, home, model_server, locked
+    model_server, allowed, locked
 ):
-    """Connect time is not enough: ana's connection was allowed when she added it; once the
-    operator takes the allowance back, her picked model's requests never leave the server."""
+    """Connect time is not enough: ana's connection was allowed when she added it; an app without
+    the allowance (the operator took it back: `locked` runs on the same folders and database)
+    never lets her picked model's requests leave the server."""
     model_server.reset()
     model_server.models = ["lab-m"]
     model_server.queue("lab-m", Text("Hello from the lab server."))
-    app = app_factory(env_of(home, BRAINCHAT_CONNECTION_ALLOW="127.0.0.1"), home=home)
-    ana = await session(app, "ana")
+    ana = await session(allowed, "ana")
     assert "Connected `lab`" in await connect(ana, "lab", model_server.base_url)
     said = await pick_and_ask(ana, "lab-m @ lab", "first question")
     assert "Hello from the lab server." in said
     await ana.close()
-    app_factory.stop(app)
     model_server.clear()
 
-    app = app_factory(env_of(home), home=home)  # the operator removed the allowance
-    ana = await session(app, "ana")
+    ana = await session(locked, "ana")  # the operator removed the allowance
     said = await pick_and_ask(ana, "lab-m @ lab", "the lab's secret plan")
     await ana.close()
-    app_factory.stop(app)
     assert model_server.requests == [], "the conversation was sent to the internal address"
     assert "not a public" in said

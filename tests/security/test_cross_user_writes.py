@@ -40,6 +40,8 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def app(model_server, app_factory, home):
     add_accounts(home, "ana", "bob")
+    # the answer turns (one model plays both roles); the tests are about the writes, not the answer
+    model_server.set_default("fc-m", Text("That is all."))
     env = {"AGENT_FUNCTION_CALL_MODEL": spec(model_server, "fc-m"), "DEFAULT_MODE": "agent",
            "BRAINCHAT_AUTH": "password"}  # fmt: skip
     return app_factory(env, home=home)

@@ -38,6 +38,8 @@ def app(model_server, app_factory, tmp_path_factory: pytest.TempPathFactory) -> 
     env = {"AGENT_FUNCTION_CALL_MODEL": spec(model_server, "fc-m"), "DEFAULT_MODE": "agent",
            "BRAINCHAT_AUTH": "password", "BRAINCHAT_MAX_OPERATION_MB": "300"}  # fmt: skip
     add_accounts(PASSWORDS, env, home / "data")
+    # the answer turns (one model plays both roles); the tests are about memory, not the answer
+    model_server.set_default("fc-m", Text("That is all."))
     return str(app_factory(env, home=home))
 
 

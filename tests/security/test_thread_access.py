@@ -13,6 +13,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,19 @@ async def chat(app: str, cookie: str, text: str, wait: str, thread_id: str = "")
     return client
 
 
+async def stored_thread(http: httpx.AsyncClient, thread_id: str) -> dict[str, Any]:
+    """The thread once background tasks have stored its plot (row and file) and the answer."""
+    deadline = time.monotonic() + 60
+    while True:
+        thread = (await http.get(f"/project/thread/{thread_id}")).json()
+        elements = thread.get("elements") or []
+        answered = any(s["type"] == "assistant_message" for s in thread.get("steps") or [])
+        if answered and elements and (await http.get(elements[0]["url"])).status_code == 200:
+            return dict(thread)
+        assert time.monotonic() < deadline, f"the thread was not stored within 60 s: {thread}"
+        await asyncio.sleep(0.1)
+
+
 @pytest.fixture(scope="module")
 def anas_thread(app, model_server) -> dict[str, Any]:
     """Ana's thread with a trained model and a stored plot; returns ids, cookie and element."""
@@ -74,15 +88,15 @@ def anas_thread(app, model_server) -> dict[str, Any]:
         Call("load_data", {"files": [FILE]}), Call("epoch_data", {"tmin": 0.5, "tmax": 2.5}),
         Call("split_dataset", {"by": "trial", "test_ratio": 0.25}),
         Call("train_model", {"model": "csp_lda"}), Call("plot_psd", {"fmin": 2, "fmax": 40}),
-    ]), Text("Loaded, trained and plotted."))  # fmt: skip
+    ]), Text("Loaded, trained and plotted."),
+       Text("Ana's model is trained; the plot is below."))  # the same model answers  # fmt: skip
 
     async def run() -> dict[str, Any]:
         cookie = await login(app, "ana")
-        client = await chat(app, cookie, "train and plot", "Loaded, trained and plotted.")
-        await asyncio.sleep(1.0)  # the element's file and row are written by background tasks
-        await client.close()
+        client = await chat(app, cookie, "train and plot", "the plot is below.")
         async with httpx.AsyncClient(base_url=app, headers={"Cookie": cookie}) as http:
-            thread = (await http.get(f"/project/thread/{client.thread_id}")).json()
+            thread = await stored_thread(http, client.thread_id)
+        await client.close()
         (element,) = thread["elements"]
         step = next(s for s in thread["steps"] if s["type"] == "assistant_message")
         return {"id": client.thread_id, "cookie": cookie, "element": element, "step": step["id"]}
@@ -143,11 +157,12 @@ async def test_another_user_cannot_list_open_or_fetch_it(app, anas_thread):
 async def test_each_user_has_their_own_data_folder(app, model_server, home, anas_thread):
     model_server.queue("fc-m", ToolCalls([Call("load_data", {"files": [FILE]}),
                                           Call("load_data", {"files": [f"../ana/{FILE}"]})]),
-                       Text("Could not load."))  # fmt: skip
+                       Text("Could not load."), Text("Bob has no such file."))  # fmt: skip
     bob = await login(app, "bob")
-    client = await chat(app, bob, "load ana's file", "Could not load.")
+    client = await chat(app, bob, "load ana's file", "Bob has no such file.")  # the answer
     await client.close()
-    tool_results = [m["content"] for m in model_server.requests_for("fc-m")[-1].messages]
+    tool_results = [m["content"] for r in model_server.requests_for("fc-m") for m in r.messages
+                    if m.get("role") == "tool"]  # fmt: skip
     text = json.dumps(tool_results)
     assert "not found in the data folder" in text and "outside the data folder" in text
     assert (home / "data" / "users" / "bob").is_dir()

@@ -247,3 +247,20 @@ def full_message(reply: Reply, id_prefix: str = "call") -> dict[str, Any]:
     elif message["content"] is None:
         message["content"] = ""
     return message
+
+
+def describe(reply: Reply) -> str:
+    """A short name for a reply in failure messages: its type and the start of what it says."""
+    if isinstance(reply, ToolCalls):
+        return "ToolCalls(" + ", ".join(c.name for c in reply.calls) + ")"
+    if isinstance(reply, Text):
+        return f"Text({reply.content[:60]!r})"
+    return type(reply).__name__
+
+
+def describe_message(messages: list[dict[str, Any]]) -> str:
+    """The last message of a request, shortened (role and the start of its text)."""
+    if not messages:
+        return "(none)"
+    last = messages[-1]
+    return f"{last.get('role')}: {message_text(last)[:80]!r}"

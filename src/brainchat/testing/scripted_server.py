@@ -35,6 +35,12 @@ Admin API (for a server in another process, e.g. one started by hand), at the se
 "reply"}`, `POST /_admin/config {"send_usage": bool, "reject_stream_options": bool, "models": [ids] | null,
 "api_key": str | null}`, `GET /_admin/requests`, `POST /_admin/reset`.
 
+Strict use: a request that reaches the last fallback (no queued reply, no responder answer, no
+default) is *unexpected* and is kept in `server.unexpected`; `server.unused()` lists the queued
+replies never served; `server.problems()` says both in one message (empty when the script was
+used exactly). The pytest fixtures (`scripted_server`, the e2e `model_server`) fail a test whose
+server has problems at teardown, unless it is marked `@pytest.mark.scripted_lenient("why")`.
+
 By hand: `python -m brainchat.testing.scripted_server [--port 8765] [--responder module:function]
 [examples/scripted_demo.json]` prints the base_url and serves until Ctrl-C. A script file is
 `{"send_usage": true, "default": reply, "defaults": {model: reply}, "queues": {model: [reply...]}}`.
@@ -42,12 +48,9 @@ By hand: `python -m brainchat.testing.scripted_server [--port 8765] [--responder
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import dataclasses
 import json
 import logging
-import signal
 import socket
 import threading
 import time
@@ -61,6 +64,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from brainchat.testing.admin import admin_routes
 from brainchat.testing.replies import (
     Call,
     Drop,
@@ -70,6 +74,8 @@ from brainchat.testing.replies import (
     Reply,
     Text,
     ToolCalls,
+    describe,
+    describe_message,
     message_text,
     reply_from_dict,
     reply_to_dict,
@@ -127,6 +133,7 @@ class ScriptedServer:
         self._queues: dict[str, list[Reply]] = {}
         self._defaults: dict[str | None, Reply] = {}
         self._requests: list[RecordedRequest] = []
+        self._unexpected: list[RecordedRequest] = []  # answered by the echo: nothing was scripted
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.app = Starlette(routes=self._routes())
@@ -167,6 +174,31 @@ class ScriptedServer:
         with self._lock:
             return sum(len(q) for m, q in self._queues.items() if model in (None, m))
 
+    def unused(self) -> dict[str, list[Reply]]:
+        """The queued replies never served, per model (models with none left out)."""
+        with self._lock:
+            return {m: list(q) for m, q in self._queues.items() if q}
+
+    @property
+    def unexpected(self) -> list[RecordedRequest]:
+        """Requests that found nothing scripted (empty queue, no responder answer, no default)."""
+        with self._lock:
+            return list(self._unexpected)
+
+    def problems(self) -> str:
+        """What a strict test fails on: unused replies and unexpected requests ('' when none)."""
+        said = [
+            f"{len(replies)} queued reply(s) for {model!r} never requested: "
+            + ", ".join(describe(r) for r in replies)
+            for model, replies in self.unused().items()
+        ]
+        said += [
+            f"unexpected request to {r.model!r} (its queue was empty), last message "
+            f"{describe_message(r.messages)}"
+            for r in self.unexpected
+        ]
+        return "; ".join(said)
+
     def load_script(self, script: dict[str, Any] | str | Path) -> None:
         """Load a script: a dict or a JSON file path (format in the module docstring)."""
         data = script if isinstance(script, dict) else json.loads(Path(script).read_text())
@@ -194,14 +226,16 @@ class ScriptedServer:
         return [r for r in self.requests if r.model == model]
 
     def clear(self) -> None:
-        """Forget the recorded requests (queues and defaults stay)."""
+        """Forget the recorded requests, unexpected ones included (queues and defaults stay)."""
         with self._lock:
             self._requests.clear()
+            self._unexpected.clear()
 
     def reset(self) -> None:
         """Forget requests, queues and defaults, and restore `send_usage`."""
         with self._lock:
             self._requests.clear()
+            self._unexpected.clear()
             self._queues.clear()
             self._defaults.clear()
         self.send_usage = self._initial_send_usage
@@ -231,6 +265,8 @@ class ScriptedServer:
         last_user: dict[str, Any] = next(
             (m for m in reversed(messages) if m.get("role") == "user"), {}
         )
+        with self._lock:
+            self._unexpected.append(rec)
         return Text("(scripted) " + message_text(last_user))
 
     # -- HTTP ------------------------------------------------------------------------------
@@ -238,11 +274,7 @@ class ScriptedServer:
         return [
             Route("/v1/chat/completions", self._chat, methods=["POST"]),
             Route("/v1/models", self._models, methods=["GET"]),
-            Route("/_admin/queue", self._admin_queue, methods=["POST"]),
-            Route("/_admin/default", self._admin_default, methods=["POST"]),
-            Route("/_admin/config", self._admin_config, methods=["POST"]),
-            Route("/_admin/requests", self._admin_requests, methods=["GET"]),
-            Route("/_admin/reset", self._admin_reset, methods=["POST"]),
+            *admin_routes(self),
         ]
 
     async def _chat(self, request: Request) -> Response:
@@ -297,48 +329,6 @@ class ScriptedServer:
         ]
         return JSONResponse({"object": "list", "data": data})
 
-    async def _admin_queue(self, request: Request) -> Response:
-        body = await request.json()
-        try:
-            self.queue(str(body["model"]), *body.get("replies", []))
-        except (ValueError, KeyError, TypeError) as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
-        return JSONResponse(
-            {"queued": len(body.get("replies", [])), "remaining": self.remaining(body["model"])}
-        )
-
-    async def _admin_default(self, request: Request) -> Response:
-        body = await request.json()
-        try:
-            self.set_default(body.get("model"), body.get("reply"))
-        except (ValueError, TypeError) as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
-        return JSONResponse({"ok": True})
-
-    async def _admin_config(self, request: Request) -> Response:
-        body = await request.json()
-        if "send_usage" in body:
-            self.send_usage = bool(body["send_usage"])
-        if "reject_stream_options" in body:
-            self.reject_stream_options = bool(body["reject_stream_options"])
-        answer: dict[str, Any] = {
-            "send_usage": self.send_usage,
-            "reject_stream_options": self.reject_stream_options,
-        }
-        if "models" in body:
-            self.models = None if body["models"] is None else [str(m) for m in body["models"]]
-            answer["models"] = self.models
-        if "api_key" in body:  # never echoed back
-            self.api_key = None if body["api_key"] is None else str(body["api_key"])
-        return JSONResponse(answer)
-
-    async def _admin_requests(self, request: Request) -> Response:
-        return JSONResponse([dataclasses.asdict(r) for r in self.requests])
-
-    async def _admin_reset(self, request: Request) -> Response:
-        self.reset()
-        return JSONResponse({"ok": True})
-
     # -- lifecycle -------------------------------------------------------------------------
     def start(self, timeout: float = 10.0) -> ScriptedServer:
         """Bind 127.0.0.1:`port` (0: an ephemeral one) and serve in a background thread."""
@@ -384,49 +374,7 @@ class ScriptedServer:
         self.stop()
 
 
-def load_responder(name: str) -> Responder:
-    """`module:function` -> that function (a clear ValueError when it is not one)."""
-    import importlib
+if __name__ == "__main__":  # serving by hand lives in by_hand.py (it imports this module)
+    import runpy
 
-    module, _, attr = name.partition(":")
-    if not module or not attr:
-        raise ValueError(f"responder {name!r}: write it as module:function")
-    found = getattr(importlib.import_module(module), attr, None)
-    if not callable(found):
-        raise ValueError(f"responder {name!r}: {module} has no function {attr}")
-    return found  # type: ignore[no-any-return]
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Serve a script file by hand until Ctrl-C (or SIGTERM)."""
-    parser = argparse.ArgumentParser(
-        prog="python -m brainchat.testing.scripted_server", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument(
-        "script", nargs="?", type=Path, help="JSON script file (see the module docstring)"
-    )
-    parser.add_argument(
-        "--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free one)"
-    )
-    parser.add_argument(
-        "--responder",
-        metavar="MODULE:FUNCTION",
-        help="choose replies with this function of the request (e.g. brainchat.demo.replies:respond)",
-    )
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    responder = load_responder(args.responder) if args.responder else None
-    server = ScriptedServer(args.port, script=args.script, responder=responder)
-    signal.signal(signal.SIGTERM, signal.default_int_handler)  # `kill` stops it like Ctrl-C
-    try:
-        print(server.start().base_url, flush=True)
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
-
-
-if __name__ == "__main__":
-    main()
+    runpy.run_module("brainchat.testing.by_hand", run_name="__main__")
