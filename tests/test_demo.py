@@ -79,6 +79,7 @@ def assert_states_the_evaluation(answer: str, results: dict[str, str], split: st
     assert "evaluate_model step" not in answer  # the figures are here, not behind a step
 
 
+@pytest.mark.slow  # trains a model
 async def test_files_question_describes_the_files_and_training_is_asked_for_apart(
     demo_server, data
 ) -> None:
@@ -109,6 +110,7 @@ async def test_files_question_describes_the_files_and_training_is_asked_for_apar
     assert "State the key figures from the tool results in the answer itself" in system
 
 
+@pytest.mark.slow  # trains a model
 async def test_a_new_conversation_trains_from_scratch_and_anything_else_names_the_demo(
     demo_server, data
 ) -> None:

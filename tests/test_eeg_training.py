@@ -41,6 +41,7 @@ async def prepared(data_dir: Path) -> tuple[Study, dict, list]:
     return study, tools, got
 
 
+@pytest.mark.slow  # trains models
 async def test_eegnet_and_csp_lda_beat_chance(data_dir: Path) -> None:
     study, tools, got = await prepared(data_dir)
     events.set_tool_call("t1", "train_model")
@@ -88,6 +89,7 @@ async def test_cancel_mid_training_leaves_the_study_unchanged(data_dir: Path) ->
     assert "trained 'csp_lda'" in await tools["train_model"].ainvoke({"model": "csp_lda"})
 
 
+@pytest.mark.slow  # trains models
 async def test_two_studies_training_at_once_each_get_what_their_seed_promises(
     data_dir: Path,
 ) -> None:
@@ -148,6 +150,7 @@ async def test_a_training_that_waits_for_another_sessions_says_so(data_dir: Path
     assert WAITING not in [e.message for e in got if isinstance(e, events.ToolProgress)]
 
 
+@pytest.mark.slow  # trains models
 async def test_trainings_waiting_for_their_turn_leave_the_shared_threads_free(
     data_dir: Path, scripted_server
 ) -> None:

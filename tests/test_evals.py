@@ -208,6 +208,7 @@ def run_cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # the CLI in a process of its own
 def test_cli_runs_the_scripted_suite_as_json_lines() -> None:
     """What CI runs: the whole shipped suite against the scripted pair, every scenario passing."""
     out = run_cli(

@@ -157,6 +157,7 @@ def test_the_export_writes_a_script_and_a_report_offered_for_download(
         assert piece in text, piece
 
 
+@pytest.mark.slow  # reruns the exported script in a process of its own
 def test_the_script_reruns_the_study_without_brainchat(
     exported: dict[str, Any], tmp_path: Path
 ) -> None:
@@ -210,6 +211,7 @@ def test_the_report_opens_in_chromium_with_every_figure(exported: dict[str, Any]
         assert section in headings, headings
 
 
+@pytest.mark.slow  # reruns the exported script in a process of its own
 async def test_a_later_export_reflects_new_steps_and_reruns_from_another_folder(
     data_dir: Path, tmp_path: Path
 ) -> None:
@@ -328,6 +330,7 @@ async def test_an_exports_link_out_of_the_data_folder_is_refused(
     assert h.files() == [] and not any(outside.iterdir())
 
 
+@pytest.mark.slow  # reruns the exported script in a process of its own
 async def test_shallowconvnet_and_sccnet_rerun_too(data_dir: Path, tmp_path: Path) -> None:
     h = Harness(None, data_dir)
     keep = ["FC3", "FC4", "C5", "C3", "C1", "cz", "C2", "C4", "C6", "CP3", "CP4"]
