@@ -222,7 +222,7 @@ async def test_a_failing_load_repeated_is_told_the_next_call(scripted_server, st
     and the user only what repeated."""
     s = scripted_server
     guess = Text(call_text([Call("load_data", {"files": ["sub-01/1.edf"]})]))
-    s.queue("fc", guess, guess, guess, Text("Done."))
+    s.queue("fc", guess, guess, guess)  # the loop stop ends the run: no fourth request
     s.queue("ans", Text("The file could not be loaded."))
     events = await collect(agent(s, study, "prompt").run("Load the first two files"))
     assert [e.status for e in of(events, "tool_finished")] == ["error", "skipped", "skipped"]
