@@ -87,6 +87,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--skip-golden", action="store_true", help="leave out `brainchat eval`")
     p.add_argument("--golden", nargs="+", default=None, help="scenarios (default: real-model)")
     p.add_argument("--time-limit", type=float, default=300.0, help="AGENT_MAX_EXECUTION_TIME")
+    p.add_argument("--threads", type=int, default=2, help="llama-server -t (default 2)")
     p.add_argument("--cache", type=Path, help="set-up cache (BRAINCHAT_BENCH_CACHE)")
     p.add_argument("--out", type=Path, help="also write every run as a JSON line here")
     p.add_argument("--setup-only", action="store_true", help="build/fetch into the cache, exit")
@@ -181,21 +182,26 @@ def judge_web(events: list[dict[str, Any]], files: list[str], ref: float | None)
     return ""
 
 
-def figures(text: str) -> set[float]:
-    """Accuracies written as 0.974 or 97.4%, as fractions rounded to 3 places."""
-    out = {round(float(x), 3) for x in re.findall(r"(?<![\d.])0\.\d+", text)}
-    out |= {round(float(x) / 100, 3) for x in re.findall(r"(\d{1,3}(?:\.\d+)?)\s*%", text)}
-    return out
+def states(text: str, ref: float) -> bool:
+    """The text states `ref` as a fraction (0.974, 0.97) or a percentage (97.4%, 97%), rounded
+    to the precision it is written with (at least 2 significant digits)."""
+    for digits in re.findall(r"(?<![\d.])0\.(\d{2,})", text):
+        if round(ref, len(digits)) == round(float("0." + digits), len(digits)):
+            return True
+    for number in re.findall(r"(\d{2,3}(?:\.\d+)?)\s*%", text):
+        places = len(number.split(".")[1]) if "." in number else 0
+        if round(ref * 100, places) == round(float(number), places):
+            return True
+    return False
 
 
 def judge_pipeline(events: list[dict[str, Any]], files: list[str], ref: float | None) -> str:
     assert ref is not None
-    want = round(ref, 3)
-    if want not in figures(answer_of(events)):
-        return f"the answer does not state the accuracy {want}"
+    if not states(answer_of(events), ref):
+        return f"the answer does not state the accuracy {ref:.3f}"
     results = " ".join(e.get("content") or e.get("summary") or "" for e in of(events, "tool_finished"))  # fmt: skip
-    if want not in figures(results):
-        return f"no tool result carried {want}"
+    if not states(results, ref):
+        return f"no tool result carried {ref:.3f}"
     return ""
 
 
@@ -325,7 +331,8 @@ def serve(opts: argparse.Namespace) -> tuple[str, Any]:
 
     cache = opts.cache or setup.default_cache()
     binary, model = setup.llama_server(cache), setup.model_file(cache)
-    proc, url = setup.start_llama_server(binary, model, cache / "llama-server.log")
+    log = cache / "llama-server.log"
+    proc, url = setup.start_llama_server(binary, model, log, threads=opts.threads)
     return url, proc
 
 
