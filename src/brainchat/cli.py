@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
             "brainchat ask [--mode chat|agent] [--json] QUESTION\nbrainchat tools [--json]\n"
             "brainchat demo-data [--subjects N] [--trials N] [--format edf|fif]\n"
             "brainchat users add NAME | passwd NAME | list | remove NAME [--purge]\n"
-            "brainchat eval [--suite NAME] [--models SPEC_OR_NAME ...] [--json]"
+            "brainchat eval [--suite NAME] [--models SPEC_OR_NAME ...] [--json] [--scenario-timeout S]"
         )
         return 0
     return _run_app(argv[1:] if argv and argv[0] == "run" else argv)

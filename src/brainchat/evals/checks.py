@@ -11,6 +11,10 @@ from brainchat.events import Event
 
 CITE = re.compile(r"\[(\d{1,3})\]")
 RAN = ("success", "cached")
+# a data file's name as an answer or a tool result writes it (demo/sub-01_ses-01_task-mi_eeg.edf)
+FILE = re.compile(r"[\w.-]+\.(?:edf|bdf|gdf|fif|vhdr|set|cnt)\b", re.IGNORECASE)
+DECIMAL = re.compile(r"(?<![\w.])(\d+\.\d+|\d+(?:\.\d+)?\s*%)")  # what an answer states
+NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:\s*%)?")  # what a tool produced (250 Hz too)
 
 
 @dataclass
@@ -29,11 +33,20 @@ class RunRecord:
 
     def calls(self) -> list[dict[str, Any]]:
         """Each requested tool call with the status it finished with."""
-        status = {e.call_id: e.status for e in self.of("tool_finished")}
+        done = {e.call_id: e for e in self.of("tool_finished")}
         return [
-            {"name": e.name, "args": e.args, "status": status.get(e.call_id, "unfinished")}
+            {
+                "name": e.name,
+                "args": e.args,
+                "status": done[e.call_id].status if e.call_id in done else "unfinished",
+                "result": _result_text(done.get(e.call_id)),
+            }
             for e in self.of("tool_call_started")
         ]
+
+    def results(self) -> str:
+        """Every finished tool's result text, as the run's tools produced it."""
+        return "\n".join(_result_text(e) for e in self.of("tool_finished"))
 
     def answer(self) -> str:
         done = self.of("run_finished")
@@ -42,6 +55,12 @@ class RunRecord:
     def stop_reason(self) -> str:
         done = self.of("run_finished")
         return done[-1].reason if done else "none"
+
+
+def _result_text(event: Any) -> str:
+    if event is None:
+        return ""
+    return "\n".join(x for x in (event.summary, event.content, event.error or "") if x)
 
 
 @dataclass(frozen=True)
@@ -82,6 +101,8 @@ def matches(spec: dict[str, Any], call: dict[str, Any], statuses: tuple[str, ...
     wanted = spec.get("status", statuses)
     if call["status"] not in ([wanted] if isinstance(wanted, str) else wanted):
         return False
+    if "result" in spec and not holds(spec["result"], call.get("result", "")):
+        return False  # what the tool returned: the outcome, whatever arguments got it there
     args = call["args"] or {}
     return all(holds(p, args.get(k)) for k, p in (spec.get("args") or {}).items())
 
@@ -174,7 +195,55 @@ def check_answer(checks: dict[str, Any], run: RunRecord) -> list[Failure]:
     ]
     if checks.get("cites_source"):
         out += _citations(run, answer)
+    if checks.get("lists_files"):
+        out += _listed_files(run, answer)
+    if checks.get("figures_from_tools"):
+        out += _tool_figures(run, answer)
+    if checks.get("grounded"):
+        out += _grounded(run)
     return out
+
+
+def _listed_files(run: RunRecord, answer: str) -> list[Failure]:
+    """The answer names a file a tool listed (by name or stem), and no file no tool showed."""
+    shown = {m.rsplit("/", 1)[-1] for m in FILE.findall(run.results())}
+    if not shown:
+        return [Failure("answer", "no tool result listed a data file")]
+    named = {m.rsplit("/", 1)[-1] for m in FILE.findall(answer)}
+    invented = sorted(named - shown)
+    if invented:
+        return [Failure("answer", f"the answer names files no tool listed: {invented[:3]}")]
+    stems = {name.rsplit(".", 1)[0] for name in shown}
+    if not any(stem in answer for stem in stems):
+        return [Failure("answer", f"the answer names none of the listed files ({len(shown)})")]
+    return []
+
+
+def _figure(text: str) -> float:
+    value = float(text.rstrip("% \t"))
+    return round(value / 100 if text.endswith("%") else value, 3)
+
+
+def _tool_figures(run: RunRecord, answer: str) -> list[Failure]:
+    """The answer states figures (decimals, percentages) and each is one a tool produced."""
+    stated = {_figure(m) for m in DECIMAL.findall(answer)}
+    if not stated:
+        return [Failure("answer", "the answer states no figure")]
+    produced = {_figure(m) for m in NUMBER.findall(run.results())}
+    produced |= {round(v * 100, 3) for v in produced} | {round(v / 100, 3) for v in produced}
+    missing = sorted(stated - produced)
+    if missing:
+        return [Failure("answer", f"figures no tool produced: {missing[:5]}")]
+    return []
+
+
+def _grounded(run: RunRecord) -> list[Failure]:
+    """The answer check (the ledger) flagged no statement of the answer."""
+    stats = run.of("stats")
+    flagged = stats[-1].unverified if stats else 0
+    if flagged:
+        return [Failure("answer", f"{flagged} statement(s) of the answer the run cannot show")]
+    return []
 
 
 def _citations(run: RunRecord, answer: str) -> list[Failure]:

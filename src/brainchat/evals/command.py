@@ -34,6 +34,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--evals-dir", type=Path, default=Path("evals"), help="where suites live")
     p.add_argument("--report-dir", type=Path, default=Path("eval-report"), help="JSON + markdown")
     p.add_argument("--only", nargs="+", default=None, help="run only these scenario names")
+    p.add_argument(
+        "--scenario-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="each run's time limit (default: AGENT_MAX_EXECUTION_TIME, else 60); the harness "
+        "waits that plus the answer's share and a minute",
+    )
     return p
 
 
@@ -43,12 +51,17 @@ def main(args: list[str]) -> int:
     if opts.concurrency < 1:
         print("--concurrency must be at least 1", file=sys.stderr)
         return 2
+    if opts.scenario_timeout is not None and not 1 <= opts.scenario_timeout <= 86_400:
+        print("--scenario-timeout must be between 1 and 86400 seconds", file=sys.stderr)
+        return 2
     try:
         scenarios = load_suite(suite_dir(opts.evals_dir, opts.suite))
-        pairs = resolve_pairs(opts.models, load_settings(), dict(os.environ))
+        settings = load_settings()
+        pairs = resolve_pairs(opts.models, settings, dict(os.environ))
     except (ScenarioError, ConfigError) as exc:
         print(f"brainchat eval: {exc}", file=sys.stderr)
         return 2
+    limit = opts.scenario_timeout or settings.limits.max_execution_time
     if opts.only:
         missing = sorted(set(opts.only) - {s.name for s in scenarios})
         if missing:
@@ -57,7 +70,13 @@ def main(args: list[str]) -> int:
         scenarios = [s for s in scenarios if s.name in opts.only]
     progress = Progress(len(scenarios) * len(pairs))
     results = asyncio.run(
-        run_suite(scenarios, pairs, concurrency=opts.concurrency, on_result=progress.update)
+        run_suite(
+            scenarios,
+            pairs,
+            concurrency=opts.concurrency,
+            on_result=progress.update,
+            time_limit=limit,
+        )
     )
     summaries = summarize(results)
     if opts.json:

@@ -154,10 +154,12 @@ async def run_suite(
     concurrency: int = 4,
     on_result: Callable[[Result], None] | None = None,
     server: Any = None,
+    time_limit: float | None = None,
 ) -> list[Result]:
     """Every scenario against every pair, at most `concurrency` at once; results in suite order.
 
     The scripted pair runs on `server`, or on a scripted server started (and stopped) here.
+    `time_limit`: each run's own limit in seconds (None: the app's default).
     """
     from brainchat.evals.runner import run_scenario
 
@@ -168,7 +170,7 @@ async def run_suite(
 
     async def one(scenario: Scenario, pair: ModelPair) -> Result:
         async with gate:
-            run = await run_scenario(scenario, pair, server)
+            run = await run_scenario(scenario, pair, server, time_limit)
         result = score(scenario, pair, run)
         if on_result is not None:
             on_result(result)

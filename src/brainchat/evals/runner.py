@@ -20,20 +20,38 @@ LIMIT_KEYS = {f for f in AgentLimits.__dataclass_fields__}
 GRACE = 60.0  # seconds past the run's own time limit before the harness gives up on it
 
 
-async def run_scenario(scenario: Scenario, pair: ModelPair, server: Any = None) -> RunRecord:
-    """A fresh session in a temporary data folder; the scripted pair gets the scenario's script."""
+def answer_share(limit: float) -> float:
+    """What the agent keeps of its time limit for the answer (agent/graph.py's answer_reserve)."""
+    return min(limit * 0.2, 15.0)
+
+
+def harness_wait(limit: float) -> float:
+    """How long the harness waits for a run: its limit, the answer's share on top (an answer
+    stage that outlasts the tool loop's deadline is the run's to report), and a grace."""
+    return limit + answer_share(limit) + GRACE
+
+
+async def run_scenario(
+    scenario: Scenario, pair: ModelPair, server: Any = None, time_limit: float | None = None
+) -> RunRecord:
+    """A fresh session in a temporary data folder; the scripted pair gets the scenario's script.
+
+    `time_limit` is the run's own limit (AGENT_MAX_EXECUTION_TIME or `--scenario-timeout`; the
+    app's default when None); a scenario's `setup.limits` still overrides it."""
     with tempfile.TemporaryDirectory(prefix="brainchat-eval-") as tmp:
         try:
-            return await _run(scenario, pair, server, Path(tmp))
+            return await _run(scenario, pair, server, Path(tmp), time_limit)
         except Exception as exc:  # noqa: BLE001 - one broken scenario never stops the suite
             return RunRecord(events=[], error=f"{type(exc).__name__}: {exc}")
 
 
-async def _run(scenario: Scenario, pair: ModelPair, server: Any, tmp: Path) -> RunRecord:
+async def _run(
+    scenario: Scenario, pair: ModelPair, server: Any, tmp: Path, time_limit: float | None
+) -> RunRecord:
     from brainchat.session import Session
 
     setup = scenario.setup
-    settings = await _settings(scenario, pair, server, tmp)
+    settings = await _settings(scenario, pair, server, tmp, time_limit)
     session = Session(settings)
     session.set_mode("agent")
     approve = bool(setup.get("approve", False))
@@ -47,7 +65,7 @@ async def _run(scenario: Scenario, pair: ModelPair, server: Any, tmp: Path) -> R
         if hub is not None:
             session.use_configured_tools(hub.toolset(reserved_names=set(session.toolset().names())))
         await _prepare_study(session, setup.get("study", []))
-        limit = settings.limits.max_execution_time + GRACE
+        limit = harness_wait(settings.limits.max_execution_time)
 
         async def consume() -> None:
             async for event in session.ask(scenario.question, confirm=confirm):
@@ -76,7 +94,9 @@ class _Nothing:
         return None
 
 
-async def _settings(scenario: Scenario, pair: ModelPair, server: Any, tmp: Path) -> Settings:
+async def _settings(
+    scenario: Scenario, pair: ModelPair, server: Any, tmp: Path, time_limit: float | None
+) -> Settings:
     setup = scenario.setup
     data_dir = tmp / "data"
     data_dir.mkdir()
@@ -92,7 +112,11 @@ async def _settings(scenario: Scenario, pair: ModelPair, server: Any, tmp: Path)
         }
         await asyncio.to_thread(write_demo_set, data_dir / "demo", **opts)
     fixture = _search_fixture(setup.get("search_fixture"), scenario.path.parent, tmp)
-    limits = AgentLimits(max_execution_time=120.0)
+    limits = (
+        AgentLimits()
+    )  # #23: the time limit is the settings' (or the flag's), not a fixed 120 s
+    if time_limit is not None:
+        limits = replace(limits, max_execution_time=float(time_limit))
     overrides = dict(setup.get("limits") or {})
     unknown = sorted(set(overrides) - LIMIT_KEYS)
     if unknown:

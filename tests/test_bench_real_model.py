@@ -1,0 +1,77 @@
+"""bench/real_model.py's options and table, against the scripted server standing in for the model
+(the bench itself, against a real model, is not part of CI: see bench/README.md)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from brainchat.testing.scripted_server import ScriptedServer
+
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "real_model.py"
+
+
+def load_bench() -> Any:
+    spec = importlib.util.spec_from_file_location("real_model_bench", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["real_model_bench"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def respond(rec: Any) -> dict[str, Any]:
+    """A model in prompt mode: a JSON call to list the files, then an answer naming them."""
+    seen = json.dumps(rec.messages)
+    if "sub-01_ses-01_task-mi_eeg.edf" in seen:
+        return {
+            "type": "text",
+            "content": "The EEG files are sub-01_ses-01_task-mi_eeg.edf and "
+            "sub-01_ses-02_task-mi_eeg.edf (and two of sub-02).",
+        }
+    return {"type": "text", "content": '{"name": "list_data_files", "arguments": {}}'}
+
+
+def test_options_and_defaults() -> None:
+    bench = load_bench()
+    opts = bench.parse_args([])
+    assert opts.runs == 3 and opts.modes == ["native", "prompt", "auto"]
+    assert opts.tasks == ["files", "web", "pipeline"] and not opts.skip_golden
+    opts = bench.parse_args(["--base-url", "http://h:1/v1", "--tasks", "--modes", "prompt"])
+    assert opts.tasks == [] and opts.modes == ["prompt"] and opts.base_url == "http://h:1/v1"
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--runs", "0"])
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--modes", "telepathy"])
+
+
+def test_table_counts_passes_and_median_wall_time() -> None:
+    bench = load_bench()
+    runs = [
+        bench.Outcome("files", "prompt", 1, True, 10.0),
+        bench.Outcome("files", "prompt", 2, False, 30.0, why="names no file"),
+        bench.Outcome("files", "prompt", 3, True, 20.0),
+    ]
+    out = bench.table(runs, ["files", "pipeline"], ["prompt", "native"])
+    assert '"Which EEG files are there?"' in out.splitlines()[0]
+    assert "| prompt | 2/3, 20 s | - |" in out and "| native | - | - |" in out
+
+
+def test_a_run_against_the_scripted_server_is_judged_and_tabled(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bench = load_bench()
+    with ScriptedServer(responder=respond) as server:
+        argv = ["--base-url", server.base_url, "--model", "stand-in", "--runs", "1"]
+        argv += ["--tasks", "files", "--modes", "prompt", "--skip-golden"]
+        assert bench.main([*argv, "--out", str(tmp_path / "runs.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert "| prompt | 1/1, " in out, out
+    assert "answers with unverified claims: 0 of 1" in out
+    [run] = [json.loads(x) for x in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    assert run["passed"] and run["calls"] == ["list_data_files:success"], run
