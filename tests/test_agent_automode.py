@@ -245,6 +245,24 @@ async def test_a_bad_argument_names_the_allowed_values(scripted_server, study, s
     assert done.status == "error" and "'trial'" in done.error and "'session'" in done.error
 
 
+async def test_a_short_tool_name_is_told_the_tool_it_meant(scripted_server, study, state):
+    """From the real-model bench: the model called `epoch`, `split`, `train`, `evaluate`; the
+    error listed 23 tools. Both paths (a native call, a call written as text) name the one meant."""
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("epoch", {"tmin": 0.5, "tmax": 2.5})]), Text("Stop."))
+    s.queue("ans", Text("Epoching failed."))
+    events = await collect(agent(s, study, "native").run("epoch 0.5-2.5 s"))
+    (done,) = of(events, "tool_finished")
+    assert done.status == "error"
+    assert "unknown tool 'epoch' (did you mean 'epoch_data'?)" in done.error
+    assert "did you mean 'epoch_data'" in json.dumps(s.requests_for("fc")[1].messages)
+    s.queue("fc", Text(call_text([Call("train", {"model": "csp_lda"})])), Text("Stop."))
+    s.queue("ans", Text("Training failed."))
+    events = await collect(agent(s, study, "prompt").run("train CSP+LDA"))
+    (done,) = of(events, "tool_finished")
+    assert done.status == "error" and "(did you mean 'train_model'?)" in done.error
+
+
 def test_next_call_reads_what_the_error_points_to():
     from brainchat.agent.policy import next_call
 

@@ -17,8 +17,10 @@ records it as a failed step and the model reads a short repair hint as its next 
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -247,8 +249,9 @@ def _call(raw: Any, schemas: dict[str, dict[str, Any]]) -> dict[str, Any] | None
             "invalid": f"the arguments must be a JSON object; write {CALL_FORM}",
         }
     if name not in schemas:
-        known = ", ".join(sorted(schemas)) or "none"
-        why = f"there is no tool named {name!r}; available tools: {known}. Call one of them as {CALL_FORM}"
+        why = (
+            f"there is no tool named {unknown_tool(name, schemas)}. Call one of them as {CALL_FORM}"
+        )
         return {"name": name, "args": args, "invalid": why}
     problem = schema_problem(args, schemas[name])
     if problem:
@@ -333,3 +336,16 @@ def as_plain(messages: list[BaseMessage]) -> list[BaseMessage]:
     if results:
         out.append(HumanMessage("\n\n".join(results)))
     return out
+
+
+def unknown_tool(name: str, tools: Collection[str]) -> str:
+    """ "'epoch' (did you mean 'epoch_data'?); available tools: ...": the closest name first.
+
+    A small model reaches for short names (`epoch`, `split`, `train`); naming the tool it meant
+    lets it repair the call in one step instead of reading the whole list (issue #23).
+    """
+    known = sorted(tools)
+    guess = [t for t in known if t.startswith(f"{name}_") or t.endswith(f"_{name}")]
+    guess = guess or difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    meant = f" (did you mean {guess[0]!r}?)" if len(guess) == 1 else ""
+    return f"{name!r}{meant}; available tools: {', '.join(known) or 'none'}"

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from brainchat.agent.approval import Ask, Confirm, ask_for, request
 from brainchat.agent.policy import next_call
 from brainchat.agent.state import LedgerEntry, RunContext, Seen, call_signature
+from brainchat.agent.textcalls import unknown_tool
 from brainchat.events import ToolCallStarted, ToolFinished, emit, set_tool_call
 from brainchat.tools.registry import flags_of
 
@@ -148,11 +149,8 @@ class ToolRunner:
             entry.finish("skipped", result=repeat.text, error=_reuse_note(repeat))
             return
         if entry.error is not None or tool is None:
-            known = ", ".join(sorted(self.tools)) or "none"
-            entry.finish(
-                "error",
-                error=entry.error or f"unknown tool {entry.name!r}; available tools: {known}",
-            )
+            unknown = f"unknown tool {unknown_tool(entry.name, self.tools)}"
+            entry.finish("error", error=entry.error or unknown)
             ctx.remember(entry, read_only=True, key=key)
             return
         flags = flags_of(tool)
