@@ -263,6 +263,14 @@ async def test_a_short_tool_name_is_told_the_tool_it_meant(scripted_server, stud
     assert done.status == "error" and "(did you mean 'train_model'?)" in done.error
 
 
+def test_a_key_in_the_base_url_is_not_kept_in_the_habits_file():
+    """A model is named by where it is served, never by credentials written into its URL."""
+    from brainchat.settings import ModelSpec
+
+    spec = ModelSpec(model="m", base_url="https://user:sk-secret@llm.lab:8443/v1/?key=sk-q#f")
+    assert habits.model_key(spec) == "https://llm.lab:8443/v1|m"
+
+
 def test_next_call_reads_what_the_error_points_to():
     from brainchat.agent.policy import next_call
 

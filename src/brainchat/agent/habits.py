@@ -17,6 +17,7 @@ import tempfile
 import threading
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from brainchat.settings import ModelSpec
 
@@ -28,7 +29,9 @@ def model_key(spec: ModelSpec | None) -> str | None:
     """A model's name in the memory: its base URL and model name (None: no spec to name it)."""
     if spec is None:
         return None
-    return f"{(spec.base_url or spec.provider or '').rstrip('/')}|{spec.model}"
+    url = urlsplit(spec.base_url or "")  # no user:password@, query or fragment: they may hold a key
+    where = f"{url.scheme}://{url.hostname or ''}{f':{url.port}' if url.port else ''}{url.path}"
+    return f"{(where if spec.base_url else spec.provider or '').rstrip('/')}|{spec.model}"
 
 
 FOLDER: Path | None = None  # the app's state folder, once it started (use_folder)
