@@ -21,8 +21,8 @@ CHILD = r"""
 import asyncio, sys
 from pathlib import Path
 import mne, numpy, torch, sklearn, matplotlib  # the app's baseline: its libraries loaded
-from brainchat.eeg.study import Study
-from brainchat.eeg.tools import build_eeg_tools
+from brainchat.eeg.study.study import Study
+from brainchat.eeg.tools.tools import build_eeg_tools
 
 def rss(field):
     for line in open("/proc/self/status"):

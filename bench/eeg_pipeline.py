@@ -41,8 +41,8 @@ def direct_mne(paths: list[Path]) -> int:
 
 
 async def through_study(data_dir: Path, paths: list[Path]) -> int:
-    from brainchat.eeg.study import Study
-    from brainchat.eeg.tools import build_eeg_tools
+    from brainchat.eeg.study.study import Study
+    from brainchat.eeg.tools.tools import build_eeg_tools
 
     study = Study(data_dir)
     tools = {t.name: t for t in build_eeg_tools(study)}
@@ -54,7 +54,7 @@ async def through_study(data_dir: Path, paths: list[Path]) -> int:
 
 
 def main() -> None:
-    from brainchat.eeg.synthetic import write_demo_set
+    from brainchat.eeg.io.synthetic import write_demo_set
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--subjects", type=int, default=9)

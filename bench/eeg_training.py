@@ -20,9 +20,9 @@ import torch
 
 
 async def prepare(data_dir: Path, subjects: int, trials: int):
-    from brainchat.eeg.study import Study
-    from brainchat.eeg.synthetic import write_demo_set
-    from brainchat.eeg.tools import build_eeg_tools
+    from brainchat.eeg.io.synthetic import write_demo_set
+    from brainchat.eeg.study.study import Study
+    from brainchat.eeg.tools.tools import build_eeg_tools
 
     write_demo_set(data_dir, subjects=subjects, sessions=1, trials=trials)
     study = Study(data_dir)
@@ -36,7 +36,7 @@ async def prepare(data_dir: Path, subjects: int, trials: int):
 
 def plain_loop(study, epochs: int, batch_size: int, device: str) -> float:
     """The baseline: a textbook PyTorch loop on the same split; returns seconds."""
-    from brainchat.eeg.models import EEGNet
+    from brainchat.eeg.decoding.models import EEGNet
 
     start = time.perf_counter()
     e, s = study.state.epochs, study.state.split
@@ -73,7 +73,7 @@ def plain_loop(study, epochs: int, batch_size: int, device: str) -> float:
 
 
 async def main() -> None:
-    from brainchat.eeg.training import select_device
+    from brainchat.eeg.decoding.training import select_device
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])

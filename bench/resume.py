@@ -154,7 +154,7 @@ def folder_bytes(folder: Path, pattern: str = "**/*") -> int:
 
 
 async def main(args: argparse.Namespace, home: Path, pg_url: str | None) -> None:
-    from brainchat.eeg.synthetic import write_demo_set
+    from brainchat.eeg.io.synthetic import write_demo_set
 
     write_demo_set(home / "data", subjects=1, sessions=1, trials=48, seed=3)
     recordings = folder_bytes(home / "data")

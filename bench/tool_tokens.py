@@ -15,7 +15,7 @@ from pathlib import Path
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from brainchat.agent.textcalls import tools_prompt
-from brainchat.eeg.study import Study
+from brainchat.eeg.study.study import Study
 from brainchat.prompts import load_prompt
 from brainchat.session.toolbox import local_toolset
 from brainchat.settings import Settings

@@ -12,9 +12,9 @@ import pytest
 from langchain_core.tools import StructuredTool, ToolException
 
 from brainchat.agent.graph import build_agent
-from brainchat.eeg.study import Study
-from brainchat.eeg.synthetic import write_demo_set
-from brainchat.eeg.tools import build_eeg_tools
+from brainchat.eeg.io.synthetic import write_demo_set
+from brainchat.eeg.study.study import Study
+from brainchat.eeg.tools.tools import build_eeg_tools
 from brainchat.llm import make_chat_model
 from brainchat.session import Session
 from brainchat.settings import AgentLimits, Settings

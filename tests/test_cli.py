@@ -332,7 +332,7 @@ def test_an_installed_wheel_carries_the_apps_files_and_serves_them(
 
 
 def plan_env(s: Any, tmp_path: Path, **extra: str) -> dict[str, str]:
-    from brainchat.eeg.synthetic import write_demo_set
+    from brainchat.eeg.io.synthetic import write_demo_set
 
     write_demo_set(tmp_path / "data", subjects=1, sessions=1, trials=20, seed=1)
     return {

@@ -14,9 +14,9 @@ from brainchat import demo
 from brainchat.agent.graph import build_agent
 from brainchat.demo.answers import CAPABILITIES
 from brainchat.demo.replies import CHAT_NEEDS_TOOLS, CHAT_OVERVIEW, respond
-from brainchat.eeg.study import Study
-from brainchat.eeg.synthetic import write_demo_set
-from brainchat.eeg.tools import build_eeg_tools
+from brainchat.eeg.io.synthetic import write_demo_set
+from brainchat.eeg.study.study import Study
+from brainchat.eeg.tools.tools import build_eeg_tools
 from brainchat.llm import make_chat_model
 from brainchat.settings import AgentLimits
 from brainchat.store.config import load_store_config

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from brainchat.agent.graph import build_agent
-from brainchat.eeg.study import Study
-from brainchat.eeg.synthetic import write_demo_set
-from brainchat.eeg.tools import build_eeg_tools
+from brainchat.eeg.io.synthetic import write_demo_set
+from brainchat.eeg.study.study import Study
+from brainchat.eeg.tools.tools import build_eeg_tools
 from brainchat.llm import make_chat_model
 from brainchat.settings import AgentLimits
 from brainchat.testing.scripted_server import Call, Text, ToolCalls

@@ -10,9 +10,9 @@ import pytest
 from langchain_core.tools import ToolException
 
 from brainchat import events
-from brainchat.eeg.study import Study
-from brainchat.eeg.synthetic import write_demo_set
-from brainchat.eeg.tools import build_eeg_tools
+from brainchat.eeg.io.synthetic import write_demo_set
+from brainchat.eeg.study.study import Study
+from brainchat.eeg.tools.tools import build_eeg_tools
 
 FILES = [f"sub-01_ses-0{k}_task-mi_eeg.edf" for k in (1, 2)]
 

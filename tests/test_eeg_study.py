@@ -13,9 +13,9 @@ from langchain_core.tools import ToolException
 from pydantic import ValidationError
 
 from brainchat import events
-from brainchat.eeg.study import Study
-from brainchat.eeg.synthetic import make_recording, write_demo_set
-from brainchat.eeg.tools import build_eeg_tools
+from brainchat.eeg.io.synthetic import make_recording, write_demo_set
+from brainchat.eeg.study.study import Study
+from brainchat.eeg.tools.tools import build_eeg_tools
 from brainchat.tools.registry import flags_of
 
 from gdf_writer import write_raw_gdf
@@ -188,7 +188,7 @@ async def test_split_by_subject_needs_two_subjects(h: Harness) -> None:
 
 
 async def test_failure_midway_rebuilds_the_data(h: Harness, monkeypatch) -> None:
-    from brainchat.eeg import preprocessing
+    from brainchat.eeg.preprocessing import preprocessing
 
     await loaded(h)
     await h.call("bandpass_filter", {"l_freq": 1, "h_freq": 40})
@@ -299,7 +299,7 @@ async def test_a_reader_error_names_the_file_not_the_server_path(
 
 
 async def test_a_library_error_in_a_step_names_no_server_path(tmp_path: Path) -> None:
-    from brainchat.eeg.toolkit import run_op
+    from brainchat.eeg.tools.toolkit import run_op
 
     def op(state, stop):  # a library failing on a file in the data folder, and on one outside
         raise OSError(f"[Errno 28] No space left: '{tmp_path}/models/m.pt' (via /srv/tmp/x.npy)")
@@ -315,7 +315,7 @@ async def test_a_library_error_in_a_step_names_no_server_path(tmp_path: Path) ->
 async def test_a_library_error_ending_in_a_period_reads_as_one_sentence(tmp_path: Path) -> None:
     """MNE's own text ends with a period: 'Epochs were probably cropped.. The study is
     unchanged' (issue #23)."""
-    from brainchat.eeg.toolkit import run_op
+    from brainchat.eeg.tools.toolkit import run_op
 
     def op(state, stop):  # MNE's real check, on a baseline before the epochs' start
         from mne.baseline import _check_baseline
@@ -421,7 +421,7 @@ async def test_a_stop_returns_at_once_and_the_next_step_waits_saying_why(h: Harn
     for the stopped one, and what the stopped step still reports is dropped."""
     import threading
 
-    from brainchat.eeg.study import FINISHING
+    from brainchat.eeg.study.study import FINISHING
 
     await loaded(h)
     started, release = threading.Event(), threading.Event()
@@ -460,7 +460,7 @@ async def test_when_the_undo_fails_too_the_study_is_emptied_and_says_why(
     went away): the study must not keep recordings that no longer match its history."""
     import shutil
 
-    from brainchat.eeg import preprocessing
+    from brainchat.eeg.preprocessing import preprocessing
 
     write_demo_set(tmp_path, subjects=1, sessions=2, trials=24, seed=1)
     h = Harness(tmp_path)
@@ -501,11 +501,12 @@ from langchain_core.tools import ToolException
 on_loop = {{}}
 class Spy:  # sees each module's first import, and the thread it happens on
     def find_spec(self, name, path=None, target=None):
-        if name in ("mne", "torch", "brainchat.eeg.preprocessing", "brainchat.eeg.training"):
+        if name in ("mne", "torch", "brainchat.eeg.preprocessing.preprocessing",
+                    "brainchat.eeg.decoding.training"):
             on_loop.setdefault(name, threading.current_thread() is threading.main_thread())
 sys.meta_path.insert(0, Spy())
-from brainchat.eeg.study import Study
-from brainchat.eeg.tools import build_eeg_tools
+from brainchat.eeg.study.study import Study
+from brainchat.eeg.tools.tools import build_eeg_tools
 async def main():
     tools = {{t.name: t for t in build_eeg_tools(Study({str(tmp_path)!r}))}}
     await tools["get_study_state"].ainvoke({{}})
@@ -519,5 +520,9 @@ print(json.dumps(on_loop))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stderr
     on_loop = json.loads(out.stdout.strip().splitlines()[-1])
-    assert {"torch", "brainchat.eeg.preprocessing", "brainchat.eeg.training"} <= set(on_loop)
+    assert {
+        "torch",
+        "brainchat.eeg.preprocessing.preprocessing",
+        "brainchat.eeg.decoding.training",
+    } <= set(on_loop)
     assert not any(on_loop.values()), on_loop

@@ -10,8 +10,8 @@ import mne
 import numpy as np
 import pytest
 
-from brainchat.eeg.loading import infer_subject_session
-from brainchat.eeg.synthetic import (
+from brainchat.eeg.io.loading import infer_subject_session
+from brainchat.eeg.io.synthetic import (
     CHANNELS,
     SFREQ,
     demo_folder,
@@ -83,8 +83,8 @@ def test_subject_and_session_from_names(name: str, expected: tuple[str, str]) ->
 
 def test_tools_module_is_light() -> None:
     code = (
-        "import sys; from brainchat.eeg.study import Study; "
-        "from brainchat.eeg.tools import build_eeg_tools; "
+        "import sys; from brainchat.eeg.study.study import Study; "
+        "from brainchat.eeg.tools.tools import build_eeg_tools; "
         "tools = build_eeg_tools(Study('.')); "
         "heavy = [m for m in ('mne', 'torch', 'matplotlib', 'sklearn') if m in sys.modules]; "
         "print(len(tools), heavy)"

@@ -10,9 +10,9 @@ import pytest
 from langchain_core.tools import ToolException
 
 from brainchat import events
-from brainchat.eeg.study import Study
-from brainchat.eeg.synthetic import write_demo_set
-from brainchat.eeg.tools import build_eeg_tools
+from brainchat.eeg.io.synthetic import write_demo_set
+from brainchat.eeg.study.study import Study
+from brainchat.eeg.tools.tools import build_eeg_tools
 
 from support import wait_until
 
@@ -109,7 +109,7 @@ async def test_two_studies_training_at_once_each_get_what_their_seed_promises(
 async def test_device_choice(data_dir: Path) -> None:
     import torch
 
-    from brainchat.eeg.training import select_device
+    from brainchat.eeg.decoding.training import select_device
 
     assert select_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
     if not torch.cuda.is_available():
@@ -126,8 +126,8 @@ def edf_names(folder: Path) -> list[str]:
 async def test_a_training_that_waits_for_another_sessions_says_so(data_dir: Path) -> None:
     """Seeded trainings take turns per process: the one that waits tells its user why nothing
     moves, through the training's own progress, before its first epoch."""
-    from brainchat.eeg import seeded
-    from brainchat.eeg.decoding import WAITING
+    from brainchat.eeg.decoding import seeded
+    from brainchat.eeg.decoding.decoding import WAITING
 
     _, tools, got = await prepared(data_dir)
     events.set_tool_call("train-w", "train_model")

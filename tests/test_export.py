@@ -25,10 +25,10 @@ import pytest
 from langchain_core.tools import ToolException
 
 from brainchat import events
-from brainchat.eeg.export_script import build_script
-from brainchat.eeg.study import Study
-from brainchat.eeg.synthetic import write_demo_set
-from brainchat.eeg.tools import build_eeg_tools
+from brainchat.eeg.export.export_script import build_script
+from brainchat.eeg.io.synthetic import write_demo_set
+from brainchat.eeg.study.study import Study
+from brainchat.eeg.tools.tools import build_eeg_tools
 from brainchat.session import Session
 from brainchat.settings import ModelSpec, Settings
 
@@ -368,7 +368,7 @@ def statements(script: str) -> list[str]:
 
 
 async def test_channel_and_file_names_cannot_add_code_to_the_script(tmp_path: Path) -> None:
-    from brainchat.eeg.synthetic import make_recording, write_raw
+    from brainchat.eeg.io.synthetic import make_recording, write_raw
 
     raw = make_recording(trials=24, seed=1)
     raw.rename_channels(dict(zip(("C3", "C4", "Cz"), HOSTILE, strict=True)))
@@ -419,7 +419,7 @@ async def test_a_stopped_export_writes_nothing(data_dir: Path, tmp_path: Path) -
     export then leaves no file behind, and offers none."""
     import threading
 
-    from brainchat.eeg.export import export_op
+    from brainchat.eeg.export.export import export_op
 
     shutil.copy(data_dir / FILES[0], tmp_path / FILES[0])
     h = Harness(None, tmp_path)

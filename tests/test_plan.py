@@ -10,7 +10,7 @@ import pytest
 
 from brainchat.agent.plan import Plan, PlanStep, unverified_claims, verify
 from brainchat.agent.state import LedgerEntry
-from brainchat.eeg.synthetic import write_demo_set
+from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.session import Session
 from brainchat.settings import AgentLimits, ConfigError, Settings, load_settings, with_overrides
 from brainchat.testing.scripted_server import Call, Fault, Text, ToolCalls

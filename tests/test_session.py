@@ -123,7 +123,7 @@ async def test_an_edited_message_rewinds_the_history_in_both_modes(scripted_serv
 
 
 async def test_an_edit_past_eeg_work_says_the_study_is_not_rolled_back(scripted_server, tmp_path):
-    from brainchat.eeg.synthetic import write_demo_set
+    from brainchat.eeg.io.synthetic import write_demo_set
 
     write_demo_set(tmp_path / "data", subjects=1, sessions=1, trials=10, seed=1)
     session = agent_session(scripted_server, tmp_path)
@@ -180,8 +180,8 @@ async def test_after_the_study_is_emptied_the_next_function_call_request_carries
     pre-flight size check reads the study's context too, and used to consume the note."""
     import shutil
 
-    from brainchat.eeg import preprocessing
-    from brainchat.eeg.synthetic import write_demo_set
+    from brainchat.eeg.io.synthetic import write_demo_set
+    from brainchat.eeg.preprocessing import preprocessing
     from brainchat.settings import AgentLimits
 
     data = tmp_path / "data"

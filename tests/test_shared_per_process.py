@@ -10,8 +10,8 @@ from pathlib import Path
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from brainchat.agent.graph import build_agent
-from brainchat.eeg.study import Study
-from brainchat.eeg.tools import build_eeg_tools
+from brainchat.eeg.study.study import Study
+from brainchat.eeg.tools.tools import build_eeg_tools
 from brainchat.llm import make_chat_model
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 from brainchat.tools import schemas

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from brainchat import events
-from brainchat.eeg.replay import compact, summary
-from brainchat.eeg.study import Study
-from brainchat.eeg.synthetic import write_demo_set
-from brainchat.eeg.tools import build_eeg_tools
+from brainchat.eeg.io.synthetic import write_demo_set
+from brainchat.eeg.study.replay import compact, summary
+from brainchat.eeg.study.study import Study
+from brainchat.eeg.tools.tools import build_eeg_tools
 
 FILES = [f"sub-01_ses-0{k}_task-mi_eeg.edf" for k in (1, 2)]
 KEY = b"k" * 32
@@ -144,7 +144,7 @@ async def test_restoring_a_network_draws_nothing_from_torchs_random_generator(
     the global generator (a network's random initial weights) would shift that training."""
     import torch
 
-    from brainchat.eeg.saved import load_model
+    from brainchat.eeg.study.saved import load_model
 
     first = Harness(data_dir)
     await build(first)
@@ -190,7 +190,7 @@ async def test_a_stopped_replay_ends_at_the_next_entry(data_dir: Path) -> None:
     """The replay checks the stop flag between entries: a Stop waits for one entry at most."""
     import threading
 
-    from brainchat.eeg.replay import ReplayStopped, replay
+    from brainchat.eeg.study.replay import ReplayStopped, replay
 
     class StopAfter(threading.Event):
         """Set once the replay has asked `checks` times (once per entry): deterministic."""
@@ -220,7 +220,7 @@ async def test_a_replay_failing_in_an_unexpected_way_keeps_what_it_rebuilt(
     import pickle
     import threading
 
-    from brainchat.eeg import replay as replay_module
+    from brainchat.eeg.study import replay as replay_module
 
     real = replay_module.apply
     calls = {"n": 0}

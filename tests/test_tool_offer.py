@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from brainchat.eeg.synthetic import write_demo_set
+from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.session import Session
 from brainchat.session.toolbox import EEG_ALWAYS
 from brainchat.settings import Settings

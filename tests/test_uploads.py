@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brainchat.eeg.synthetic import make_recording, write_raw
-from brainchat.eeg.upload_names import safe_name
-from brainchat.eeg.uploads import Incoming, UploadLimits, receive, receive_listed
+from brainchat.eeg.io.synthetic import make_recording, write_raw
+from brainchat.eeg.uploads.upload_names import safe_name
+from brainchat.eeg.uploads.uploads import Incoming, UploadLimits, receive, receive_listed
 from brainchat.session import Session
 from brainchat.settings import Settings
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
@@ -211,7 +211,7 @@ def test_a_huge_brainvision_header_is_refused_unread(src: Path, tmp_path: Path) 
     is refused without reading it, and the refs of a real one are read in full."""
     import tracemalloc
 
-    from brainchat.eeg.upload_check import Refusal, brainvision_refs
+    from brainchat.eeg.uploads.upload_check import Refusal, brainvision_refs
 
     assert brainvision_refs(src / "rec.vhdr") == [
         ("DataFile", "rec.eeg"),
@@ -351,7 +351,7 @@ async def test_the_chat_note_names_at_most_uploads_shown_files(
 ) -> None:
     """A 25-file upload cannot lengthen the question without bound (the note is added after the
     message-length check): like the agent's context, it names UPLOADS_SHOWN files, "+N more"."""
-    from brainchat.eeg.study import UPLOADS_SHOWN
+    from brainchat.eeg.study.study import UPLOADS_SHOWN
     from brainchat.ui.uploads import chat_note
 
     s = scripted_server
@@ -370,7 +370,7 @@ def test_a_failed_upload_shows_no_absolute_path_and_says_nothing_was_kept(
 ) -> None:
     """receive raises when uploads/ cannot be made (here a file holds its name): the step names
     the path relative to the data folder, and the reply says the upload failed."""
-    from brainchat.eeg.uploads import UploadReport
+    from brainchat.eeg.uploads.uploads import UploadReport
     from brainchat.ui.uploads import failure, summary, title
 
     (tmp_path / "uploads").write_text("not a folder")
@@ -476,7 +476,7 @@ def test_staging_folders_left_by_a_killed_process_are_removed_after_an_hour(
 
 
 def test_a_recording_being_checked_is_not_listed(src: Path, tmp_path: Path) -> None:
-    from brainchat.eeg.listing import list_files
+    from brainchat.eeg.io.listing import list_files
 
     staging = tmp_path / "uploads" / ".upload-abc"
     staging.mkdir(parents=True)

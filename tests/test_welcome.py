@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from brainchat.eeg.paths import shown_folder, without_server_paths
+from brainchat.eeg.io.paths import shown_folder, without_server_paths
 from brainchat.ui.conversation import EMPTY_CHECK_ENTRIES, data_folder_empty
 
 

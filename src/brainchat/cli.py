@@ -329,8 +329,8 @@ def _eval(args: list[str]) -> int:
 
 
 def _demo_data(args: list[str]) -> int:
-    from brainchat.eeg.synthetic import demo_folder
-    from brainchat.eeg.synthetic import main as demo_main
+    from brainchat.eeg.io.synthetic import demo_folder
+    from brainchat.eeg.io.synthetic import main as demo_main
     from brainchat.settings import load_settings
 
     settings = load_settings()

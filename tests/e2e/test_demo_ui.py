@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from brainchat.eeg.synthetic import write_demo_set
+from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.testing.scripted_server import Text
 from conftest import expand_all_steps, open_chat, pick_mode, send, spec, step_titles, wait_idle
 

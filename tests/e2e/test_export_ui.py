@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from brainchat.eeg.synthetic import write_demo_set
+from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 from conftest import open_chat, pick_mode, send, spec, wait_idle
 

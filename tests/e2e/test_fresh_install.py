@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from brainchat.eeg.synthetic import write_demo_set
+from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 from conftest import MODEL_VARS, ROOT, _free_port, open_chat, send, spec
 

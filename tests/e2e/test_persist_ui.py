@@ -181,7 +181,7 @@ def accuracies(server: Any) -> dict[str, tuple[str, str]]:
 @pytest.mark.slow
 def test_the_study_and_its_trained_models_come_back_after_a_restart(model_server, app_factory,
                                                                      browser, tmp_path, backend):  # fmt: skip
-    from brainchat.eeg.synthetic import write_demo_set
+    from brainchat.eeg.io.synthetic import write_demo_set
 
     write_demo_set(tmp_path / "data", subjects=1, sessions=2, trials=24, seed=3)
     files = [f"sub-01_ses-0{k}_task-mi_eeg.edf" for k in (1, 2)]

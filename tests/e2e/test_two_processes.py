@@ -14,7 +14,7 @@ import httpx
 import pytest
 from sio_client import ChainlitSocket, local_login
 
-from brainchat.eeg.synthetic import write_demo_set
+from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.store.history import TURN_MARK
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 from conftest import spec

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.io import loadmat, savemat
 
-from brainchat.eeg.synthetic import make_recording, write_raw
+from brainchat.eeg.io.synthetic import make_recording, write_raw
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 from conftest import (
     expand_all_steps,

@@ -10,11 +10,11 @@ import pytest
 from langchain_core.tools import ToolException
 
 from brainchat.agent.graph import build_agent
-from brainchat.eeg.listing import MAX_LISTED_ENTRIES
-from brainchat.eeg.schemas import NoArgs
-from brainchat.eeg.study import Study
-from brainchat.eeg.toolkit import READ_ONLY, make_tool
-from brainchat.eeg.tools import build_eeg_tools
+from brainchat.eeg.io.listing import MAX_LISTED_ENTRIES
+from brainchat.eeg.study.study import Study
+from brainchat.eeg.tools.schemas import NoArgs
+from brainchat.eeg.tools.toolkit import READ_ONLY, make_tool
+from brainchat.eeg.tools.tools import build_eeg_tools
 from brainchat.llm import make_chat_model
 from brainchat.settings import AgentLimits
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
@@ -50,7 +50,7 @@ async def test_a_slow_listing_does_not_freeze_another_session(
     """Deterministic, not by timing: the listing's walk is held at its first match until the other
     session has finished, which can only happen if the walk is off the event loop. On the loop,
     the hold would wait out its 30 s and the other session would finish second."""
-    from brainchat.eeg import listing as listing_module
+    from brainchat.eeg.io import listing as listing_module
 
     other_done, held = threading.Event(), threading.Event()
     real = listing_module.infer_subject_session

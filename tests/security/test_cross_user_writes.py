@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from brainchat.eeg.synthetic import write_demo_set
+from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 from e2e import conftest as e2e
 from e2e.conftest import spec

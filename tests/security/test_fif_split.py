@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 from langchain_core.tools import ToolException
 
-from brainchat.eeg.upload_check import check_recording
-from brainchat.eeg.uploads import Incoming, UploadLimits, receive
+from brainchat.eeg.uploads.upload_check import check_recording
+from brainchat.eeg.uploads.uploads import Incoming, UploadLimits, receive
 from e2e import conftest as e2e
 from e2e.conftest import open_chat, spec, wait_idle
 
@@ -110,8 +110,8 @@ def test_an_uploaded_split_fif_pointing_anywhere_outside_gets_one_message(
 async def test_a_split_fif_placed_in_the_data_folder_pointing_outside_does_not_load(
     tmp_path: Path, data: Path
 ) -> None:
-    from brainchat.eeg.study import Study
-    from brainchat.eeg.tools import build_eeg_tools
+    from brainchat.eeg.study.study import Study
+    from brainchat.eeg.tools.tools import build_eeg_tools
 
     ana = data / "users" / "ana"
     messages = {}

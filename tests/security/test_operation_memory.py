@@ -13,7 +13,7 @@ import asyncio
 
 import pytest
 
-from brainchat.eeg.synthetic import make_recording, write_raw
+from brainchat.eeg.io.synthetic import make_recording, write_raw
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 from e2e import conftest as e2e
 from e2e.conftest import spec

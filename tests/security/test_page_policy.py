@@ -132,7 +132,7 @@ def write_edf_with_annotation(path: Path, description: str) -> None:
     import mne
     import numpy as np
 
-    from brainchat.eeg.synthetic import write_raw
+    from brainchat.eeg.io.synthetic import write_raw
 
     info = mne.create_info(["C3", "Cz", "C4"], 250.0, "eeg")
     raw = mne.io.RawArray(

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from langchain_core.tools import ToolException
 
-from brainchat.eeg.paths import resolve_in_data_dir
+from brainchat.eeg.io.paths import resolve_in_data_dir
 from brainchat.session import Session
 from brainchat.settings import load_settings
 from brainchat.testing.scripted_server import Call, Text, ToolCalls

@@ -21,7 +21,7 @@ import httpx
 import pytest
 import socketio
 
-from brainchat.eeg.synthetic import write_demo_set
+from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 from e2e import conftest as e2e
 from e2e.conftest import ROOT, spec

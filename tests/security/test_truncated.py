@@ -8,9 +8,9 @@ import pytest
 from langchain_core.tools import ToolException
 
 from brainchat.agent.graph import build_agent
-from brainchat.eeg.study import Study
-from brainchat.eeg.synthetic import make_recording, write_raw
-from brainchat.eeg.tools import build_eeg_tools
+from brainchat.eeg.io.synthetic import make_recording, write_raw
+from brainchat.eeg.study.study import Study
+from brainchat.eeg.tools.tools import build_eeg_tools
 from brainchat.llm import make_chat_model
 from brainchat.settings import AgentLimits
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
@@ -127,8 +127,8 @@ def test_an_exported_script_reads_a_cut_recording_as_brainchat_did(
     brainchat analysed, or the script of a study on a cut file fails or differs."""
     import numpy as np
 
-    from brainchat.eeg import script_helpers
-    from brainchat.eeg.loading import read_raw
+    from brainchat.eeg.export import script_helpers
+    from brainchat.eeg.io.loading import read_raw
 
     path = recordings / name
     ours = read_raw(path)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from brainchat.eeg.synthetic import make_recording, write_raw
+from brainchat.eeg.io.synthetic import make_recording, write_raw
 from e2e import conftest as e2e
 from e2e.conftest import spec
 from e2e.sio_client import ChainlitSocket

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from langchain_core.tools import ToolException
 
-from brainchat.eeg.loading import read_raw
-from brainchat.eeg.synthetic import make_recording, write_raw
-from brainchat.eeg.upload_check import Refusal, check_recording
-from brainchat.eeg.uploads import Incoming, UploadLimits, receive
+from brainchat.eeg.io.loading import read_raw
+from brainchat.eeg.io.synthetic import make_recording, write_raw
+from brainchat.eeg.uploads.upload_check import Refusal, check_recording
+from brainchat.eeg.uploads.uploads import Incoming, UploadLimits, receive
 
 
 @pytest.fixture(scope="module")
@@ -351,8 +351,8 @@ def test_the_recording_check_refuses_a_header_naming_a_file_elsewhere_before_mne
 async def test_load_data_refuses_a_header_placed_by_hand_that_names_a_file_elsewhere(
     tmp_path: Path, bv_sets: tuple[Path, Path], spelling: str, how: str
 ) -> None:
-    from brainchat.eeg.study import Study
-    from brainchat.eeg.tools import build_eeg_tools
+    from brainchat.eeg.study.study import Study
+    from brainchat.eeg.tools.tools import build_eeg_tools
 
     bob, alice = bv_sets
     data = tmp_path / "data"

@@ -102,7 +102,7 @@ async def _settings(
     data_dir.mkdir()
     demo = setup.get("demo_data")
     if demo:
-        from brainchat.eeg.synthetic import write_demo_set
+        from brainchat.eeg.io.synthetic import write_demo_set
 
         opts = {
             "subjects": 1,

@@ -40,7 +40,7 @@ from brainchat.tools.registry import ToolSet
 
 if TYPE_CHECKING:
     from brainchat.agent.graph import Agent
-    from brainchat.eeg.study import Study
+    from brainchat.eeg.study.study import Study
 
 EDIT_KEEPS_STUDY = (
     "You edited an earlier message: the conversation goes on from there, but the EEG study is "

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from brainchat.settings import Settings
 
 if TYPE_CHECKING:
-    from brainchat.eeg.study import Study
+    from brainchat.eeg.study.study import Study
 
 
 class StudySlot:
@@ -20,7 +20,7 @@ class StudySlot:
 
     def get(self, settings: Settings, info: Callable[[], dict[str, Any]]) -> Study:
         if self._study is None:
-            from brainchat.eeg.study import Study
+            from brainchat.eeg.study.study import Study
 
             self._study = Study(settings.data_dir, settings.max_operation_mb)
             self._study.settings_info = info

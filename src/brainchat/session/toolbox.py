@@ -23,7 +23,7 @@ from brainchat.tools.registry import ToolFailure, ToolSet, flags_of
 from brainchat.tools.search import backend_from_settings, make_search_tool
 
 if TYPE_CHECKING:
-    from brainchat.eeg.study import Study
+    from brainchat.eeg.study.study import Study
 
 EEG_ALWAYS = frozenset({"list_data_files", "load_data", "get_study_state"})
 LOCAL_NOT_EEG = frozenset({"web_search"})
@@ -46,7 +46,7 @@ def local_toolset(settings: Settings, study: Study, search_cache: dict[str, Any]
     except Exception as exc:  # noqa: BLE001 - one broken family never takes the others down
         failures.append(ToolFailure("web_search", str(exc)))
     try:
-        from brainchat.eeg.tools import build_eeg_tools
+        from brainchat.eeg.tools.tools import build_eeg_tools
 
         tools.extend(build_eeg_tools(study))
     except Exception as exc:  # noqa: BLE001

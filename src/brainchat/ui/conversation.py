@@ -115,7 +115,7 @@ def data_folder_empty(path: Path, limit: int = EMPTY_CHECK_ENTRIES) -> bool:
 
 def shown_error(session: Session, exc: BaseException) -> str:
     """An error as a message shows it: secrets masked, paths relative to the data folder."""
-    from brainchat.eeg.paths import without_server_paths
+    from brainchat.eeg.io.paths import without_server_paths
 
     return mask(without_server_paths(str(exc), session.settings.data_dir))
 
@@ -147,8 +147,8 @@ async def welcome(conv: Conversation) -> None:
         connect_form.button(),
     ]
     if await asyncio.to_thread(data_folder_empty, s.settings.data_dir):
-        from brainchat.eeg.paths import shown_folder
-        from brainchat.eeg.synthetic import demo_folder
+        from brainchat.eeg.io.paths import shown_folder
+        from brainchat.eeg.io.synthetic import demo_folder
 
         where = shown_folder(s.settings.data_dir, demo_folder(s.settings.data_dir))
         lines.append(  # named relative to the data folder: the server's folders are its own
@@ -289,7 +289,8 @@ async def export_analysis(conv: Conversation) -> None:
     """The export button: the study as it is now, as a script and a report, offered for download."""
     from langchain_core.tools import ToolException
 
-    from brainchat.eeg.export import EXPORTS, export_study
+    from brainchat.eeg.export.export import EXPORTS
+    from brainchat.eeg.tools.toolkit import export_study
 
     study = conv.session.study
     note = await cl.Message(content="Exporting the analysis…", author=AUTHOR).send()
@@ -347,15 +348,15 @@ async def mcp_disconnect(conv: Conversation, name: str) -> None:
 
 
 async def write_demo_data(conv: Conversation) -> None:
-    from brainchat.eeg.paths import shown_folder
-    from brainchat.eeg.synthetic import demo_folder
+    from brainchat.eeg.io.paths import shown_folder
+    from brainchat.eeg.io.synthetic import demo_folder
 
     data_dir = conv.session.settings.data_dir
     folder = demo_folder(data_dir)  # where `brainchat demo-data` writes
     where = shown_folder(data_dir, folder)
     note = await cl.Message(content=f"Writing the demo EEG set to {where}…", author=AUTHOR).send()
     try:
-        from brainchat.eeg.synthetic import write_demo_set
+        from brainchat.eeg.io.synthetic import write_demo_set
 
         paths = await asyncio.to_thread(write_demo_set, folder)
     except Exception as exc:  # noqa: BLE001

@@ -104,7 +104,7 @@ def _uploaded_recording(element: Any) -> bool:
     """An EEG file or zip the user attached (Chainlit's copy in its session files folder)."""
     from chainlit.config import FILES_DIRECTORY
 
-    from brainchat.eeg.upload_names import ACCEPTED, extension
+    from brainchat.eeg.uploads.upload_names import ACCEPTED, extension
 
     path = Path(element.path).resolve()
     return (

@@ -76,7 +76,7 @@ def add_note(session: Session, usage: ThreadUsage, thread: dict[str, Any]) -> No
     ]
     pending = session.study.pending
     if pending:
-        from brainchat.eeg.replay import label
+        from brainchat.eeg.study.replay import label
 
         steps = "; ".join(label(e) for e in pending)
         lines.append(f"EEG study ({steps}): restored at the first EEG tool call.")

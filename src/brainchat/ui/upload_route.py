@@ -23,8 +23,8 @@ from typing import IO, Any
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
-from brainchat.eeg.quota import MB, over_quota, used_bytes
-from brainchat.eeg.uploads import too_big
+from brainchat.eeg.uploads.quota import MB, over_quota, used_bytes
+from brainchat.eeg.uploads.uploads import too_big
 from brainchat.settings import Settings
 
 BLOCK = 1 << 20  # written to disk once this much has arrived

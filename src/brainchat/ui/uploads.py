@@ -2,7 +2,8 @@
 
 Chainlit's attach button and drag-and-drop deliver the files as `message.elements` (each a
 `cl.File` with `.name` and `.path`, a copy under Chainlit's session folder). They are checked and
-placed by `brainchat.eeg.uploads.receive` in a worker thread; the step shows each recording's
+placed by `brainchat.eeg.uploads.uploads.receive` in a worker thread; the step shows each
+recording's
 header, channels, duration and sampling rate, or why it was refused. The agent learns of the
 accepted files from its per-round study context (`Study.uploads`); a Chat-mode question gets a
 short note instead, since the chat model cannot open files.
@@ -17,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import chainlit as cl
 
-from brainchat.eeg.paths import without_server_paths
-from brainchat.eeg.study import UPLOADS_SHOWN
-from brainchat.eeg.uploads import (
+from brainchat.eeg.io.paths import without_server_paths
+from brainchat.eeg.study.study import UPLOADS_SHOWN
+from brainchat.eeg.uploads.uploads import (
     Accepted,
     Incoming,
     UploadLimits,
@@ -111,7 +112,7 @@ def _limits(settings: Settings, attached: list[Any]) -> UploadLimits:
     """The size limit, and the room the user's quota leaves (blocking: walks the folder)."""
     if not settings.user_quota_mb:
         return UploadLimits(max_mb=settings.upload_max_mb)
-    from brainchat.eeg.quota import MB
+    from brainchat.eeg.uploads.quota import MB
     from brainchat.ui.upload_route import quota_used
 
     user = cl.context.session.user

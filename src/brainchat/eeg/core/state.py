@@ -1,0 +1,108 @@
+"""The study's immutable state: stages, steps, epochs, split, models. No I/O, no threads."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from langchain_core.tools import ToolException
+
+from brainchat.eeg.io.loading import Recording
+
+STAGES = ("empty", "loaded", "epoched", "split", "trained")
+MISSING = {
+    "loaded": "no data loaded: call load_data first",
+    "epoched": "no epochs yet: call epoch_data first",
+    "split": "the epochs are not split into train/validation/test: call split_dataset first",
+    "trained": "no trained model yet: call train_model first",
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One preprocessing step, replayable on the data as loaded."""
+
+    op: str
+    params: dict[str, Any]
+    label: str
+
+
+@dataclass(frozen=True)
+class EpochSet:
+    """Epochs of all recordings, as arrays, with the labels and groups splits need."""
+
+    X: Any  # (n_epochs, n_channels, n_times) float64, volts
+    y: Any  # (n_epochs,) int index into classes
+    classes: tuple[str, ...]
+    subjects: Any  # (n_epochs,) str
+    sessions: Any  # (n_epochs,) str
+    info: Any  # mne.Info of the epochs
+    tmin: float
+    dropped: int = 0
+
+    def counts(self) -> dict[str, int]:
+        return {c: int((self.y == i).sum()) for i, c in enumerate(self.classes)}
+
+
+@dataclass(frozen=True)
+class Split:
+    by: str
+    seed: int
+    train: Any
+    val: Any
+    test: Any
+
+
+@dataclass(frozen=True)
+class TrainedModel:
+    name: str
+    kind: str
+    predictor: Any  # a torch module wrapper or a sklearn pipeline
+    config: dict[str, Any]
+    history: dict[str, list[float]]
+    seconds: float
+    device: str
+
+
+@dataclass(frozen=True)
+class StudyState:
+    recordings: tuple[Recording, ...] = ()
+    raws: tuple[Any, ...] = ()  # mne Raw, one per recording, preprocessed
+    history: tuple[Step, ...] = ()
+    ica: Any = None  # a fitted, not yet applied mne ICA
+    epochs: EpochSet | None = None
+    split: Split | None = None
+    models: dict[str, TrainedModel] = field(default_factory=dict)
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def stage(self) -> str:
+        if self.models:
+            return "trained"
+        if self.split is not None:
+            return "split"
+        if self.epochs is not None:
+            return "epoched"
+        return "loaded" if self.raws else "empty"
+
+    @property
+    def eps(self) -> EpochSet:
+        """The epochs, for code past a `require("epoched")` check."""
+        if self.epochs is None:
+            raise ToolException("no epochs yet: call epoch_data first")
+        return self.epochs
+
+    def require(self, stage: str) -> None:
+        """Raise a ToolException naming what is missing and which tool to call first."""
+        have = STAGES.index(self.stage)
+        if have < STAGES.index(stage):
+            raise ToolException(MISSING[STAGES[have + 1]])  # the first missing step
+
+    def without_derived(self) -> StudyState:
+        """The same continuous data, with epochs, split and models dropped."""
+        return replace(self, epochs=None, split=None, models={}, results={})
+
+
+Op = Callable[[StudyState, threading.Event], tuple[StudyState, str]]

@@ -1,0 +1,1 @@
+"""The decoders (PyTorch networks, CSP+LDA), their training and evaluation, and ICA."""

@@ -1,0 +1,1 @@
+"""The study taken home: a standalone analysis script and an HTML report."""

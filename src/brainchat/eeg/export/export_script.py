@@ -1,0 +1,317 @@
+"""The study's operation log as a standalone Python script: MNE-Python, NumPy, scikit-learn, PyTorch.
+
+One code template per kind of log entry (`TEMPLATES`); the helpers the templates call are in
+`export_helpers.py`, written out to mirror brainchat's own code (the honesty test runs the script
+and compares its numbers with the study's). An entry with no template is refused, never skipped:
+a script that silently leaves a step out would not redo the analysis.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.tools import ToolException
+
+from brainchat.eeg.study.replay import Entry, label
+
+NETWORKS = {"eegnet": "EEGNet", "shallowconvnet": "ShallowConvNet", "sccnet": "SCCNet"}
+HELPERS = Path(__file__).with_name("script_helpers.py")
+TORCH_HELPERS = Path(__file__).with_name("script_helpers_torch.py")
+
+
+def _section(path: Path, name: str) -> str:
+    """The text of `path` from its "# === section: NAME" marker to its "# === end"."""
+    text = path.read_text(encoding="utf-8")
+    return text.split(f"# === section: {name}\n", 1)[1].split("# === end", 1)[0]
+
+
+def helpers_source(torch_needed: bool) -> str:
+    """The helper functions, as text: the common section, and the torch one when needed."""
+    common = _section(HELPERS, "common")
+    torch_part = _section(TORCH_HELPERS, "torch") if torch_needed else ""
+    return (
+        "# ---- helpers "
+        + "-" * 78
+        + "\n"
+        + common.strip()
+        + "\n"
+        + ("\n\n" + torch_part.strip() + "\n" if torch_needed else "")
+    )
+
+
+@dataclass
+class Context:
+    """What the templates need besides the entry: the recordings' subject/session, the models."""
+
+    recordings: list[dict[str, str]]  # file, subject, session, format (from the study)
+    kinds: set[str] = field(default_factory=set)  # model kinds trained (which classes to inline)
+
+
+Template = Callable[[Entry, Context], str]
+
+
+def _py(value: Any) -> str:
+    """A Python literal for a JSON-able value (None, bools, numbers, strings, lists, dicts)."""
+    return repr(value)
+
+
+def _text(text: Any) -> str:
+    """`text` made safe inside a `#` comment or the header's docstring: a line break, a quote or a
+    backslash from the data (a channel name, a file name) stays one visible character of text and
+    can neither start a line of code, close the docstring nor make an invalid escape."""
+    out = []
+    for ch in str(text):
+        if ch in '\\"':
+            out.append("\\" + ch)
+        elif ch.isprintable():
+            out.append(ch)
+        else:  # line breaks, other control and separator characters
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+    return "".join(out)
+
+
+def _load(entry: Entry, ctx: Context) -> str:
+    rows = ",\n".join(f"    {_py(r)}" for r in ctx.recordings)
+    damaged = "".join(
+        f"# note: brainchat found {_text(r['file'])} damaged ({_text(r['damage'])}); it loaded what was "
+        "intact, and a plain MNE reader may refuse the file or read it otherwise\n"
+        for r in ctx.recordings
+        if r.get("damage")
+    )
+    return (
+        f"{damaged}RECORDINGS = [\n{rows},\n]\n"
+        "find_recordings(DATA_DIR, RECORDINGS)\n"
+        "raws = [read_raw(DATA_DIR / r['file'], r['format']) for r in RECORDINGS]\n"
+        "describe_recordings(raws)"
+    )
+
+
+def _bandpass(p: dict[str, Any]) -> str:
+    return (
+        "for raw in raws:\n"
+        f"    raw.filter({_py(p['l_freq'])}, {_py(p['h_freq'])}, picks=data_picks(raw), "
+        'verbose="error")'
+    )
+
+
+def _notch(p: dict[str, Any]) -> str:
+    return (
+        "for raw in raws:\n"
+        f'    raw.notch_filter({_py(p["freqs"])}, picks=data_picks(raw), verbose="error")'
+    )
+
+
+def _resample(p: dict[str, Any]) -> str:
+    return f'for raw in raws:\n    raw.resample({_py(p["sfreq"])}, verbose="error")'
+
+
+def _reference(p: dict[str, Any]) -> str:
+    ref = "'average'" if p["ref"] == "average" else f"canonical(raw, {_py(list(p['ref']))})"
+    return f'for raw in raws:\n    raw.set_eeg_reference({ref}, verbose="error")'
+
+
+def _select(p: dict[str, Any]) -> str:
+    lines = ["for raw in raws:"]
+    if p.get("keep"):
+        lines.append(f"    raw.pick(canonical(raw, {_py(list(p['keep']))}))")
+    if p.get("drop"):
+        lines.append(f"    raw.drop_channels(canonical(raw, {_py(list(p['drop']))}))")
+    return "\n".join(lines)
+
+
+def _montage(p: dict[str, Any]) -> str:
+    return (
+        "for raw in raws:\n"
+        f"    raw.set_montage(montage_name({_py(p['name'])}), match_case=False, "
+        'on_missing="ignore", verbose="error")'
+    )
+
+
+STEPS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "bandpass": _bandpass,
+    "notch": _notch,
+    "resample": _resample,
+    "reference": _reference,
+    "select": _select,
+    "montage": _montage,
+}
+
+
+def _step(entry: Entry, ctx: Context) -> str:
+    kind = entry["step"]["op"]
+    if kind not in STEPS:
+        raise ToolException(_refusal(entry, f"preprocessing step '{kind}'"))
+    return STEPS[kind](dict(entry["step"]["params"]))
+
+
+def _ica_fit(entry: Entry, ctx: Context) -> str:
+    return (
+        f"ica = fit_ica(raws, n_components={_py(entry['n_components'])}, "
+        f"method={_py(entry['method'])}, seed={_py(entry['seed'])})"
+    )
+
+
+def _ica_apply(entry: Entry, ctx: Context) -> str:
+    return (
+        "for raw in raws:\n"
+        f'    ica.apply(raw, exclude={_py(list(entry["exclude"]))}, verbose="error")'
+    )
+
+
+def _epoch(entry: Entry, ctx: Context) -> str:
+    base = tuple(entry["baseline"]) if entry.get("baseline") is not None else None
+    return (
+        "epochs = make_epochs(\n"
+        f"    raws, RECORDINGS, tmin={_py(entry['tmin'])}, tmax={_py(entry['tmax'])}, "
+        f"events={_py(entry.get('events'))},\n"
+        f"    baseline={_py(base)}, reject_uv={_py(entry.get('reject_uv'))}\n"
+        ")\n"
+        "MODELS.clear()  # new epochs: earlier split and models are gone\n"
+        "RESULTS['epochs'] = epochs_summary(epochs)"
+    )
+
+
+def _split(entry: Entry, ctx: Context) -> str:
+    return (
+        f"split = make_split(epochs, by={_py(entry['by'])}, test_ratio={_py(entry['test_ratio'])}, "
+        f"val_ratio={_py(entry['val_ratio'])}, seed={_py(entry['seed'])})\n"
+        "MODELS.clear()  # a new split: earlier models are gone\n"
+        "RESULTS['split'] = split_summary(epochs, split)"
+    )
+
+
+def _train(entry: Entry, ctx: Context) -> str:
+    cfg = dict(entry["config"])
+    kind = cfg.get("model")
+    if kind != "csp_lda" and kind not in NETWORKS:
+        raise ToolException(_refusal(entry, f"model '{kind}'"))
+    ctx.kinds.add(str(kind))
+    return f"train(epochs, split, {_py(cfg)})"
+
+
+TEMPLATES: dict[str, Template] = {
+    "load": _load,
+    "step": _step,
+    "ica_fit": _ica_fit,
+    "ica_apply": _ica_apply,
+    "epoch": _epoch,
+    "split": _split,
+    "train": _train,
+}
+
+
+def step_label(entry: Entry) -> str:
+    """A few words for one step of the exported pipeline."""
+    if entry.get("op") == "train":
+        cfg = entry["config"]
+        if cfg.get("model") == "csp_lda":
+            return "train csp_lda"
+        return f"train {cfg.get('model')} ({cfg.get('epochs')} epochs, seed {cfg.get('seed')})"
+    return label(entry)
+
+
+def _refusal(entry: Entry, what: str) -> str:
+    return (
+        f"cannot export the analysis: the study's step '{step_label(entry)}' ({what}) has no code "
+        "template in the exporter, and a script without it would not redo the study. Nothing "
+        "was written; undo that step (reset_preprocessing or clear_study) to export the rest"
+    )
+
+
+def _network_source(kinds: set[str]) -> str:
+    """The network classes used, copied from brainchat.eeg.decoding.models (one architecture, no
+    drift)."""
+    from brainchat.eeg.decoding import models
+
+    nets = [NETWORKS[k] for k in NETWORKS if k in kinds]
+    if not nets:
+        return ""
+    parts = [inspect.getsource(models._flat_size)]
+    if {"ShallowConvNet", "SCCNet"} & set(nets):
+        parts += [inspect.getsource(models._Log), inspect.getsource(models._Square)]
+    if "SCCNet" in nets:
+        parts.append(inspect.getsource(models._SwapSpatial))
+    parts += [inspect.getsource(getattr(models, n)) for n in nets]
+    table = ", ".join(f"{k!r}: {NETWORKS[k]}" for k in NETWORKS if k in kinds)
+    return "\n\n".join(parts) + f"\n\nNETWORK_CLASSES = {{{table}}}\n"
+
+
+HEADER = '''#!/usr/bin/env python3
+"""{title}
+
+Redoes the brainchat study step by step with plain MNE-Python, NumPy, scikit-learn and PyTorch
+(brainchat is not needed). Generated by brainchat {version} on {when} from the study's
+operation log ({n} step(s)):
+{steps}
+Run:  python {name} [DATA_DIR]
+DATA_DIR is the data folder the recordings' paths are relative to; by default the one this script
+was exported into (it lies in DATA_DIR/exports/); give it when the script was downloaded.
+Progress goes to stderr; the last line of stdout is one JSON object: recordings, epoch counts,
+split sizes and test metrics per model. Same files, same library versions and the same device
+give the same epochs and CSP+LDA accuracy; a network's accuracy may differ slightly on another
+machine, thread count or library version (floating-point order).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import mne
+import numpy as np
+
+DATA_DIR = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent
+RESULTS: dict = {{}}
+MODELS: dict = {{}}
+'''
+
+
+def build_script(
+    log: list[Entry],
+    recordings: list[dict[str, str]],
+    *,
+    version: str,
+    when: str,
+    name: str,
+) -> str:
+    """The script for `log`; a ToolException names the first entry that has no template."""
+    ctx = Context(recordings)
+    blocks = []
+    for i, entry in enumerate(log, 1):
+        template = TEMPLATES.get(entry.get("op", ""))
+        if template is None:
+            raise ToolException(_refusal(entry, f"operation '{entry.get('op')}'"))
+        code = template(entry, ctx)
+        params = {k: v for k, v in entry.items() if k not in ("op", "file")}
+        label, params_text = _text(step_label(entry)), _text(json.dumps(params))
+        blocks.append(f"# -- step {i}: {label}\n# {params_text}\n{code}\n")
+    steps = "\n".join(f"  {i}. {_text(step_label(e))}" for i, e in enumerate(log, 1))
+    head = HEADER.format(
+        title=_text(f"brainchat analysis export ({when})"),
+        version=_text(version),
+        when=_text(when),
+        n=len(log),
+        steps=steps,
+        name=_text(name),
+    )
+    torch_needed = bool(ctx.kinds - {"csp_lda"})
+    body = "\n".join(blocks)
+    tail = "\nRESULTS['software'] = versions()\nprint(json.dumps(RESULTS))\n"
+    return "\n\n".join(
+        [
+            head.rstrip() + "\n",
+            helpers_source(torch_needed),
+            textwrap.dedent(_network_source(ctx.kinds)).strip() + "\n" if torch_needed else "",
+            "# ---- the study's steps, in order " + "-" * 57 + "\n\n" + body + tail,
+        ]
+    ).replace("\n\n\n\n", "\n\n\n")

@@ -1,0 +1,98 @@
+"""Listing the data folder: a bounded walk, so no pattern and no folder size can stall a tool.
+
+`Path.rglob` grows about 3x per `**` and has no bound; this walks the folder once, visits at
+most MAX_LISTED_ENTRIES entries, matches each file's relative path against the pattern and stops
+early when the caller's stop flag is set (the tool timed out or the run was cancelled).
+"""
+
+from __future__ import annotations
+
+import threading
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from langchain_core.tools import ToolException
+
+from brainchat.eeg.io.loading import infer_subject_session
+from brainchat.eeg.io.paths import MAX_LISTED_ENTRIES, SUPPORTED_EXTENSIONS, EegWalk
+
+SHOWN = 200  # file lines in one tool result
+
+
+def check_pattern(pattern: str) -> tuple[str, ...]:
+    """The pattern's parts, or a ToolException saying what is wrong with it."""
+    if "\x00" in pattern:  # no file name holds one; the OS would refuse it in a path
+        raise ToolException(
+            "the pattern is not valid: it holds a null character (\\x00); give a glob such as "
+            "'*.edf' or 'sub-01/*'"
+        )
+    parts = Path(pattern).parts
+    if ".." in parts or Path(pattern).is_absolute():
+        raise ToolException("the pattern must be relative to the data folder, without '..'")
+    if sum(p == "**" for p in parts) > 1:
+        raise ToolException(
+            f"'{pattern}' has more than one '**': use at most one '**' per pattern "
+            "(every pattern already matches at any depth, e.g. 'sub-01/*.edf')"
+        )
+    return parts or ("*",)
+
+
+def _matches(parts: tuple[str, ...], pats: tuple[str, ...]) -> bool:
+    """fnmatch per path segment, where a '**' segment stands for any number of folders."""
+    if not pats:
+        return not parts
+    if pats[0] == "**":
+        return any(_matches(parts[i:], pats[1:]) for i in range(len(parts) + 1))
+    return bool(parts) and fnmatchcase(parts[0], pats[0]) and _matches(parts[1:], pats[1:])
+
+
+def _anchor(root: Path, pats: tuple[str, ...]) -> tuple[Path, tuple[str, ...]]:
+    """Leading folder names without wildcards that exist under the data folder start the walk
+    there ('sub-01/*.edf' walks sub-01 only); otherwise the walk starts at the data folder and
+    the pattern matches at any depth, like rglob."""
+    start, i = root, 0
+    while i < len(pats) - 1 and not any(c in pats[i] for c in "*?[") and (start / pats[i]).is_dir():
+        start, i = start / pats[i], i + 1
+    if i == 0 or not start.resolve().is_relative_to(root):
+        return root, ("**", *pats)
+    return start, pats[i:]
+
+
+def list_files(
+    data_dir: Path, pattern: str, stop: threading.Event | None = None, limit: int = SHOWN
+) -> str:
+    """EEG files under the data folder whose path matches `pattern` (see `_anchor`)."""
+    pats = check_pattern(pattern)
+    root = data_dir.resolve()
+    if not root.is_dir():
+        return "the data folder does not exist yet (run `brainchat demo-data` to create a demo set)"
+    start, pats = _anchor(root, pats)
+    found: list[str] = []
+    walk = EegWalk(root, start, stop)
+    for rel, path in walk:
+        if not _matches(path.relative_to(start).parts, pats):
+            continue
+        try:
+            size = path.stat().st_size / 1e6
+        except OSError:
+            continue
+        subject, session = infer_subject_session(path)
+        found.append(f"{rel} ({size:.1f} MB, subject {subject}, session {session})")
+    if stop is not None and stop.is_set():
+        return "the listing was stopped before it finished"
+    cut = ""
+    if walk.cut:
+        cut = (
+            f"\nthe listing was cut after {MAX_LISTED_ENTRIES:,} entries of the data folder: "
+            "files further on are not listed; start the pattern with a subfolder to list "
+            "only that folder (e.g. 'sub-01/*.edf')"
+        )
+    if not found:
+        return (
+            f"no EEG files match '{pattern}' in the data folder "
+            f"(formats: {', '.join(SUPPORTED_EXTENSIONS)}); `brainchat demo-data` writes a demo set"
+            + cut
+        )
+    found.sort()
+    more = f"\n... {len(found) - limit} more" if len(found) > limit else ""
+    return f"{len(found)} file(s) in the data folder:\n" + "\n".join(found[:limit]) + more + cut

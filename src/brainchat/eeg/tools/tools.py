@@ -1,0 +1,302 @@
+"""The EEG study as LangChain tools for the agent. mne/torch/matplotlib load on first use only."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.tools import BaseTool
+
+from brainchat.eeg.core.state import Op, StudyState
+from brainchat.eeg.io.listing import MAX_LISTED_ENTRIES
+from brainchat.eeg.study.study import Study
+from brainchat.eeg.tools import schemas as s
+from brainchat.eeg.tools.toolkit import (
+    DESTRUCTIVE,
+    READ_ONLY,
+    TRAINING_MODULES,
+    export_study,
+    in_thread,
+    make_tool,
+    preload,
+    run_op,
+    step,
+)
+from brainchat.eeg.tools.view_tools import ica_tools, plot_tools
+
+
+def _data_tools(study: Study) -> list[BaseTool]:
+    def list_data_files(pattern: str = "*", *, stop: threading.Event) -> str:
+        from brainchat.eeg.io.listing import list_files
+
+        return list_files(study.data_dir, pattern, stop)
+
+    async def load_data(files: list[str]) -> str:
+        from brainchat.eeg.preprocessing.preprocessing import load_op
+
+        return await run_op(
+            study, load_op(study.data_dir, files), record={"op": "load", "files": list(files)}
+        )
+
+    async def get_study_state() -> str:
+        from brainchat.eeg.core.report import describe
+
+        await study.restore()  # a resumed conversation's study is replayed first
+        return await in_thread(lambda *, stop: describe(study.state))
+
+    async def clear_study() -> str:
+        return await run_op(
+            study,
+            lambda state, stop: (StudyState(), "study cleared: nothing loaded"),
+            record={"op": "clear"},
+        )
+
+    return [
+        make_tool(
+            list_data_files,
+            "list_data_files",
+            "List EEG files (EDF, BDF, GDF, FIF, EEGLAB .set, "
+            "BrainVision .vhdr) in the data folder, with inferred subject/session. The pattern "
+            "matches at any depth; one starting with a subfolder lists only that folder. At most "
+            f"{MAX_LISTED_ENTRIES:,} entries are walked and one '**' is allowed per pattern.",
+            s.ListFilesArgs,
+            **READ_ONLY,
+        ),
+        make_tool(
+            load_data,
+            "load_data",
+            "Load one or more EEG files (paths relative to the data "
+            "folder) into the study. Load all files of a study in one call.",
+            s.LoadArgs,
+        ),
+        make_tool(
+            get_study_state,
+            "get_study_state",
+            "Show the study: stage, files, channels, "
+            "sampling rate, duration, events per class, preprocessing history, epochs, models.",
+            s.NoArgs,
+            **READ_ONLY,
+        ),
+        make_tool(
+            clear_study,
+            "clear_study",
+            "Discard everything in the study (data, epochs, models).",
+            s.NoArgs,
+            **DESTRUCTIVE,
+        ),
+    ]
+
+
+async def _preprocess(study: Study, make: Callable[[], Op], record: dict[str, Any]) -> str:
+    """Run one preprocessing step on the study, refused up front when it would need more memory
+    than one operation may use."""
+    from brainchat.eeg.study.memory import guarded, step_need
+
+    need = step_need(record["step"]["op"], record["step"]["params"])
+    op = guarded(make(), need, study.max_operation_mb)
+    return await run_op(study, op, mutates_data=True, record=record)
+
+
+def _filter_tools(study: Study) -> list[BaseTool]:
+    async def pre(make: Callable[[], Op], record: dict[str, Any]) -> str:
+        return await _preprocess(study, make, record)
+
+    async def bandpass_filter(l_freq: float | None = None, h_freq: float | None = None) -> str:
+        label = (
+            f"band-pass {l_freq:g}-{h_freq:g} Hz"
+            if l_freq and h_freq
+            else (f"high-pass {l_freq:g} Hz" if l_freq else f"low-pass {h_freq:g} Hz")
+        )
+        return await pre(*step("bandpass", {"l_freq": l_freq, "h_freq": h_freq}, label))
+
+    async def notch_filter(freqs: list[float] = [50.0]) -> str:  # noqa: B006
+        return await pre(
+            *step("notch", {"freqs": freqs}, f"notch {'/'.join(f'{f:g}' for f in freqs)} Hz")
+        )
+
+    async def resample_data(sfreq: float) -> str:
+        return await pre(*step("resample", {"sfreq": sfreq}, f"resample {sfreq:g} Hz"))
+
+    return [
+        make_tool(
+            bandpass_filter,
+            "bandpass_filter",
+            "Band-pass (or high/low-pass) filter the loaded "
+            "recordings, e.g. 8-30 Hz for motor imagery.",
+            s.BandpassArgs,
+        ),
+        make_tool(
+            notch_filter, "notch_filter", "Remove line noise at the given frequencies.", s.NotchArgs
+        ),
+        make_tool(
+            resample_data, "resample_data", "Resample the recordings to a new rate.", s.ResampleArgs
+        ),
+    ]
+
+
+def _channel_tools(study: Study) -> list[BaseTool]:
+    async def pre(make: Callable[[], Op], record: dict[str, Any]) -> str:
+        return await _preprocess(study, make, record)
+
+    async def set_reference(ref: Any = "average") -> str:
+        label = "average reference" if ref == "average" else f"reference {'+'.join(ref)}"
+        return await pre(*step("reference", {"ref": ref}, label))
+
+    async def select_channels(keep: list[str] | None = None, drop: list[str] | None = None) -> str:
+        label = f"keep {len(keep)} ch" if keep else f"drop {', '.join(drop or [])}"
+        return await pre(*step("select", {"keep": keep, "drop": drop}, label))
+
+    async def set_montage(name: str = "standard_1005") -> str:
+        return await pre(*step("montage", {"name": name}, f"montage {name}"))
+
+    async def reset_preprocessing() -> str:
+        from brainchat.eeg.preprocessing.preprocessing import reset_op
+
+        return await run_op(study, reset_op, record={"op": "reset"})
+
+    return [
+        make_tool(
+            set_reference,
+            "set_reference",
+            "Re-reference the EEG (average or given channels).",
+            s.ReferenceArgs,
+        ),
+        make_tool(
+            select_channels, "select_channels", "Keep or drop channels.", s.SelectChannelsArgs
+        ),
+        make_tool(
+            set_montage,
+            "set_montage",
+            "Set standard electrode positions (needed for topomaps and ICA maps).",
+            s.MontageArgs,
+        ),
+        make_tool(
+            reset_preprocessing,
+            "reset_preprocessing",
+            "Undo all preprocessing: back to the data "
+            "as loaded (discards epochs, split and models).",
+            s.NoArgs,
+            **DESTRUCTIVE,
+        ),
+    ]
+
+
+def _dataset_tools(study: Study) -> list[BaseTool]:
+    async def epoch_data(
+        tmin: float = 0.5,
+        tmax: float = 2.5,
+        events: list[str] | None = None,
+        baseline: Any = None,
+        reject_uv: float | None = None,
+    ) -> str:
+        from brainchat.eeg.preprocessing.dataset import epoch_op
+        from brainchat.eeg.study.memory import epoch_need, guarded
+
+        limit = study.max_operation_mb
+        base = tuple(baseline) if baseline is not None else None
+        record = {
+            "op": "epoch",
+            "tmin": tmin,
+            "tmax": tmax,
+            "events": events,
+            "baseline": baseline,
+            "reject_uv": reject_uv,
+        }
+        op = guarded(epoch_op(tmin, tmax, events, base, reject_uv), epoch_need(tmin, tmax), limit)
+        return await run_op(study, op, record=record)
+
+    async def split_dataset(
+        by: str = "trial", test_ratio: float = 0.2, val_ratio: float = 0.2, seed: int = 0
+    ) -> str:
+        from brainchat.eeg.preprocessing.dataset import split_op
+
+        record = {
+            "op": "split",
+            "by": by,
+            "test_ratio": test_ratio,
+            "val_ratio": val_ratio,
+            "seed": seed,
+        }
+        return await run_op(study, split_op(by, test_ratio, val_ratio, seed), record=record)
+
+    return [
+        make_tool(
+            epoch_data,
+            "epoch_data",
+            "Cut epochs around the class events (annotations).",
+            s.EpochArgs,
+        ),
+        make_tool(
+            split_dataset,
+            "split_dataset",
+            "Split epochs into train/validation/test, by trial, session or subject.",
+            s.SplitArgs,
+        ),
+    ]
+
+
+def _model_tools(study: Study) -> list[BaseTool]:
+    async def train_model(**kwargs: Any) -> str:
+        await preload(TRAINING_MODULES)  # torch: imported off the event loop
+        from brainchat.eeg.decoding.decoding import seeded_turn, train_op
+        from brainchat.eeg.decoding.training import TrainConfig
+
+        cfg = TrainConfig(**kwargs)
+        before = set(study.state.models)
+        record = {"op": "train", "config": vars(cfg)}
+        text = await run_op(study, train_op(cfg), record=record, turn=seeded_turn(cfg))
+        return text + await study.save_new_models(before)
+
+    async def export_analysis() -> str:
+        done = await export_study(study)
+        return done.text(study.data_dir)
+
+    async def evaluate_model(model: str | None = None) -> str:
+        await preload(TRAINING_MODULES)
+        from brainchat.eeg.decoding.decoding import evaluate_op
+
+        return await run_op(study, evaluate_op(model))
+
+    return [
+        make_tool(
+            train_model,
+            "train_model",
+            "Train a decoder (EEGNet, ShallowConvNet, SCCNet or "
+            "CSP+LDA) on the training set; shows progress each epoch; can be stopped.",
+            s.TrainArgs,
+            long_running=True,
+            timeout=3600,
+        ),
+        make_tool(
+            evaluate_model,
+            "evaluate_model",
+            "Test-set metrics of a trained model (accuracy, "
+            "balanced accuracy, kappa, ROC AUC, per-class P/R/F1) with confusion matrix and "
+            "training-curve images.",
+            s.EvaluateArgs,
+        ),
+        make_tool(
+            export_analysis,
+            "export_analysis",
+            "Write the study as a standalone Python script (MNE-Python, scikit-learn, PyTorch; "
+            "no brainchat) that redoes every step with its parameters and seeds, and a "
+            "self-contained HTML report (recordings, steps, figures, metrics, settings); both "
+            "saved in the data folder's exports/ and offered for download. Writes new files only.",
+            s.NoArgs,
+            timeout=600,
+        ),
+    ]
+
+
+def build_eeg_tools(study: Study) -> list[BaseTool]:
+    """Every EEG tool, bound to one study, with read-only/destructive/long-running flags."""
+    return [
+        *_data_tools(study),
+        *_filter_tools(study),
+        *_channel_tools(study),
+        *ica_tools(study),
+        *_dataset_tools(study),
+        *_model_tools(study),
+        *plot_tools(study),
+    ]
