@@ -162,8 +162,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class Logs:
+    text = ""
+
+
 @contextmanager
-def http_server(data: Path, token: str | None = TOKEN) -> Iterator[str]:
+def http_server(data: Path, token: str | None = TOKEN, logs: Logs | None = None) -> Iterator[str]:
     port = free_port()
     env = server_env(data, **({"BRAINCHAT_MCP_TOKEN": token} if token else {}))
     proc = subprocess.Popen(
@@ -188,6 +192,8 @@ def http_server(data: Path, token: str | None = TOKEN) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(20)
+        if logs is not None and proc.stderr is not None:
+            logs.text = proc.stderr.read()
 
 
 @asynccontextmanager
@@ -212,7 +218,8 @@ INIT = {
 
 
 async def test_http_needs_the_bearer_token(data):
-    with http_server(data) as url:
+    logs = Logs()
+    with http_server(data, logs=logs) as url:
         async with httpx.AsyncClient(timeout=30) as client:
             headers = {"Accept": "application/json, text/event-stream"}
             for auth in (None, "Bearer wrong-token-0123456789", f"Basic {TOKEN}", TOKEN):
@@ -224,9 +231,17 @@ async def test_http_needs_the_bearer_token(data):
                 url, json=INIT, headers={**headers, "Authorization": f"Bearer {TOKEN}"}
             )
             assert ok.status_code == 200
+            rebound = await client.post(
+                url, json=INIT, headers={**headers, "Authorization": f"Bearer {TOKEN}",
+                                         "Host": "attacker.example:80"}
+            )  # fmt: skip
+            assert rebound.status_code >= 400  # a loopback server answers loopback names only
         async with http_session(url) as s:
             names = {t.name for t in (await s.list_tools()).tools}
             assert "load_data" in names
+            failed = await s.call_tool("load_data", {"files": ["nothere.edf"]})
+            assert failed.isError
+    assert TOKEN not in logs.text  # whatever the server logged on its way
 
 
 async def test_two_sessions_at_once_never_see_each_others_study(data):
@@ -259,3 +274,19 @@ def test_http_refuses_to_start_without_a_token_and_stdio_without_a_data_folder(t
         timeout=60,
     )
     assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_the_readme_snippets_are_the_clients_formats_and_start_this_server():
+    import json
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## brainchat as an MCP server", 1)[1].split("\n## ", 1)[0]
+    claude, vscode = (json.loads(b) for b in re.findall(r"```json\n(.*?)```", section, re.S))
+    assert claude["mcpServers"]["brainchat"]["args"] == ["mcp-server"]
+    assert "BRAINCHAT_DATA_DIR" in claude["mcpServers"]["brainchat"]["env"]
+    stdio, http = vscode["servers"]["brainchat"], vscode["servers"]["brainchat-http"]
+    assert stdio["type"] == "stdio" and stdio["args"] == ["mcp-server"]
+    assert http["type"] == "http" and http["url"].endswith(":8765/mcp")  # --port's default
+    assert http["headers"]["Authorization"] == "Bearer ${input:brainchat-token}"
+    assert vscode["inputs"][0]["id"] == "brainchat-token" and vscode["inputs"][0]["password"]
