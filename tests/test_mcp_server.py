@@ -3,6 +3,7 @@ HTTP) driven by the official `mcp` client SDK, real EDF files written by the syn
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 import socket
@@ -19,6 +20,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import McpError
 
 from brainchat.eeg.synthetic import write_demo_set
 
@@ -118,6 +120,40 @@ async def test_long_steps_report_progress_to_a_client_that_asks_for_it(data):
     assert values == sorted(values) and len(set(values)) == len(values)  # always increasing
     assert values[-1] == 1.0 and all(t == 1.0 for _, t, _ in seen)
     assert any("epoch 1/1" in (m or "") for _, _, m in seen), seen  # the trainer's own report
+
+
+async def test_a_client_that_cancels_a_training_stops_it_and_the_study_stays_as_it_was(data):
+    tokens: list[types.ProgressToken] = []
+    second_epoch = asyncio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ServerNotification) and isinstance(
+            message.root, types.ProgressNotification
+        ):
+            tokens.append(message.root.params.progressToken)  # the request's id, in this SDK
+            if "epoch 2/" in (message.root.params.message or ""):
+                second_epoch.set()
+
+    async def on_progress(*_: Any) -> None:
+        return None
+
+    async with stdio_session(data, message_handler=on_message) as s:
+        await s.call_tool("load_data", {"files": ["sub-01_ses-01_task-mi_eeg.edf"]})
+        await s.call_tool("epoch_data", {})
+        await s.call_tool("split_dataset", {})
+        args = {"model": "eegnet", "epochs": 1000}
+        training = asyncio.create_task(
+            s.call_tool("train_model", args, progress_callback=on_progress)
+        )
+        await asyncio.wait_for(second_epoch.wait(), 120)
+        stop = types.CancelledNotificationParams(requestId=tokens[-1], reason="user stop")
+        await s.send_notification(
+            types.ClientNotification(types.CancelledNotification(params=stop))
+        )
+        with pytest.raises(McpError, match="cancelled"):
+            await training
+        state = text(await s.call_tool("get_study_state", {}))  # waits for the stopped step
+    assert "split by trial" in state and "eegnet" not in state.lower()
 
 
 async def test_paths_outside_the_data_folder_and_bad_steps_come_back_as_clear_errors(data):

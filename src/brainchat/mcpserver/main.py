@@ -54,9 +54,16 @@ def main(argv: list[str]) -> int:
     import anyio
 
     from brainchat.mcpserver.http import serve_http
+    from brainchat.store.config import is_loopback
 
     where = f"http://{opts.host}:{opts.port}/mcp"
     print(f"brainchat mcp-server: streamable HTTP at {where} (bearer token)", file=sys.stderr)
+    if not is_loopback(opts.host):
+        print(
+            "brainchat mcp-server: not loopback: the token crosses the network in plain HTTP; "
+            "put a TLS proxy in front",
+            file=sys.stderr,
+        )
     anyio.run(serve_http, build_server(settings), token, opts.host, opts.port)
     return 0
 
