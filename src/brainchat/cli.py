@@ -23,6 +23,7 @@ def main(argv: list[str] | None = None) -> int:
         "demo-data": _demo_data,
         "users": _users,
         "eval": _eval,
+        "mcp-server": _mcp_server,  # issue #25: the EEG tools for MCP clients
     }
     if argv and argv[0] in commands:
         return commands[argv[0]](argv[1:])
@@ -34,7 +35,8 @@ def main(argv: list[str] | None = None) -> int:
             "brainchat ask [--mode chat|agent] [--json] QUESTION\nbrainchat tools [--json]\n"
             "brainchat demo-data [--subjects N] [--trials N] [--format edf|fif]\n"
             "brainchat users add NAME | passwd NAME | list | remove NAME [--purge]\n"
-            "brainchat eval [--suite NAME] [--models SPEC_OR_NAME ...] [--json] [--scenario-timeout S]"
+            "brainchat eval [--suite NAME] [--models SPEC_OR_NAME ...] [--json] [--scenario-timeout S]\n"
+            "brainchat mcp-server [--http [--host H] [--port P]]"
         )
         return 0
     return _run_app(argv[1:] if argv and argv[0] == "run" else argv)
@@ -113,6 +115,12 @@ def _option(args: list[str], name: str) -> str | None:
         if arg.startswith(name + "="):
             return arg.split("=", 1)[1]
     return None
+
+
+def _mcp_server(args: list[str]) -> int:
+    from brainchat.mcpserver.main import main as mcp_main
+
+    return mcp_main(args)
 
 
 def _users(args: list[str]) -> int:

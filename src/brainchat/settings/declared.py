@@ -326,4 +326,24 @@ class AccessVars(Declared):
     )
 
 
-GROUPS: tuple[type[Declared], ...] = (ModelVars, LimitVars, AppVars, StoreVars, AccessVars)
+class ServerVars(Declared):
+    """`brainchat mcp-server` (mcpserver/): read there, not by the app."""
+
+    mcp_token: str | None = var(
+        None,
+        "BRAINCHAT_MCP_TOKEN",
+        "the bearer token `brainchat mcp-server --http` requires (it refuses to start without "
+        "one); see [brainchat as an MCP server](#brainchat-as-an-mcp-server)",
+        allowed="16 characters or more",
+        secret=True,
+    )
+
+
+GROUPS: tuple[type[Declared], ...] = (
+    ModelVars,
+    LimitVars,
+    AppVars,
+    StoreVars,
+    AccessVars,
+    ServerVars,
+)

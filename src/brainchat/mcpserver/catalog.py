@@ -1,0 +1,56 @@
+"""The EEG tools as MCP tool definitions: input schemas from their own argument schemas, hints
+(annotations) from the project's tool flags."""
+
+from __future__ import annotations
+
+from langchain_core.tools import BaseTool
+from mcp import types
+
+from brainchat.tools.registry import flags_of
+from brainchat.tools.schemas import args_json_schema
+
+# Calling these again with the same arguments leaves the study as the first call left it (the
+# spec's idempotentHint); every other state-changing tool adds a step, a model or a file.
+IDEMPOTENT = frozenset(
+    {
+        "load_data",
+        "clear_study",
+        "reset_preprocessing",
+        "set_montage",
+        "resample_data",
+        "epoch_data",
+        "split_dataset",
+        "ica_fit",
+    }
+)
+
+
+def hints(tool: BaseTool) -> types.ToolAnnotations:
+    """readOnlyHint / destructiveHint from the flags; every EEG tool works only in the data
+    folder (closed world). The spec's defaults (destructive, open world) are stated explicitly."""
+    flags = flags_of(tool)
+    return types.ToolAnnotations(
+        title=tool.name.replace("_", " ").capitalize(),
+        readOnlyHint=flags.read_only,
+        destructiveHint=None if flags.read_only else flags.destructive,
+        idempotentHint=True if flags.read_only else tool.name in IDEMPOTENT,
+        openWorldHint=False,
+    )
+
+
+def input_schema(tool: BaseTool) -> dict:
+    """The tool's pydantic schema as JSON schema; an MCP input schema is always an object."""
+    schema = args_json_schema(tool) or {}
+    schema.pop("title", None)  # the pydantic class name (NoArgs, LoadArgs) says nothing here
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    return schema
+
+
+def mcp_tool(tool: BaseTool) -> types.Tool:
+    return types.Tool(
+        name=tool.name,
+        description=tool.description,
+        inputSchema=input_schema(tool),
+        annotations=hints(tool),
+    )

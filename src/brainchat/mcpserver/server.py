@@ -1,0 +1,112 @@
+"""The MCP server: one EEG study per MCP session (the server's lifespan runs once per session),
+its tools listed with their hints and called through `calls.run_call`."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.tools import BaseTool
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.shared.context import RequestContext
+
+from brainchat.mcpserver.calls import Progress, error, run_call
+from brainchat.mcpserver.catalog import mcp_tool
+from brainchat.settings import Settings
+from brainchat.tools.registry import flags_of
+
+INSTRUCTIONS = (
+    "EEG analysis on one study per session (MNE-Python, PyTorch): list_data_files, load_data "
+    "(paths relative to the data folder; nothing outside it can be read), then preprocessing, "
+    "epoch_data, split_dataset, train_model, evaluate_model and the plots. get_study_state shows "
+    "where the study stands. Figures come back as PNG images."
+)
+
+
+@dataclass
+class SessionStudy:
+    """What one MCP session owns: its study and the tools bound to it."""
+
+    study: Any
+    tools: dict[str, BaseTool]
+    listed: list[types.Tool]
+
+
+def build_server(settings: Settings) -> Server[SessionStudy, Any]:
+    counter = itertools.count(1)
+
+    @asynccontextmanager
+    async def one_study(_: Server[SessionStudy, Any]) -> AsyncIterator[SessionStudy]:
+        from brainchat.eeg.study import Study
+        from brainchat.eeg.tools import build_eeg_tools
+
+        study = Study(settings.data_dir, settings.max_operation_mb)
+        tools = build_eeg_tools(study)
+        yield SessionStudy(study, {t.name: t for t in tools}, [mcp_tool(t) for t in tools])
+
+    server: Server[SessionStudy, Any] = Server(
+        "brainchat", instructions=INSTRUCTIONS, lifespan=one_study
+    )
+
+    @server.list_tools()
+    async def list_tools() -> list[types.Tool]:
+        return server.request_context.lifespan_context.listed
+
+    @server.call_tool()
+    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        ctx = server.request_context
+        tool = ctx.lifespan_context.tools.get(name)
+        if tool is None:
+            return error(f"unknown tool {name!r}; list the tools to see their names")
+        flags = flags_of(tool)
+        if flags.destructive and not await _confirmed(ctx, tool):
+            return error(f"the user did not approve running {name}; nothing was changed")
+        return await run_call(
+            tool,
+            arguments,
+            call_id=f"mcp-{next(counter)}",
+            limit=flags.timeout or settings.limits.tool_timeout,
+            progress=_progress(ctx),
+        )
+
+    return server
+
+
+def _progress(ctx: RequestContext[Any, Any, Any]) -> Progress | None:
+    """Progress notifications when the client asked for them (a progressToken)."""
+    token = ctx.meta.progressToken if ctx.meta is not None else None
+    if token is None:
+        return None
+
+    async def send(progress: float, total: float, message: str) -> None:
+        await ctx.session.send_progress_notification(
+            token, progress, total, message, related_request_id=str(ctx.request_id)
+        )
+
+    return Progress(send)
+
+
+ELICIT = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+
+
+async def _confirmed(ctx: RequestContext[Any, Any, Any], tool: BaseTool) -> bool:
+    """Ask the user through the client (elicitation) before a destructive tool, where the client
+    can; other clients ask on their own for a tool marked destructiveHint (README)."""
+    if not ctx.session.check_client_capability(ELICIT):
+        return True
+    answer = await ctx.session.elicit_form(
+        f"brainchat: run {tool.name}? {tool.description}",
+        {
+            "type": "object",
+            "properties": {
+                "confirm": {"type": "boolean", "title": f"Run {tool.name}", "default": False}
+            },
+            "required": ["confirm"],
+        },
+        related_request_id=ctx.request_id,
+    )
+    return answer.action == "accept" and bool((answer.content or {}).get("confirm"))
