@@ -41,8 +41,8 @@ def build_server(settings: Settings) -> Server[SessionStudy, Any]:
 
     @asynccontextmanager
     async def one_study(_: Server[SessionStudy, Any]) -> AsyncIterator[SessionStudy]:
-        from brainchat.eeg.study import Study
-        from brainchat.eeg.tools import build_eeg_tools
+        from brainchat.eeg.study.study import Study
+        from brainchat.eeg.tools.tools import build_eeg_tools
 
         study = Study(settings.data_dir, settings.max_operation_mb)
         tools = build_eeg_tools(study)
