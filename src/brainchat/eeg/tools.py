@@ -9,6 +9,8 @@ from typing import Any
 from langchain_core.tools import BaseTool
 
 from brainchat.eeg import schemas as s
+from brainchat.eeg.bids_tools import LOAD_DESCRIPTION, bids_tools, expand_files  # BIDS (#24)
+from brainchat.eeg.bids_tools import LoadArgs as BidsLoadArgs
 from brainchat.eeg.listing import MAX_LISTED_ENTRIES
 from brainchat.eeg.state import Op, StudyState
 from brainchat.eeg.study import Study
@@ -31,9 +33,10 @@ def _data_tools(study: Study) -> list[BaseTool]:
 
         return list_files(study.data_dir, pattern, stop)
 
-    async def load_data(files: list[str]) -> str:
+    async def load_data(files: list[str], **bids: Any) -> str:
         from brainchat.eeg.preprocessing import load_op
 
+        files = await expand_files(study, files, bids)  # BIDS (#24): a dataset's folder
         return await run_op(
             study, load_op(study.data_dir, files), record={"op": "load", "files": list(files)}
         )
@@ -65,9 +68,8 @@ def _data_tools(study: Study) -> list[BaseTool]:
         make_tool(
             load_data,
             "load_data",
-            "Load one or more EEG files (paths relative to the data "
-            "folder) into the study. Load all files of a study in one call.",
-            s.LoadArgs,
+            LOAD_DESCRIPTION,  # BIDS (#24): was "Load one or more EEG files ..."
+            BidsLoadArgs,
         ),
         make_tool(
             get_study_state,
@@ -299,5 +301,6 @@ def build_eeg_tools(study: Study) -> list[BaseTool]:
         *ica_tools(study),
         *_dataset_tools(study),
         *_model_tools(study),
+        *bids_tools(study),  # BIDS (#24): epochs and results as BIDS derivatives
         *plot_tools(study),
     ]
