@@ -242,3 +242,45 @@ def test_mne_bids_is_not_imported_with_the_tools() -> None:
 def test_the_dataset_description_names_no_server_path(bids_dir: Path) -> None:
     desc = json.loads((bids_dir / "ds001" / "dataset_description.json").read_text())
     assert desc["BIDSVersion"]  # written by mne-bids: the fixture is a real BIDS dataset
+
+
+async def test_the_exported_script_reads_a_bids_recording_as_brainchat_does(
+    tmp_path: Path,
+) -> None:
+    """The export's read_raw (no brainchat, no mne-bids) gives the same annotations, bad
+    channels and types, on an events.tsv with the cases mne-bids treats specially."""
+    import importlib.util
+
+    from brainchat.eeg import script_helpers
+
+    write_bids_set(tmp_path, subjects=(1,), sessions=(1,), runs=(1,))
+    _events_tsv(tmp_path, EDF).write_text(
+        "onset\tduration\ttrial_type\tvalue\tsample\n"
+        "1.0\t4.0\tleft_hand\t1\t250\n"
+        "n/a\t4.0\tright_hand\t2\tn/a\n"  # no onset: left out
+        "9.0\tn/a\tright_hand\t2\t2250\n"  # no duration: 0
+        "17.0\t4.0\tn/a\t3\t4250\n"  # no trial_type: left out
+        "25.0\t4.0\tleft_hand\t7\t6250\n"  # left_hand with two values: left_hand/1, left_hand/7
+    )
+    channels = _events_tsv(tmp_path, EDF).with_name(
+        EDF.split("/")[-1].replace("eeg.edf", "channels.tsv")
+    )
+    channels.write_text(
+        channels.read_text().replace("Cz\tEEG", "Cz\tEOG").replace("good\tn/a", "bad\tn/a", 1)
+    )
+    h = Harness(tmp_path)
+    await h.call("load_data", {"files": [EDF]})
+    ours = h.study.state.raws[0]
+    spec = importlib.util.spec_from_file_location("exported_helpers", script_helpers.__file__)
+    assert spec is not None and spec.loader is not None
+    helpers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helpers)
+    theirs = helpers.read_raw(tmp_path / EDF, "edf")
+    assert list(ours.annotations.description) == ["left_hand/1", "right_hand", "left_hand/7"]
+    assert list(theirs.annotations.description) == list(ours.annotations.description)
+    assert list(theirs.annotations.onset) == pytest.approx(list(ours.annotations.onset))
+    assert list(theirs.annotations.duration) == pytest.approx([4.0, 0.0, 4.0])
+    assert list(ours.annotations.duration) == pytest.approx([4.0, 0.0, 4.0])
+    assert theirs.info["bads"] == ours.info["bads"] == ["Fz"]
+    assert theirs.get_channel_types() == ours.get_channel_types()
+    assert ours.get_channel_types(picks=["Cz"]) == ["eog"]
