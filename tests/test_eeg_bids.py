@@ -284,3 +284,35 @@ async def test_the_exported_script_reads_a_bids_recording_as_brainchat_does(
     assert theirs.info["bads"] == ours.info["bads"] == ["Fz"]
     assert theirs.get_channel_types() == ours.get_channel_types()
     assert ours.get_channel_types(picks=["Cz"]) == ["eog"]
+
+
+async def test_a_data_folder_that_is_a_dataset_lists_and_loads_as_one(tmp_path: Path) -> None:
+    root = write_bids_set(tmp_path, subjects=(1, 2), sessions=(1,), runs=(1,))
+    h = Harness(root)  # BRAINCHAT_DATA_DIR pointed at a BIDS dataset itself
+    text = await h.call("list_data_files", {})
+    assert text.startswith("the data folder (BIDS dataset")
+    assert "load_data(files=['.'], subjects=['01'])" in text and "'sub-01/**'" in text
+    await h.call("load_data", {"files": ["."], "subjects": ["02"]})
+    assert [r.name for r in h.study.state.recordings] == [
+        "sub-02/ses-1/eeg/sub-02_ses-1_task-imagery_run-1_eeg.edf"
+    ]
+
+
+async def test_a_dataset_around_the_data_folder_is_not_read(tmp_path: Path) -> None:
+    root = write_bids_set(tmp_path, subjects=(1, 2), sessions=(1,), runs=(1,))
+    h = Harness(root / "sub-01")  # the data folder lies inside a dataset: its root is not ours
+    assert "is a folder but not a BIDS dataset" in await h.fails("load_data", {"files": ["."]})
+    text = await h.call("list_data_files", {})
+    assert text.startswith("1 file(s) in the data folder:") and "sub-02" not in text
+
+
+async def test_a_dataset_description_linked_out_is_not_shown(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    write_bids_set(data, subjects=(1,), sessions=(1,), runs=(1,))
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"Name": "TOP-SECRET"}))
+    desc = data / "ds001" / "dataset_description.json"
+    desc.unlink()
+    desc.symlink_to(secret)
+    text = await Harness(data).call("list_data_files", {})
+    assert "ds001/ (BIDS dataset, " in text and "TOP-SECRET" not in text

@@ -48,12 +48,12 @@ class BidsGroups:
         root; cached per folder, so a walk checks each folder once."""
         if folder in self._roots:
             return self._roots[folder]
-        if folder == self.data_root or not folder.is_relative_to(self.data_root):
+        if not folder.is_relative_to(self.data_root):
             root = None
-        elif is_root(folder):
+        elif is_root(folder):  # the data folder itself may be a BIDS dataset
             root = folder
         else:
-            root = self._root(folder.parent)
+            root = None if folder == self.data_root else self._root(folder.parent)
         self._roots[folder] = root
         return root
 
@@ -70,11 +70,13 @@ class BidsGroups:
 
     def _block(self, root: Path) -> str:
         rel = root.relative_to(self.data_root).as_posix()
+        where = "the data folder" if rel == "." else f"{rel}/"
+        inner = "" if rel == "." else f"{rel}/"  # how a pattern names the dataset's folders
         found = self.sets.get(root, [])
-        title = _title(root)
+        title = _title(root, self.data_root)
         others = self.others.get(root, 0)
         head = (
-            f"{rel}/ (BIDS dataset{title}, {self.sizes.get(root, 0.0):.1f} MB): "
+            f"{where} (BIDS dataset{title}, {self.sizes.get(root, 0.0):.1f} MB): "
             f"{len(values(found, 'sub'))} subject(s), {len(found)} EEG recording(s)"
             + (f", {others} other file(s)" if others else "")
         )
@@ -92,7 +94,7 @@ class BidsGroups:
         first = subjects[0]
         lines.append(
             f"  load with load_data(files=['{rel}'], subjects=['{first}']) (subjects, sessions, "
-            f"tasks, runs: optional filters); list one subject's files with '{rel}/sub-{first}/**'"
+            f"tasks, runs: optional filters); list one subject's files with '{inner}sub-{first}/**'"
         )
         return "\n".join(lines)
 
@@ -111,11 +113,15 @@ def _sessions(found: list[Found]) -> str:
     return ", ".join(parts)
 
 
-def _title(root: Path) -> str:
-    """The dataset's Name (and ' derivatives of' ...) from its dataset_description.json."""
+def _title(root: Path, data_root: Path) -> str:
+    """The dataset's Name (and ' derivatives') from its dataset_description.json: read only when
+    it is a file inside the data folder (not a link out), and only its first 64 KB."""
+    path = root / DESCRIPTION
     try:
-        with (root / DESCRIPTION).open(encoding="utf-8") as f:
-            desc = json.load(f)
+        if not path.resolve().is_relative_to(data_root):
+            return ""
+        with path.open(encoding="utf-8") as f:
+            desc = json.loads(f.read(65536))
     except (OSError, ValueError):
         return ""
     if not isinstance(desc, dict):

@@ -141,7 +141,7 @@ def expand(
         if not _is_dir(path):  # a file: load_data checks it, and says what is wrong with it
             out.append(entry)
             continue
-        root, within = _root_and_scope(path, entry)
+        root, within = _root_and_scope(path, entry, root_dir)
         found = [f for f in recordings(root_dir, root, stop) if within(f)]
         out += [f.rel.as_posix() for f in _select(found, wanted, relative_name(root_dir, root))]
         used = True
@@ -179,12 +179,16 @@ def _label(key: str, value: str) -> str:
     return text
 
 
-def _root_and_scope(path: Path, entry: str) -> tuple[Path, Callable[[Found], bool]]:
-    """The BIDS root a folder of load_data's files is, or lies in, and which recordings of it
-    the folder covers (a sub-01 folder: that subject's)."""
+def _root_and_scope(
+    path: Path, entry: str, data_root: Path
+) -> tuple[Path, Callable[[Found], bool]]:
+    """The BIDS root a folder of load_data's files is, or lies in (inside the data folder), and
+    which recordings of it the folder covers (a sub-01 folder: that subject's)."""
     if is_root(path):
         return path, lambda f: True
     for parent in path.parents:
+        if not parent.is_relative_to(data_root):
+            break  # a dataset the data folder lies in is not the data folder's to read
         if is_root(parent):
             inner = path.relative_to(parent)
             return parent, _under(parent, inner.parts)
