@@ -176,6 +176,14 @@ async def test_bad_entities_name_what_exists(bids_dir: Path, args: dict, message
     assert message in await h.fails("load_data", {"files": ["ds001"], **args})
 
 
+async def test_one_label_may_be_given_as_a_string_or_a_number(bids_dir: Path) -> None:
+    h = Harness(bids_dir)  # what a small model often writes instead of a list
+    await h.call("load_data", {"files": ["ds001"], "subjects": "01", "sessions": 1, "runs": "2"})
+    assert [r.name for r in h.study.state.recordings] == [
+        "ds001/sub-01/ses-1/eeg/sub-01_ses-1_task-imagery_run-2_eeg.edf"
+    ]
+
+
 async def test_filters_without_a_dataset_folder_say_how(bids_dir: Path) -> None:
     h = Harness(bids_dir)
     error = await h.fails("load_data", {"files": [EDF], "subjects": ["01"]})
