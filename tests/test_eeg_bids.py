@@ -236,7 +236,8 @@ async def test_a_resumed_study_reads_the_events_tsv_again(tmp_path: Path) -> Non
 
 def test_mne_bids_is_not_imported_with_the_tools() -> None:
     code = (
-        "import sys, brainchat.app, brainchat.eeg.tools, brainchat.eeg.bids_tools, brainchat.eeg.bids.read, brainchat.eeg.bids.listing, brainchat.eeg.bids.derivatives; "
+        "import sys, brainchat.app, brainchat.eeg.tools, brainchat.eeg.bids_tools; "
+        "import brainchat.eeg.bids.read, brainchat.eeg.bids.listing, brainchat.eeg.bids.derivatives; "
         "print('mne_bids' in sys.modules, 'mne' in sys.modules)"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}

@@ -58,10 +58,10 @@ def _data_tools(study: Study) -> list[BaseTool]:
         make_tool(
             list_data_files,
             "list_data_files",
-            "List EEG files (EDF, BDF, GDF, FIF, EEGLAB .set, "
-            "BrainVision .vhdr) in the data folder, with inferred subject/session. The pattern "
-            "matches at any depth; one starting with a subfolder lists only that folder. At most "
-            f"{MAX_LISTED_ENTRIES:,} entries are walked and one '**' is allowed per pattern.",
+            "List EEG files (EDF, BDF, GDF, FIF, EEGLAB .set, BrainVision .vhdr) in the data "
+            "folder, with inferred subject/session; a BIDS dataset as its subjects/sessions. The "
+            "pattern matches at any depth; one starting with a subfolder lists only that folder. "
+            f"At most {MAX_LISTED_ENTRIES:,} entries are walked and one '**' is allowed per pattern.",
             s.ListFilesArgs,
             **READ_ONLY,
         ),

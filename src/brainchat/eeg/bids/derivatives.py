@@ -4,9 +4,9 @@ Where: `<BIDS root>/derivatives/brainchat/` when every loaded recording comes fr
 dataset in the data folder, else the data folder's `derivatives/brainchat/`; never outside the
 data folder (a `derivatives` link pointing out is refused). What:
 
-    dataset_description.json                  DatasetType "derivative", GeneratedBy brainchat + version
+    dataset_description.json       DatasetType "derivative", GeneratedBy brainchat + version
     sub-01/ses-1/eeg/sub-01_ses-1_task-imagery_desc-brainchat_epo.fif   (+ .json sidecar)
-    desc-brainchat_results.json               models, settings, test-set metrics
+    desc-brainchat_results.json    models, settings, test-set metrics
 
 Epochs are written per subject and session (the study keeps its epochs as one array with a
 subject and session per epoch). Nothing is overwritten unless `replace` is given (the
