@@ -39,6 +39,7 @@ async def epoched(tmp_path: Path) -> Harness:
 
 async def test_epochs_are_written_per_subject_and_session(epoched: Harness) -> None:
     import mne
+    import mne_bids
 
     data = epoched.study.data_dir
     raw_before = _hashes(data / "ds001")
@@ -53,6 +54,11 @@ async def test_epochs_are_written_per_subject_and_session(epoched: Harness) -> N
     eps = epoched.study.state.eps
     for subject in ("01", "02"):
         path = folder / EPO.replace("01", subject)
+        named = mne_bids.BIDSPath(
+            root=folder, subject=subject, session="1", task="imagery", description="brainchat",
+            datatype="eeg", suffix="epo", extension=".fif", check=False,
+        )  # fmt: skip
+        assert named.fpath == path  # the name mne-bids gives these entities
         written = mne.read_epochs(path, verbose="error")
         mask = eps.subjects == subject
         assert len(written) == int(mask.sum()) == 2 * 12
