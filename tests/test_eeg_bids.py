@@ -325,3 +325,13 @@ async def test_a_dataset_description_linked_out_is_not_shown(tmp_path: Path) -> 
     desc.symlink_to(secret)
     text = await Harness(data).call("list_data_files", {})
     assert "ds001/ (BIDS dataset, " in text and "TOP-SECRET" not in text
+
+
+async def test_a_dataset_larger_than_one_walk_is_never_loaded_in_part(
+    bids_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from brainchat.eeg import paths
+
+    monkeypatch.setattr(paths, "MAX_LISTED_ENTRIES", 10)  # the walk's bound, made small
+    error = await Harness(bids_dir).fails("load_data", {"files": ["ds001"]})
+    assert "name one subject's folder in files (e.g. 'ds001/sub-01')" in error

@@ -11,7 +11,9 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from brainchat.eeg.paths import EegWalk
+from langchain_core.tools import ToolException
+
+from brainchat.eeg.paths import MAX_LISTED_ENTRIES, EegWalk
 
 DESCRIPTION = "dataset_description.json"
 LABEL = re.compile(r"^[A-Za-z0-9]+$")  # BIDS: a label is alphanumeric, nothing else
@@ -101,13 +103,19 @@ def recordings(data_root: Path, root: Path, stop: threading.Event | None = None)
     """The raw EEG recordings of `root` (derivatives, sourcedata and code left out), by a bounded
     walk that follows no link out of the data folder."""
     found = []
-    for rel, path in EegWalk(data_root, root, stop):
+    walk = EegWalk(data_root, root, stop)
+    for rel, path in walk:
         inner = path.relative_to(root).parts
         if inner[0] in SKIPPED:
             continue
         name = parse_name(path.name)
         if name is not None and name.suffix in DATATYPES and root_of(path) == root:
             found.append(Found(rel, path, name))
+    if walk.cut:  # never a silent part of a dataset
+        raise ToolException(
+            f"the BIDS dataset holds more than {MAX_LISTED_ENTRIES:,} files and folders, more "
+            "than one walk reads; name one subject's folder in files (e.g. 'ds001/sub-01')"
+        )
     return found
 
 
