@@ -71,7 +71,8 @@ def test_flags(data_dir: Path) -> None:
     assert {n for n, f in tools.items() if f.read_only} == {
         "list_data_files", "get_study_state", "ica_components", "plot_raw", "plot_psd",
         "plot_topomap", "plot_epochs_average"}  # fmt: skip
-    assert {n for n, f in tools.items() if f.destructive} == {"reset_preprocessing", "clear_study"}
+    assert {n for n, f in tools.items() if f.destructive} == {
+        "reset_preprocessing", "clear_study", "replace_bids_derivatives"}  # fmt: skip
     assert {n for n, f in tools.items() if f.long_running} == {"train_model", "ica_fit"}
 
 

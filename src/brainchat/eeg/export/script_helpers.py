@@ -69,7 +69,61 @@ def read_raw(path: Path, fmt: str) -> Any:
         raw.set_annotations(mne.Annotations(ann.onset, ann.duration, desc, orig_time=ann.orig_time))
     if len(mne.pick_types(raw.info, eeg=True, exclude=[])) == 0 and raw.ch_names:
         raw.set_channel_types(dict.fromkeys(raw.ch_names, "eeg"), verbose="error")
+    bids_sidecars(raw, path)  # BIDS (#24)
     return raw
+
+
+def _tsv(path: Path) -> list[dict[str, str]]:
+    import csv
+
+    with path.open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def bids_annotations(rows: list[dict[str, str]]) -> Any:
+    """events.tsv rows as annotations, as mne-bids reads them: rows without an onset or a
+    trial_type are left out, and a trial_type with several values becomes 'trial_type/value'."""
+    rows = [r for r in rows if r.get("onset") not in ("n/a", "nan", "NaN", "", None)]
+    col = next((c for c in ("trial_type", "stim_type", "value") if rows and c in rows[0]), None)
+    if col != "value" and col and "value" in rows[0] and all(r[col] == "n/a" for r in rows):
+        col = "value" if any(r["value"] != "n/a" for r in rows) else col
+    rows = [r for r in rows if col is None or r[col] != "n/a"]
+    desc = [r[col] if col else "n/a" for r in rows]
+    if col and col != "value" and rows and "value" in rows[0]:
+        seen: dict[str, set[str]] = {}
+        for d, r in zip(desc, rows, strict=True):
+            seen.setdefault(d, set()).add(r["value"])
+        desc = [f"{d}/{r['value'] if r['value'] != 'n/a' else 'na'}" if len(seen[d]) > 1 else d
+                for d, r in zip(desc, rows, strict=True)]  # fmt: skip
+    durations = [0.0 if r.get("duration", "n/a") == "n/a" else float(r["duration"]) for r in rows]
+    return mne.Annotations([float(r["onset"]) for r in rows], durations, desc, orig_time=None)
+
+
+def bids_sidecars(raw: Any, path: Path) -> None:
+    """A BIDS recording's events.tsv as its annotations, channels.tsv's bad channels and types
+    (brainchat.eeg.io.bids.read.apply_sidecars, which reads them with mne-bids: same rules)."""
+    stem, sep, _ = path.name.rpartition("_eeg.")
+    events, channels = path.with_name(f"{stem}_events.tsv"), path.with_name(f"{stem}_channels.tsv")
+    subject = path.parent.parent  # sub-XX/[ses-YY/]eeg/<file>
+    subject = subject.parent if subject.name.startswith("ses-") else subject
+    if (
+        not sep
+        or path.parent.name != "eeg"
+        or not (subject.parent / "dataset_description.json").is_file()
+    ):
+        return
+    if events.is_file():
+        raw.set_annotations(bids_annotations(_tsv(events)))
+    if channels.is_file():
+        kinds = {"EEG": "eeg", "EOG": "eog", "HEOG": "eog", "VEOG": "eog", "ECG": "ecg",
+                 "EMG": "emg", "MISC": "misc", "TRIG": "stim", "RESP": "resp", "GSR": "gsr",
+                 "TEMP": "temperature"}  # fmt: skip
+        rows = [r for r in _tsv(channels) if r.get("name") in raw.ch_names]
+        types = {r["name"]: kinds[t] for r in rows if (t := (r.get("type") or "").upper()) in kinds}
+        if types:
+            raw.set_channel_types(types, on_unit_change="ignore", verbose="error")
+        bads = {r["name"] for r in rows if (r.get("status") or "").lower() == "bad"}
+        raw.info["bads"] = sorted(set(raw.info["bads"]) | bads)
 
 
 def crop_to_whole_records(raw: Any, path: Path) -> None:

@@ -69,8 +69,11 @@ def list_files(
     start, pats = _anchor(root, pats)
     found: list[str] = []
     walk = EegWalk(root, start, stop)
+    from brainchat.eeg.io.bids.listing import BidsGroups  # BIDS (#24): a dataset as its subjects
+
+    bids = BidsGroups(root, start)
     for rel, path in walk:
-        if not _matches(path.relative_to(start).parts, pats):
+        if not _matches(path.relative_to(start).parts, pats) or bids.take(rel, path):
             continue
         try:
             size = path.stat().st_size / 1e6
@@ -87,7 +90,7 @@ def list_files(
             "files further on are not listed; start the pattern with a subfolder to list "
             "only that folder (e.g. 'sub-01/*.edf')"
         )
-    if not found:
+    if not found and not bids:
         return (
             f"no EEG files match '{pattern}' in the data folder "
             f"(formats: {', '.join(SUPPORTED_EXTENSIONS)}); `brainchat demo-data` writes a demo set"
@@ -95,4 +98,5 @@ def list_files(
         )
     found.sort()
     more = f"\n... {len(found) - limit} more" if len(found) > limit else ""
-    return f"{len(found)} file(s) in the data folder:\n" + "\n".join(found[:limit]) + more + cut
+    files = f"{len(found)} file(s) in the data folder:\n" + "\n".join(found[:limit]) + more
+    return (bids.text() + ("\n" + files if found else "") if bids else files) + cut

@@ -12,6 +12,8 @@ from brainchat.eeg.core.state import Op, StudyState
 from brainchat.eeg.io.listing import MAX_LISTED_ENTRIES
 from brainchat.eeg.study.study import Study
 from brainchat.eeg.tools import schemas as s
+from brainchat.eeg.tools.bids_tools import LOAD_DESCRIPTION, bids_tools, expand_files  # BIDS (#24)
+from brainchat.eeg.tools.bids_tools import LoadArgs as BidsLoadArgs
 from brainchat.eeg.tools.toolkit import (
     DESTRUCTIVE,
     READ_ONLY,
@@ -32,9 +34,10 @@ def _data_tools(study: Study) -> list[BaseTool]:
 
         return list_files(study.data_dir, pattern, stop)
 
-    async def load_data(files: list[str]) -> str:
+    async def load_data(files: list[str], **bids: Any) -> str:
         from brainchat.eeg.preprocessing.preprocessing import load_op
 
+        files = await expand_files(study, files, bids)  # BIDS (#24): a dataset's folder
         return await run_op(
             study, load_op(study.data_dir, files), record={"op": "load", "files": list(files)}
         )
@@ -56,19 +59,18 @@ def _data_tools(study: Study) -> list[BaseTool]:
         make_tool(
             list_data_files,
             "list_data_files",
-            "List EEG files (EDF, BDF, GDF, FIF, EEGLAB .set, "
-            "BrainVision .vhdr) in the data folder, with inferred subject/session. The pattern "
-            "matches at any depth; one starting with a subfolder lists only that folder. At most "
-            f"{MAX_LISTED_ENTRIES:,} entries are walked and one '**' is allowed per pattern.",
+            "List EEG files (EDF, BDF, GDF, FIF, EEGLAB .set, BrainVision .vhdr) in the data "
+            "folder, with inferred subject/session; a BIDS dataset as its subjects/sessions. The "
+            "pattern matches at any depth; one starting with a subfolder lists only that folder. "
+            f"At most {MAX_LISTED_ENTRIES:,} entries are walked and one '**' is allowed per pattern.",
             s.ListFilesArgs,
             **READ_ONLY,
         ),
         make_tool(
             load_data,
             "load_data",
-            "Load one or more EEG files (paths relative to the data "
-            "folder) into the study. Load all files of a study in one call.",
-            s.LoadArgs,
+            LOAD_DESCRIPTION,  # BIDS (#24): was "Load one or more EEG files ..."
+            BidsLoadArgs,
         ),
         make_tool(
             get_study_state,
@@ -298,5 +300,6 @@ def build_eeg_tools(study: Study) -> list[BaseTool]:
         *ica_tools(study),
         *_dataset_tools(study),
         *_model_tools(study),
+        *bids_tools(study),  # BIDS (#24): epochs and results as BIDS derivatives
         *plot_tools(study),
     ]
