@@ -6,6 +6,7 @@ study's real Stop path too), and clear messages for a bad or unreachable schedul
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import subprocess
@@ -76,6 +77,12 @@ def gated(item: tuple[str, str, int]) -> int:
     return index
 
 
+def bad_fold(item: tuple[int, int]) -> dict[str, Any]:
+    if item == ITEMS[5]:
+        raise ValueError(f"fold {item} has one class only")
+    return fit_fold(item)
+
+
 def gone(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
@@ -101,43 +108,68 @@ def _no_operator_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     monkeypatch.chdir(tmp_path)  # no .env of the checkout
 
 
+def dask(*args: str, folder: Path) -> subprocess.Popen:
+    """`dask scheduler|worker ...` in a process of its own, importing this checkout's code."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")])}
+    command = [str(Path(sys.executable).parent / "dask"), *args, "--no-dashboard"]
+    return subprocess.Popen(
+        command, env=env, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+
+def scheduler(folder: Path) -> tuple[subprocess.Popen, str]:
+    """A scheduler on a free port, and its address as it writes it to its scheduler file."""
+    file = folder / "scheduler.json"
+    proc = dask(
+        "scheduler",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--scheduler-file",
+        str(file),
+        folder=folder,
+    )
+    found: list[str] = []
+
+    def written() -> bool:
+        try:
+            found.append(json.loads(file.read_text())["address"])
+        except (OSError, ValueError, KeyError):
+            assert proc.poll() is None, "the scheduler did not start"
+        return bool(found)
+
+    until(written, "the scheduler's address")
+    return proc, found[0]
+
+
+def end(procs: list[subprocess.Popen]) -> None:
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real dask.distributed scheduler and two single-threaded worker processes."""
+    from distributed import Client
+
     folder = tmp_path_factory.mktemp("dask")
-    file = folder / "scheduler.json"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT / "tests")])}
-    bin_dir = Path(sys.executable).parent
-    common = {"env": env, "cwd": folder, "stdout": subprocess.DEVNULL, "stderr": subprocess.STDOUT}
-    procs = [
-        subprocess.Popen(
-            [str(bin_dir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0"]
-            + ["--no-dashboard", "--scheduler-file", str(file)],
-            **common,
-        )
-    ]
+    proc, address = scheduler(folder)
+    procs = [proc]
     try:
-        until(file.exists, "the scheduler file")
-        worker = [str(bin_dir / "dask"), "worker", "--scheduler-file", str(file), "--no-nanny"]
-        worker += ["--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"]
-        procs += [subprocess.Popen(worker, **common) for _ in range(2)]
-        import json
-
-        from distributed import Client
-
-        until(lambda: "address" in json.loads(file.read_text() or "{}"), "the address")
-        address = json.loads(file.read_text())["address"]
+        worker = ("worker", address, "--no-nanny", "--nthreads", "1", "--host", "127.0.0.1")
+        procs += [dask(*worker, folder=folder) for _ in range(2)]
         with Client(address, set_as_default=False) as client:
             client.wait_for_workers(2, timeout=120)
         yield address
     finally:
-        for proc in reversed(procs):
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        end(procs[::-1])
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -173,6 +205,12 @@ def test_a_dask_cluster_gives_the_same_results_as_local_runs(
     assert len({g["pid"] for g in got} - {os.getpid()}) == 2  # both worker processes took part
     monkeypatch.setenv(SCHEDULER_ENV, cluster)  # the operator's variable does the same
     same(run_tasks(fit_fold, ITEMS, workers=1), expected())
+
+
+def test_a_failing_item_raises_its_own_error_whatever_runs_it(cluster: str) -> None:
+    for where in ({"workers": 1}, {"workers": 2}, {"scheduler": cluster}):
+        with pytest.raises(ValueError, match=r"fold \(2, 1\) has one class only"):
+            run_tasks(bad_fold, ITEMS, **where)  # type: ignore[arg-type]
 
 
 def test_stop_in_process_runs_no_further_item(tmp_path: Path) -> None:
@@ -271,6 +309,23 @@ async def test_the_apps_stop_reaches_the_runner_through_the_study(tmp_path: Path
         (tmp_path / "release").write_text("")
 
 
+def test_a_scheduler_lost_mid_run_gives_a_clear_message(tmp_path: Path) -> None:
+    proc, address = scheduler(tmp_path)  # no workers: the tasks wait on it
+    try:
+
+        def stop_the_scheduler() -> bool:  # polled while the tasks wait
+            if proc.poll() is None:
+                proc.kill()
+            return False
+
+        with pytest.raises(SchedulerUnavailable) as err:
+            run_tasks(fit_fold, ITEMS, scheduler=address, should_stop=stop_the_scheduler)
+    finally:
+        end([proc])
+    message = str(err.value)
+    assert SCHEDULER_ENV in message and "stopped mid-run" in message and "unset" in message
+
+
 def test_a_dead_scheduler_gives_a_clear_message_naming_the_variable() -> None:
     import dask
 
@@ -312,3 +367,23 @@ def test_the_scheduler_is_read_from_the_env_file(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text(f"{SCHEDULER_ENV}=not-an-address\n")
     with pytest.raises(ToolException, match=SCHEDULER_ENV):
         run_tasks(fit_fold, ITEMS)
+
+
+async def test_step_progress_titles_the_running_tools_step_fold_by_fold() -> None:
+    from brainchat.eeg.protocols.runner import step_progress
+    from brainchat.events import EventQueue, ToolProgress, set_tool_call, unbind
+    from brainchat.ui.step_text import progress_title
+
+    events = EventQueue()
+    token = events.bind()
+    set_tool_call("call-1", "cross_validate")
+    try:
+        run_tasks(fit_fold, ITEMS[:3], progress=step_progress("fold"))
+    finally:
+        unbind(token)
+    shown = []
+    while not events.queue.empty():
+        event = events.queue.get_nowait()
+        assert isinstance(event, ToolProgress) and event.call_id == "call-1"
+        shown.append(progress_title(event.name, event.message, event.data))
+    assert shown == [f"cross_validate · fold {k}/3" for k in (1, 2, 3)]

@@ -23,6 +23,7 @@ import re
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import CancelledError
 from typing import Any, TypeVar
 
 from langchain_core.tools import ToolException
@@ -252,15 +253,21 @@ def _gather(
                 finished, pending = wait(pending, timeout=POLL, return_when="FIRST_COMPLETED")
         except TimeoutError:
             continue
+        except (OSError, CancelledError):  # the scheduler went away: the futures are cancelled
+            raise _lost(address, "the connection to the scheduler was lost") from None
         for future in finished:
             if future.status == "error":
                 future.result()  # raises what fn raised for that item
             if future.status != "finished":
-                raise SchedulerUnavailable(
-                    f"the Dask cluster at {SCHEDULER_ENV}={redact.mask_url(address)} lost a "
-                    f"task ({future.status}): a worker or the scheduler stopped. Check the "
-                    f"cluster, or unset {SCHEDULER_ENV} to run on this machine"
-                )
+                raise _lost(address, f"a task was {future.status}")
             results[index[future.key]] = future.result()
             report(len(results), len(futures))
     return [results[i] for i in range(len(futures))]
+
+
+def _lost(address: str, what: str) -> SchedulerUnavailable:
+    return SchedulerUnavailable(
+        f"the Dask cluster at {SCHEDULER_ENV}={redact.mask_url(address)} stopped mid-run "
+        f"({what}). Check its scheduler and workers and run again, or unset {SCHEDULER_ENV} to "
+        "run on this machine"
+    )
