@@ -195,6 +195,7 @@ def test_the_workers_variable_picks_local_processes(monkeypatch: pytest.MonkeyPa
     assert WORKERS_ENV in str(err.value) and "1 to 64" in str(err.value)
 
 
+@pytest.mark.slow  # starts a Dask scheduler and two worker processes
 def test_a_dask_cluster_gives_the_same_results_as_local_runs(
     cluster: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -207,6 +208,7 @@ def test_a_dask_cluster_gives_the_same_results_as_local_runs(
     same(run_tasks(fit_fold, ITEMS, workers=1), expected())
 
 
+@pytest.mark.slow  # starts a Dask scheduler and two worker processes
 def test_a_failing_item_raises_its_own_error_whatever_runs_it(cluster: str) -> None:
     for where in ({"workers": 1}, {"workers": 2}, {"scheduler": cluster}):
         with pytest.raises(ValueError, match=r"fold \(2, 1\) has one class only"):
@@ -246,6 +248,7 @@ def test_stop_kills_the_local_workers_still_running_a_task(tmp_path: Path) -> No
         (tmp_path / "release").write_text("")
 
 
+@pytest.mark.slow  # starts a Dask scheduler and two worker processes
 def test_stop_cancels_the_outstanding_tasks_on_the_dask_cluster(
     cluster: str, tmp_path: Path
 ) -> None:
