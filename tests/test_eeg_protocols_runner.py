@@ -77,6 +77,12 @@ def gated(item: tuple[str, str, int]) -> int:
     return index
 
 
+def band_power(item: tuple[np.ndarray, int] | dict[str, Any]) -> float:
+    """A statistic of one slice of a large shared array (memory-mapped for local workers)."""
+    X, k = (item["X"], item["k"]) if isinstance(item, dict) else item
+    return float(np.log(np.var(X[k::4], axis=-1)).mean())
+
+
 def bad_fold(item: tuple[int, int]) -> dict[str, Any]:
     if item == ITEMS[5]:
         raise ValueError(f"fold {item} has one class only")
@@ -182,6 +188,15 @@ def test_one_and_two_local_workers_give_the_same_results_with_progress_per_task(
     assert calls == [(k, len(ITEMS)) for k in range(1, len(ITEMS) + 1)]
     pids = {g["pid"] for g in got}
     assert (pids == {os.getpid()}) if workers == 1 else (os.getpid() not in pids)
+
+
+def test_large_arrays_shared_by_items_give_the_same_results_on_local_workers() -> None:
+    X = np.random.default_rng(7).standard_normal((40, 8, 1000))  # 2.5 MB, carried by each item
+    items = [(X, k) for k in range(4)]
+    want = [band_power(item) for item in items]
+    assert run_tasks(band_power, items, workers=2) == want
+    as_dicts = [{"X": X, "k": k} for k in range(4)]
+    assert run_tasks(band_power, as_dicts, workers=2) == want
 
 
 def test_the_workers_variable_picks_local_processes(monkeypatch: pytest.MonkeyPatch) -> None:
