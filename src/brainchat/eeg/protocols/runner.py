@@ -19,14 +19,11 @@ sets it when the user presses Stop), and `progress=step_progress("fold")` titles
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import CancelledError
-from pathlib import Path
 from typing import Any, TypeVar
 
 from langchain_core.tools import ToolException
@@ -45,8 +42,6 @@ SCHEDULER_ENV = env_name(ComputeVars, "dask_scheduler")
 POLL = 0.25  # seconds between should_stop checks while a Dask cluster computes
 ADDRESS = re.compile(r"^(tcp|tls)://([A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]):(\d{1,5})$")
 ADDRESS_ALLOWED = "expected tcp://host:port or tls://host:port (the address the scheduler prints)"
-
-SHARED_BYTES = 1 << 20  # arrays from this size are memory-mapped for local workers (joblib's 1M)
 
 # loky's worker pool is one per process: one local parallel run at a time (others wait their turn)
 _LOCAL_TURN = threading.Lock()
@@ -181,14 +176,9 @@ def _on_loky(
         if stop():
             raise Cancelled(0, len(items))
     try:
-        folder = tempfile.TemporaryDirectory(prefix="brainchat-folds-", dir=_shm())
         results: dict[int, R] = {}
-        try:
-            shared = _memory_mapped(items, Path(folder.name))
-        except OSError:  # no room for the files: joblib sends the arrays its own way
-            shared = items
         parallel = Parallel(n_jobs=n, backend="loky", return_as="generator_unordered")
-        outputs = parallel(delayed(_indexed)(fn, i, item) for i, item in enumerate(shared))
+        outputs = parallel(delayed(_indexed)(fn, i, item) for i, item in enumerate(items))
         try:
             for index, result in outputs:
                 results[index] = result
@@ -197,50 +187,9 @@ def _on_loky(
                     raise Cancelled(len(results), len(items))
         finally:
             _close(outputs)
-            folder.cleanup()
         return [results[i] for i in range(len(items))]
     finally:
         _LOCAL_TURN.release()
-
-
-def _shm() -> str | None:
-    """/dev/shm when it is writable and has 2 GB free (joblib's rule), else the temp folder."""
-    try:
-        free = os.statvfs("/dev/shm")
-    except OSError:
-        return None
-    roomy = free.f_bavail * free.f_frsize >= 2 << 30
-    return "/dev/shm" if roomy and os.access("/dev/shm", os.W_OK) else None
-
-
-def _memory_mapped(items: list[T], folder: Path) -> list[T]:
-    """`items` with each large array (a field of a tuple, list or dict item) written once and
-    memory-mapped read-only, as joblib would map it: joblib then sends the file's name, where
-    it would hash the whole array again for every task that carries it (a subject's epochs,
-    carried by each of its folds). Other items are left to joblib."""
-    import numpy as np
-
-    mapped: dict[int, Any] = {}
-
-    def share(value: Any) -> Any:
-        if not isinstance(value, np.ndarray) or isinstance(value, np.memmap):
-            return value
-        if value.nbytes < SHARED_BYTES or value.dtype.hasobject:
-            return value
-        if id(value) not in mapped:
-            path = folder / f"{len(mapped)}.npy"
-            np.save(path, value, allow_pickle=False)
-            mapped[id(value)] = np.load(path, mmap_mode="r")
-        return mapped[id(value)]
-
-    def item_of(item: Any) -> Any:
-        if isinstance(item, dict):
-            return {k: share(v) for k, v in item.items()}
-        if type(item) in (tuple, list):
-            return type(item)(share(v) for v in item)
-        return item
-
-    return [item_of(item) for item in items]
 
 
 def _close(outputs: Iterator[Any]) -> None:
