@@ -339,6 +339,28 @@ class ServerVars(Declared):
     )
 
 
+class ComputeVars(Declared):
+    """Where cross-validation folds run (read at each run by eeg/protocols/runner.py); operator
+    settings only: never set from the settings panel."""
+
+    cv_workers: int = var(
+        1,
+        "BRAINCHAT_CV_WORKERS",
+        "local processes that run a cross-validation's folds and pipelines in parallel (`1`: "
+        "in the app's process); one cross-validation at a time uses them",
+        ge=1,
+        le=64,
+        unit="processes",
+    )
+    dask_scheduler: str | None = var(
+        None,
+        "BRAINCHAT_DASK_SCHEDULER",
+        "run cross-validation folds on this Dask distributed cluster instead of locally (its "
+        "workers need brainchat installed); see [Past one machine](#past-one-machine)",
+        allowed="`tcp://host:port` or `tls://host:port`",
+    )
+
+
 GROUPS: tuple[type[Declared], ...] = (
     ModelVars,
     LimitVars,
@@ -346,4 +368,5 @@ GROUPS: tuple[type[Declared], ...] = (
     StoreVars,
     AccessVars,
     ServerVars,
+    ComputeVars,  # #24: eeg/protocols/runner.py
 )
