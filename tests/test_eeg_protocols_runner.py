@@ -298,7 +298,7 @@ def test_stop_cancels_the_outstanding_tasks_on_the_dask_cluster(
 async def test_the_apps_stop_reaches_the_runner_through_the_study(tmp_path: Path) -> None:
     """Stop cancels the tool's task; Study.run sets the op's stop flag, which the op hands to
     run_tasks as should_stop: the next completed task ends the run and the rest is killed."""
-    from brainchat.eeg.study import Study
+    from brainchat.eeg.study.study import Study
 
     outcome: list[BaseException] = []
     items = [("go", str(tmp_path), 0), ("block", str(tmp_path), 1)]

@@ -12,9 +12,9 @@ from typing import Any
 from langchain_core.tools import BaseTool
 from pydantic import Field, field_validator
 
-from brainchat.eeg.tools import schemas as s
 from brainchat.eeg.core.state import Op, StudyState
 from brainchat.eeg.study.study import Study
+from brainchat.eeg.tools import schemas as s
 from brainchat.eeg.tools.toolkit import DESTRUCTIVE, in_thread, make_tool, run_op
 
 LOAD_DESCRIPTION = (
