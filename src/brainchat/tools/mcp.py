@@ -22,6 +22,7 @@ from langchain_core.tools import BaseTool
 
 from brainchat.tools.mcp_config import McpServerConfig, ToolOverride, load_mcp_config
 from brainchat.tools.mcp_connection import ServerConnection
+from brainchat.tools.mcp_instructions import META_KEY
 from brainchat.tools.mcp_tools import assign_names, hints_of, make_tool
 from brainchat.tools.mcp_tools import tools_from_session as tools_from_session
 from brainchat.tools.registry import ToolFailure, ToolSet
@@ -98,7 +99,7 @@ class McpHub:
         read_only, destructive, timeout = server.config.flags_for(
             tool.name, hints.get("destructiveHint") is True
         )
-        return make_tool(
+        tool = make_tool(
             server.name,
             tool,
             server.call,
@@ -109,6 +110,9 @@ class McpHub:
             ask_first=server.config.asks_first(tool.name, hints.get("readOnlyHint") is True),
             configured=True,
         )
+        # The server's own instructions go with its tools into the function-call prompt.
+        tool.metadata = {**(tool.metadata or {}), META_KEY: server.instructions}
+        return tool
 
     def failures(self) -> list[ToolFailure]:
         down = [

@@ -39,6 +39,8 @@ class ServerConnection:
         self.state: State = "idle"
         self.error: str | None = None
         self.tools: list[types.Tool] = []
+        self.instructions: str | None = None  # the server's initialize result says how to use it
+        self.capabilities: types.ServerCapabilities | None = None
         self.restarts = 0  # successful reconnects after the first connect
         self.failures = 0  # consecutive failures (connect or transport), reset by a good call
         self.next_attempt = 0.0
@@ -221,7 +223,8 @@ class ServerConnection:
                 stack.callback(tg.cancel_scope.cancel)
                 tg.start_soon(_pump, read, inner_send, lost)
                 session = await stack.enter_async_context(ClientSession(inner_read, write))
-                await session.initialize()
+                init = await session.initialize()
+                self.instructions, self.capabilities = init.instructions, init.capabilities
                 tools = await list_all_tools(session)
                 self._session = session
                 ready.set_result(tools)
