@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -23,6 +24,7 @@ from mcp.types import CONNECTION_CLOSED
 
 from brainchat.redact import get_logger, mask
 from brainchat.tools.mcp_config import McpServerConfig
+from brainchat.tools.mcp_resources import offers_any_resource
 from brainchat.tools.mcp_tools import describe_error, list_all_tools
 
 log = get_logger("brainchat.tools.mcp")
@@ -41,6 +43,7 @@ class ServerConnection:
         self.tools: list[types.Tool] = []
         self.instructions: str | None = None  # the server's initialize result says how to use it
         self.capabilities: types.ServerCapabilities | None = None
+        self.resources_offered = False  # it lists resources or templates (not just the capability)
         self.restarts = 0  # successful reconnects after the first connect
         self.failures = 0  # consecutive failures (connect or transport), reset by a good call
         self.next_attempt = 0.0
@@ -93,6 +96,30 @@ class ServerConnection:
 
     async def call(self, tool: str, args: dict[str, Any], timeout: float) -> types.CallToolResult:  # noqa: ASYNC109
         """Call a tool on the kept session, reconnecting first if the server is down."""
+
+        def still_offered() -> None:
+            if tool not in {t.name for t in self.tools}:
+                raise ToolException(f"MCP server '{self.name}' no longer offers the tool '{tool}'")
+
+        return await self.request(  # type: ignore[no-any-return]
+            f"tool '{tool}'",
+            f"'{tool}'",
+            lambda s: s.call_tool(tool, args, read_timeout_seconds=timedelta(seconds=timeout)),
+            timeout,
+            after_restart=still_offered,
+        )
+
+    async def request(
+        self,
+        what: str,
+        during: str,
+        op: Callable[[ClientSession], Awaitable[Any]],
+        timeout: float,  # noqa: ASYNC109
+        after_restart: Callable[[], None] | None = None,
+    ) -> Any:
+        """Run `op(session)` on the kept session (a tool call, a resource read...), reconnecting
+        first if the server is down; a lost transport marks it unhealthy. `what` names the
+        request in errors ("tool 'add'"), `during` in "the connection closed during ..."."""
         if self.state in ("closed",):
             raise ToolException(f"MCP server '{self.name}' has been shut down")
         if self.state != "connected":
@@ -106,29 +133,25 @@ class ServerConnection:
                 raise ToolException(
                     f"MCP server '{self.name}' could not be restarted: {self.error}"
                 )
-            if tool not in {t.name for t in self.tools}:
-                raise ToolException(f"MCP server '{self.name}' no longer offers the tool '{tool}'")
+            if after_restart is not None:
+                after_restart()
         session, gone, generation = self._session, self._gone, self._generation
         assert session is not None
         try:
-            result = await _call_unless_gone(
-                session.call_tool(tool, args, read_timeout_seconds=timedelta(seconds=timeout)),
-                gone,
-                timeout,
-            )
+            result = await _call_unless_gone(op(session), gone, timeout)
         except McpError as exc:
             if exc.error.code != CONNECTION_CLOSED:
                 raise ToolException(
-                    f"MCP server '{self.name}', tool '{tool}' failed: {describe_error(exc)}"
+                    f"MCP server '{self.name}', {what} failed: {describe_error(exc)}"
                 ) from None
-            reason = f"the server closed the connection during '{tool}' (it exited or crashed)"
+            reason = f"the server closed the connection during {during} (it exited or crashed)"
         except _Gone:
-            reason = f"the server closed the connection during '{tool}'"
+            reason = f"the server closed the connection during {during}"
             reason += f": {self.error}" if self.error else " (it exited or crashed)"
         except TimeoutError:
-            reason = f"tool '{tool}' did not answer within {timeout:g} s"
+            reason = f"{what} did not answer within {timeout:g} s"
         except Exception as exc:
-            reason = f"the connection was lost during '{tool}': {describe_error(exc)}"
+            reason = f"the connection was lost during {during}: {describe_error(exc)}"
         else:
             self.failures = 0
             return result
@@ -226,6 +249,7 @@ class ServerConnection:
                 init = await session.initialize()
                 self.instructions, self.capabilities = init.instructions, init.capabilities
                 tools = await list_all_tools(session)
+                self.resources_offered = await offers_any_resource(session, init.capabilities)
                 self._session = session
                 ready.set_result(tools)
                 connected = True
