@@ -1,0 +1,62 @@
+"""MCP client features in a real browser (#25): attach a configured server's resource."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from brainchat.testing.scripted_server import Text
+from conftest import ROOT, open_chat, pick_mode, send, spec, wait_idle
+
+pytestmark = pytest.mark.browser
+NOTES = ROOT / "tests" / "mcp_servers" / "study_notes.py"
+PROTOCOL = "Motor imagery protocol: 4 s cue, left vs right hand, 64-channel EEG at 512 Hz."
+
+
+@pytest.fixture(scope="module")
+def app(model_server, app_factory, tmp_path_factory):
+    config = tmp_path_factory.mktemp("mcp") / "mcp.json"
+    servers = {"notes": {"command": sys.executable, "args": [str(NOTES)]}}
+    config.write_text(json.dumps({"mcpServers": servers}))
+    return app_factory({
+        "AGENT_FUNCTION_CALL_MODEL": spec(model_server, "fc-m"),
+        "AGENT_ANSWER_MODEL": spec(model_server, "ans-m"),
+        "MCP_CONFIG": str(config),
+    })  # fmt: skip
+
+
+def test_a_resource_attached_from_the_list_goes_with_the_next_message(model_server, app, browser):
+    page = open_chat(browser, app)
+    pick_mode(page, "Agent")
+    send(page, "/resource")
+    page.wait_for_selector("text=notes://subject/{subject}")  # templates are listed too
+    page.get_by_role("button", name="Attach notes://protocol").click()
+    page.wait_for_selector("text=Attached notes://protocol")
+    page.wait_for_selector(f"text={PROTOCOL}")  # its text, shown in the chat
+    model_server.queue("fc-m", Text("Nothing to call."))
+    model_server.queue("ans-m", Text("The cue lasts 4 s."))
+    send(page, "How long is the cue?")
+    page.wait_for_selector("text=The cue lasts 4 s.")
+    wait_idle(page)
+    users = [m for m in model_server.requests_for("fc-m")[0].messages if m["role"] == "user"]
+    assert "How long is the cue?" in users[-1]["content"]
+    assert PROTOCOL in users[-1]["content"]  # the attached resource is the message's context
+    # attached once: the next message goes without it
+    model_server.queue("fc-m", Text("Nothing to call."))
+    model_server.queue("ans-m", Text("Hello again."))
+    send(page, "Thanks")
+    page.wait_for_selector("text=Hello again.")
+    wait_idle(page)
+    users = [m for m in model_server.requests_for("fc-m")[-1].messages if m["role"] == "user"]
+    assert "Thanks" in users[-1]["content"] and PROTOCOL not in users[-1]["content"]
+    page.close()
+
+
+def test_a_uri_the_server_does_not_offer_is_refused(app, browser):
+    page = open_chat(browser, app)
+    send(page, "/resource notes file:///etc/passwd")
+    page.wait_for_selector("text=does not offer the resource")
+    assert "root:" not in page.inner_text("body")
+    page.close()
