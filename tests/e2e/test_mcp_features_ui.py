@@ -60,3 +60,38 @@ def test_a_uri_the_server_does_not_offer_is_refused(app, browser):
     page.wait_for_selector("text=does not offer the resource")
     assert "root:" not in page.inner_text("body")
     page.close()
+
+
+def test_a_server_prompt_is_a_slash_command_whose_rendering_is_the_users_turn(
+    model_server, app, browser
+):
+    page = open_chat(browser, app)
+    pick_mode(page, "Agent")
+    page.fill("#chat-input", "/mcp.notes")
+    item = page.get_by_text("mcp.notes.summarise", exact=False).first
+    item.wait_for()  # the server's prompt is in the command menu, with its arguments
+    assert "subject=" in page.inner_text("body")
+    item.click()
+    page.fill("#chat-input", "subject=S02 style=brief")
+    model_server.queue("fc-m", Text("Nothing to call."))
+    model_server.queue("ans-m", Text("S02 is fine."))
+    page.click("#chat-submit")
+    page.wait_for_selector("text=S02 is fine.")
+    wait_idle(page)
+    rendered = "Summarise subject S02 in a brief style, citing notes://subject/S02."
+    assert rendered in page.inner_text("body")  # shown as what was sent
+    users = [m for m in model_server.requests_for("fc-m")[-1].messages if m["role"] == "user"]
+    assert users[-1]["content"].startswith(rendered)
+    page.close()
+
+
+def test_a_prompt_without_its_required_argument_says_how_and_sends_nothing(
+    model_server, app, browser
+):
+    page = open_chat(browser, app)
+    before = len(model_server.requests_for("fc-m"))
+    send(page, "/mcp.notes.summarise style=long")
+    page.wait_for_selector("text=missing subject")
+    assert "/mcp.notes.summarise subject=" in page.inner_text("body")
+    assert len(model_server.requests_for("fc-m")) == before
+    page.close()

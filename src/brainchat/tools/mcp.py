@@ -20,7 +20,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from brainchat.tools import mcp_resources
+from brainchat.tools import mcp_prompts, mcp_resources
 from brainchat.tools.mcp_config import McpServerConfig, ToolOverride, load_mcp_config
 from brainchat.tools.mcp_connection import ServerConnection
 from brainchat.tools.mcp_instructions import META_KEY
@@ -129,6 +129,33 @@ class McpHub:
         # The server's own instructions go with its tools into the function-call prompt.
         tool.metadata = {**(tool.metadata or {}), META_KEY: server.instructions}
         return tool
+
+    def prompt_commands(self) -> list[mcp_prompts.PromptCommand]:
+        """The connected servers' prompts as slash commands (listed at connect)."""
+        return [
+            mcp_prompts.PromptCommand(s.name, p)
+            for s in self.servers.values()
+            if s.state == "connected"
+            for p in s.prompts
+        ]
+
+    async def render_prompt(self, command_id: str, text: str) -> str:
+        """`/mcp.SERVER.PROMPT key=value ...` rendered by its server, as the user's turn.
+
+        ValueError for bad arguments (with the usage), ToolException for the rest."""
+        found = {c.id: c for c in self.prompt_commands()}
+        if command_id not in found:
+            raise mcp_prompts.not_found(command_id)
+        command = found[command_id]
+        args = mcp_prompts.parse_arguments(command, text)
+        name = command.prompt.name
+        result = await self.servers[command.server].request(
+            f"prompt '{name}'",
+            f"the prompt '{name}'",
+            lambda s: s.get_prompt(name, args),
+            mcp_prompts.TIMEOUT,
+        )
+        return mcp_prompts.as_turn(result)
 
     def failures(self) -> list[ToolFailure]:
         down = [

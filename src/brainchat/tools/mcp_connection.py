@@ -24,6 +24,7 @@ from mcp.types import CONNECTION_CLOSED
 
 from brainchat.redact import get_logger, mask
 from brainchat.tools.mcp_config import McpServerConfig
+from brainchat.tools.mcp_prompts import list_all_prompts
 from brainchat.tools.mcp_resources import offers_any_resource
 from brainchat.tools.mcp_tools import describe_error, list_all_tools
 
@@ -43,6 +44,7 @@ class ServerConnection:
         self.tools: list[types.Tool] = []
         self.instructions: str | None = None  # the server's initialize result says how to use it
         self.capabilities: types.ServerCapabilities | None = None
+        self.prompts: list[types.Prompt] = []  # listed at connect: offered as slash commands
         self.resources_offered = False  # it lists resources or templates (not just the capability)
         self.restarts = 0  # successful reconnects after the first connect
         self.failures = 0  # consecutive failures (connect or transport), reset by a good call
@@ -250,6 +252,7 @@ class ServerConnection:
                 self.instructions, self.capabilities = init.instructions, init.capabilities
                 tools = await list_all_tools(session)
                 self.resources_offered = await offers_any_resource(session, init.capabilities)
+                self.prompts = await list_all_prompts(session, init.capabilities)
                 self._session = session
                 ready.set_result(tools)
                 connected = True

@@ -23,6 +23,7 @@ from brainchat.settings import Settings, load_settings
 from brainchat.tools.registry import ToolSet
 from brainchat.ui import connect, connect_form, modes, panel, resume, runtime, titles, uploads
 from brainchat.ui import format as fmt
+from brainchat.ui import mcp_prompts as mcp_prm  # #25 hook (mcpclient)
 from brainchat.ui import mcp_resources as mcp_res  # #25 hook (mcpclient)
 from brainchat.ui.confirm import make_confirm
 from brainchat.ui.message_limit import too_long_notice
@@ -85,7 +86,8 @@ async def start(shared_tools: ToolSet | None, thread: dict[str, Any] | None = No
     cl.user_session.set(KEY, conv)
     keep(conv)
     await modes.send_modes(conv.session.mode)
-    await cl.context.emitter.set_commands(COMMANDS)  # type: ignore[arg-type]
+    commands = COMMANDS + mcp_prm.commands()  # #25 hook (mcpclient): servers' prompts
+    await cl.context.emitter.set_commands(commands)  # type: ignore[arg-type]
     await panel.send_panel(conv.session, conv.custom_ids)
     return conv
 
@@ -199,6 +201,10 @@ async def handle_message(conv: Conversation, message: cl.Message) -> None:
     resource_args = text if message.command == "resource" else mcp_res.typed(text)
     if resource_args is not None:
         await mcp_res.command(resource_args)
+        return
+    if (prompt := mcp_prm.match(message.command, text)) is not None:  # #25 hook (mcpclient)
+        if (turn := await mcp_prm.render(*prompt)) is not None:
+            await run_turn(conv, turn, message.id, (note or "") + mcp_res.take_attached())
         return
     command = message.command or typed_command(text)
     if command in ("tools", "connect"):
