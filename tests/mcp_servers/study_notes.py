@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.prompts.base import AssistantMessage, UserMessage
 
 INSTRUCTIONS = (
@@ -29,6 +29,14 @@ mcp = FastMCP("study-notes", instructions=TEXT, log_level="WARNING")
 def list_subjects() -> str:
     """The study's subjects."""
     return "S01, S02, S03"
+
+
+@mcp.tool(annotations={"readOnlyHint": True})  # type: ignore[arg-type]
+async def count_trials(ctx: Context) -> str:  # type: ignore[type-arg]
+    """Count the trials of every subject, reporting progress."""
+    for i, subject in enumerate(("S01", "S02", "S03"), 1):
+        await ctx.report_progress(i, 3, f"counted {subject}")
+    return "120 trials"
 
 
 @mcp.resource("notes://protocol", name="protocol", mime_type="text/plain")

@@ -26,7 +26,7 @@ from brainchat.redact import get_logger, mask
 from brainchat.tools.mcp_config import McpServerConfig
 from brainchat.tools.mcp_prompts import list_all_prompts
 from brainchat.tools.mcp_resources import offers_any_resource
-from brainchat.tools.mcp_tools import describe_error, list_all_tools
+from brainchat.tools.mcp_tools import ProgressFn, describe_error, list_all_tools
 
 log = get_logger("brainchat.tools.mcp")
 State = Literal["idle", "connecting", "connected", "unhealthy", "failed", "closed"]
@@ -96,8 +96,15 @@ class ServerConnection:
             self.tools, self.state, self.error = tools, "connected", None
             return True
 
-    async def call(self, tool: str, args: dict[str, Any], timeout: float) -> types.CallToolResult:  # noqa: ASYNC109
-        """Call a tool on the kept session, reconnecting first if the server is down."""
+    async def call(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        timeout: float,  # noqa: ASYNC109
+        progress: ProgressFn | None = None,
+    ) -> types.CallToolResult:
+        """Call a tool on the kept session, reconnecting first if the server is down;
+        `progress` gets the server's progress notifications for the call."""
 
         def still_offered() -> None:
             if tool not in {t.name for t in self.tools}:
@@ -106,7 +113,12 @@ class ServerConnection:
         return await self.request(  # type: ignore[no-any-return]
             f"tool '{tool}'",
             f"'{tool}'",
-            lambda s: s.call_tool(tool, args, read_timeout_seconds=timedelta(seconds=timeout)),
+            lambda s: s.call_tool(
+                tool,
+                args,
+                read_timeout_seconds=timedelta(seconds=timeout),
+                progress_callback=progress,
+            ),
             timeout,
             after_restart=still_offered,
         )

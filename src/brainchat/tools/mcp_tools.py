@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextvars
 import hashlib
 import json
 import re
@@ -13,6 +14,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from mcp import ClientSession, McpError, types
+from mcp.shared.session import ProgressFnT
 
 from brainchat import events
 from brainchat.redact import mask
@@ -24,7 +26,10 @@ TIMEOUT_GRACE = 2.0  # seconds the agent's own tool timeout adds to the MCP call
 _BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 PREFIX_SEP = "__"
 
-CallFn = Callable[[str, dict[str, Any], float], Awaitable[types.CallToolResult]]
+# call(tool, args, timeout, progress): progress(done, total, message) for the server's
+# progress notifications (None: none asked for)
+CallFn = Callable[..., Awaitable[types.CallToolResult]]
+ProgressFn = ProgressFnT  # async (progress, total, message) -> None
 
 
 def safe_name(name: str) -> str:
@@ -149,7 +154,7 @@ def make_tool(
     async def run(**kwargs: Any) -> tuple[str, dict[str, Any]]:
         # Models often send null for optional arguments; strict servers reject it.
         args = {k: v for k, v in kwargs.items() if v is not None or k in required}
-        result = await call(tool_name, args, timeout)
+        result = await call(tool_name, args, timeout, progress_reporter(tool_name))
         if result.isError:
             raise ToolException(
                 f"MCP server '{server}', tool '{tool_name}' returned an error: {error_text(result)}"
@@ -188,6 +193,25 @@ def make_tool(
         # timeout first and marks the server unhealthy (a hung server gets restarted).
         timeout=timeout + TIMEOUT_GRACE,
     )
+
+
+def progress_reporter(tool_name: str) -> ProgressFn:
+    """The server's progress notifications as ToolProgress events of the running call (the step's
+    title shows them). The SDK calls this from the session's reader task, which is not the run's
+    context: the run's event sink and tool call are captured here and used there."""
+    context = contextvars.copy_context()
+    call_id, name = events.current_tool_call()
+
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        done = progress
+        fraction = done / total if total else None
+        text = mask(message or "") or (f"{done:g} of {total:g}" if total else f"{done:g} done")
+        event = events.ToolProgress(
+            call_id=call_id, name=name or tool_name, message=text[:200], fraction=fraction
+        )
+        context.run(events.emit, event)
+
+    return report
 
 
 def hints_of(mcp_tool: types.Tool) -> dict[str, Any]:
@@ -245,11 +269,16 @@ async def tools_from_session(
     mcp_tools = await list_all_tools(session)
     names = assign_names({server_name: [t.name for t in mcp_tools]}, reserved_names)
 
-    async def call(tool: str, args: dict[str, Any], seconds: float) -> types.CallToolResult:
+    async def call(
+        tool: str, args: dict[str, Any], seconds: float, progress: ProgressFn | None = None
+    ) -> types.CallToolResult:
         try:
             async with asyncio.timeout(seconds):
                 return await session.call_tool(
-                    tool, args, read_timeout_seconds=timedelta(seconds=seconds)
+                    tool,
+                    args,
+                    read_timeout_seconds=timedelta(seconds=seconds),
+                    progress_callback=progress,
                 )
         except TimeoutError:
             raise ToolException(
