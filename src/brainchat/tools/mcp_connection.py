@@ -26,7 +26,12 @@ from brainchat.redact import get_logger, mask
 from brainchat.tools.mcp_config import McpServerConfig
 from brainchat.tools.mcp_prompts import list_all_prompts
 from brainchat.tools.mcp_resources import offers_any_resource
-from brainchat.tools.mcp_tools import ProgressFn, describe_error, list_all_tools
+from brainchat.tools.mcp_tools import (
+    ProgressFn,
+    describe_error,
+    list_all_tools,
+    output_schema_error,
+)
 
 log = get_logger("brainchat.tools.mcp")
 State = Literal["idle", "connecting", "connected", "unhealthy", "failed", "closed"]
@@ -165,6 +170,8 @@ class ServerConnection:
         except TimeoutError:
             reason = f"{what} did not answer within {timeout:g} s"
         except Exception as exc:
+            if schema_error := output_schema_error(exc):  # the result, not the connection
+                raise ToolException(f"MCP server '{self.name}', {what} {schema_error}") from None
             reason = f"the connection was lost during {during}: {describe_error(exc)}"
         else:
             self.failures = 0

@@ -289,6 +289,10 @@ async def tools_from_session(
                 f"MCP server '{server_name}', tool '{tool}' failed: {describe_error(exc)}"
             ) from None
         except Exception as exc:  # transport gone: closed stream, HTTP error...
+            if schema_error := output_schema_error(exc):
+                raise ToolException(
+                    f"MCP server '{server_name}', tool '{tool}' {schema_error}"
+                ) from None
             raise ToolException(
                 f"MCP server '{server_name}' is unreachable ({describe_error(exc)}); "
                 "reconnect it from the MCP button in the chat bar"
@@ -313,6 +317,19 @@ def _user_flags(mcp_tool: types.Tool, read_only: bool, destructive: bool) -> dic
     marked = destructive or hints.get("destructiveHint") is True
     asks = hints.get("readOnlyHint") is not True
     return {"read_only": read_only and not marked, "destructive": marked, "ask_first": asks}
+
+
+def output_schema_error(exc: BaseException) -> str | None:
+    """The SDK's check of structuredContent against the tool's outputSchema failed: what to say
+    (the result is wrong, the session is fine), else None. It raises a bare RuntimeError."""
+    text = str(exc)
+    if not isinstance(exc, RuntimeError) or not (
+        text.startswith(("Invalid structured content", "Invalid schema for tool"))
+        or "has an output schema but did not return structured content" in text
+    ):
+        return None
+    first = text.split(": ", 1)[-1].splitlines()[0] if ": " in text else text
+    return f"returned structured content that does not match its outputSchema: {mask(first)}"
 
 
 def describe_error(exc: BaseException) -> str:

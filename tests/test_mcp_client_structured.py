@@ -1,0 +1,34 @@
+"""A tool's structuredContent is checked against its outputSchema (#25): a mismatch is the
+call's error, named as such, and the server stays connected (it is not a lost connection)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from langchain_core.tools import ToolException
+
+from brainchat.tools.mcp import McpHub
+from brainchat.tools.mcp_config import McpServerConfig
+
+LYING = Path(__file__).parent / "mcp_servers" / "lying_schema.py"
+
+
+async def test_structured_content_against_the_output_schema():
+    hub = McpHub([McpServerConfig(name="liar", command=sys.executable, args=[str(LYING)])])
+    await hub.start()
+    try:
+        tools = {t.name: t for t in hub.toolset().tools}
+        with pytest.raises(ToolException, match="does not match its outputSchema") as caught:
+            await tools["stats"].ainvoke({})
+        assert "'many' is not of type 'integer'" in str(caught.value)
+        assert "restarted" not in str(caught.value)
+        good = await tools["good_stats"].ainvoke(
+            {"type": "tool_call", "id": "c1", "name": "good_stats", "args": {}}
+        )
+        assert good.artifact["structured"] == {"trials": 120}
+        row = hub.status()[0]
+        assert row["state"] == "connected" and row["restarts"] == 0, row
+    finally:
+        await hub.close()
