@@ -32,3 +32,19 @@ async def test_structured_content_against_the_output_schema():
         assert row["state"] == "connected" and row["restarts"] == 0, row
     finally:
         await hub.close()
+
+
+def test_records_are_a_table_and_other_values_json():
+    from brainchat.ui.structured_view import structured_block
+
+    table = structured_block({"result": [{"subject": "S01", "trials": 40}, {"subject": "a|b"}]})
+    assert table.splitlines() == [
+        "| subject | trials |",
+        "|---|---|",
+        "| S01 | 40 |",
+        "| a\\|b |  |",
+    ]
+    nested = structured_block({"city": "Oslo", "days": [1, 2]})
+    assert nested.startswith("```json\n{\n") and '"city": "Oslo"' in nested
+    many = structured_block([{"i": i} for i in range(60)])
+    assert many.count("\n| ") == 50 and "10 more rows not shown" in many

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from brainchat.testing.scripted_server import Text
-from conftest import ROOT, open_chat, pick_mode, send, spec, wait_idle
+from brainchat.testing.scripted_server import Call, Text, ToolCalls
+from conftest import ROOT, expand_all_steps, open_chat, pick_mode, send, spec, wait_idle
 
 pytestmark = pytest.mark.browser
 NOTES = ROOT / "tests" / "mcp_servers" / "study_notes.py"
@@ -94,4 +94,18 @@ def test_a_prompt_without_its_required_argument_says_how_and_sends_nothing(
     page.wait_for_selector("text=missing subject")
     assert "/mcp.notes.summarise subject=" in page.inner_text("body")
     assert len(model_server.requests_for("fc-m")) == before
+    page.close()
+
+
+def test_structured_records_are_shown_as_a_table_in_the_step(model_server, app, browser):
+    page = open_chat(browser, app)
+    pick_mode(page, "Agent")
+    model_server.queue("fc-m", ToolCalls([Call("trial_table", {})]), Text("I have them."))
+    model_server.queue("ans-m", Text("S03 has the most trials."))
+    send(page, "Trials per subject?")
+    page.wait_for_selector("text=S03 has the most trials.")
+    wait_idle(page)
+    expand_all_steps(page)
+    cells = page.locator("table td, table th").all_inner_texts()
+    assert {"subject", "trials", "S02", "38"} <= {c.strip() for c in cells}, cells
     page.close()

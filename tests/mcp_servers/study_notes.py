@@ -39,6 +39,12 @@ async def count_trials(ctx: Context) -> str:  # type: ignore[type-arg]
     return "120 trials"
 
 
+@mcp.tool(annotations={"readOnlyHint": True})  # type: ignore[arg-type]
+def trial_table() -> list[dict[str, str | int]]:
+    """Trials per subject, as records (structured output)."""
+    return [{"subject": s, "trials": n} for s, n in (("S01", 40), ("S02", 38), ("S03", 42))]
+
+
 @mcp.resource("notes://protocol", name="protocol", mime_type="text/plain")
 def protocol() -> str:
     """The recording protocol."""
