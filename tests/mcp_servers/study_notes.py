@@ -7,6 +7,7 @@ or over streamable HTTP: python tests/mcp_servers/study_notes.py --http PORT
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.prompts.base import AssistantMessage, UserMessage
@@ -43,6 +44,24 @@ async def count_trials(ctx: Context) -> str:  # type: ignore[type-arg]
 def trial_table() -> list[dict[str, str | int]]:
     """Trials per subject, as records (structured output)."""
     return [{"subject": s, "trials": n} for s, n in (("S01", 40), ("S02", 38), ("S03", 42))]
+
+
+def _write(path: str, text: str) -> None:
+    Path(path).write_text(text, encoding="utf-8")
+
+
+@mcp.tool()
+async def hold(path: str) -> str:
+    """Write 'started' to `path`, wait a minute; 'cancelled' if the client cancels the call."""
+    import anyio
+
+    _write(path, "started")
+    try:
+        await anyio.sleep(60)
+    except anyio.get_cancelled_exc_class():
+        _write(path, "cancelled")
+        raise
+    return "held"
 
 
 @mcp.resource("notes://protocol", name="protocol", mime_type="text/plain")

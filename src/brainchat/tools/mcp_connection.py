@@ -266,7 +266,7 @@ class ServerConnection:
                 tg = await stack.enter_async_context(anyio.create_task_group())
                 stack.callback(tg.cancel_scope.cancel)
                 tg.start_soon(_pump, read, inner_send, lost)
-                session = await stack.enter_async_context(ClientSession(inner_read, write))
+                session = await stack.enter_async_context(CancellingSession(inner_read, write))
                 init = await session.initialize()
                 self.instructions, self.capabilities = init.instructions, init.capabilities
                 tools = await list_all_tools(session)
@@ -314,6 +314,27 @@ class ServerConnection:
         except Exception:
             return ""
         return f"; its stderr ends with: {tail}" if tail else ""
+
+
+class CancellingSession(ClientSession):
+    """A ClientSession that tells the server when a request is given up (Stop, a timeout): the
+    MCP specification's `notifications/cancelled`, which the SDK's client does not send."""
+
+    async def send_request(self, request: Any, result_type: Any, *args: Any, **kwargs: Any) -> Any:
+        request_id = self._request_id  # the id super() gives this request (taken synchronously)
+        try:
+            return await super().send_request(request, result_type, *args, **kwargs)
+        except asyncio.CancelledError:
+            note = types.ClientNotification(
+                types.CancelledNotification(
+                    params=types.CancelledNotificationParams(
+                        requestId=request_id, reason="cancelled by the client (stop or timeout)"
+                    )
+                )
+            )
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(self.send_notification(note)), 2.0)
+            raise
 
 
 class _Gone(Exception):
