@@ -13,6 +13,7 @@ from brainchat.ui import (
     connect,
     files_folder,
     headers,
+    mcp_resources,
     origin,
     outbound,
     page,
@@ -111,6 +112,11 @@ async def write_demo_data(action: cl.Action) -> None:
 async def export_analysis(action: cl.Action) -> None:
     if c := conv.current():
         await conv.export_analysis(c)
+
+
+@cl.action_callback("attach_resource")  # #25 hook (mcpclient)
+async def attach_resource(action: cl.Action) -> None:
+    await mcp_resources.attach(str(action.payload.get("server")), str(action.payload.get("uri")))
 
 
 @cl.on_mcp_connect

@@ -67,3 +67,38 @@ HINTED_NOTES = Path(__file__).with_name("hinted_notes.py")
 def notes_entry(log: Path, **flags: object) -> dict[str, object]:
     """An `mcpServers` entry for the hinted-notes server over stdio, logging calls to `log`."""
     return {"command": sys.executable, "args": [str(HINTED_NOTES), str(log)], **flags}
+
+
+STUDY_NOTES = Path(__file__).with_name("study_notes.py")
+
+
+def notes_config(name: str = "notes", *flags: str, **kwargs) -> McpServerConfig:
+    """The study-notes server (instructions, resources, prompts) over stdio."""
+    return McpServerConfig(
+        name=name, command=sys.executable, args=[str(STUDY_NOTES), *flags], **kwargs
+    )
+
+
+@contextmanager
+def http_notes() -> Iterator[str]:
+    """The study-notes server over streamable HTTP on a free port; yield its URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(STUDY_NOTES), "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if proc.poll() is not None:
+                    raise RuntimeError("study-notes HTTP server exited") from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

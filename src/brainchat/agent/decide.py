@@ -27,6 +27,7 @@ from brainchat.events import Evaluation, Notice, ThinkingDone, emit
 from brainchat.llm import describe_error
 from brainchat.modelclient import ModelClient, ModelTimeout
 from brainchat.prompts import load_prompt
+from brainchat.tools import mcp_instructions  # #25 hook (mcpclient)
 from brainchat.usage import count_message_tokens
 
 NOTE_TOKENS = 400  # the evaluation note beside a round: gists and short errors, never a dump
@@ -36,6 +37,11 @@ def system_prompt(d: Deps) -> SystemMessage:
     """The function-call model's instructions: the prompt, the study, and (prompt mode) tools."""
     prompt = load_prompt("function_call", d.prompt_variants.get("function_call"))
     text = prompt.replace("{study}", d.study_text())
+    # #25 hook (mcpclient): MCP servers' initialize instructions, bounded by the budget
+    if mcp := mcp_instructions.prompt_part(
+        d.runner.tools.values(), d.budget("function_call").tokens
+    ):
+        text += "\n\n" + mcp
     if d.tool_calling == "prompt" and (schemas := d.bound_llm.schemas()):
         room = d.budget("function_call").tokens  # #23 hook: the worked example fits or goes
         text += "\n\n" + textcalls.fitted_tools_prompt(schemas, text, room)

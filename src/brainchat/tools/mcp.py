@@ -20,8 +20,10 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
+from brainchat.tools import mcp_prompts, mcp_resources
 from brainchat.tools.mcp_config import McpServerConfig, ToolOverride, load_mcp_config
 from brainchat.tools.mcp_connection import ServerConnection
+from brainchat.tools.mcp_instructions import META_KEY
 from brainchat.tools.mcp_tools import assign_names, hints_of, make_tool
 from brainchat.tools.mcp_tools import tools_from_session as tools_from_session
 from brainchat.tools.registry import ToolFailure, ToolSet
@@ -57,6 +59,8 @@ class McpHub:
         # Built tools, reused while their server's tool list and name are unchanged, so an agent
         # (compiled graph, bound schemas) built over them stays valid from turn to turn.
         self._built: dict[tuple[str, int, str], BaseTool] = {}
+        # mcp_list_resources / mcp_read_resource: built once (the agent cache keys on tool ids)
+        self._resource_tools = mcp_resources.resource_tools(lambda: self.servers)
 
     @classmethod
     def from_config_file(cls, path: Any = None, **kwargs: Any) -> McpHub:
@@ -80,7 +84,8 @@ class McpHub:
     def toolset(self, reserved_names: Iterable[str] = ()) -> ToolSet:
         """LangChain tools of the connected servers, plus the failures to show the user."""
         live = [s for s in self.servers.values() if s.tools]
-        names = assign_names({s.name: [t.name for t in s.tools] for s in live}, reserved_names)
+        reserved = {*reserved_names, *mcp_resources.TOOL_NAMES}
+        names = assign_names({s.name: [t.name for t in s.tools] for s in live}, reserved)
         self._names = names
         tools: list[BaseTool] = []
         built: dict[tuple[str, int, str], BaseTool] = {}
@@ -90,7 +95,19 @@ class McpHub:
                 built[key] = self._built.get(key) or self._make(s, t, key[2])
                 tools.append(built[key])
         self._built = built
+        if any(
+            mcp_resources.has_resources(s) for s in self.servers.values() if s.state == "connected"
+        ):
+            tools.extend(self._resource_tools)
         return ToolSet(tools=tools, failures=self.failures())
+
+    async def resources(self, server: str) -> list[mcp_resources.Entry]:
+        """A connected server's resources and templates (for the UI's attach list)."""
+        return await mcp_resources.list_entries(self.servers[server])
+
+    async def read_resource(self, server: str, uri: str) -> mcp_resources.Contents:
+        """One of a server's own resources (ToolException for a URI it does not offer)."""
+        return await mcp_resources.read(self.servers[server], uri)
 
     @staticmethod
     def _make(server: ServerConnection, tool: Any, name: str) -> BaseTool:
@@ -98,7 +115,7 @@ class McpHub:
         read_only, destructive, timeout = server.config.flags_for(
             tool.name, hints.get("destructiveHint") is True
         )
-        return make_tool(
+        tool = make_tool(
             server.name,
             tool,
             server.call,
@@ -109,6 +126,36 @@ class McpHub:
             ask_first=server.config.asks_first(tool.name, hints.get("readOnlyHint") is True),
             configured=True,
         )
+        # The server's own instructions go with its tools into the function-call prompt.
+        tool.metadata = {**(tool.metadata or {}), META_KEY: server.instructions}
+        return tool
+
+    def prompt_commands(self) -> list[mcp_prompts.PromptCommand]:
+        """The connected servers' prompts as slash commands (listed at connect)."""
+        return [
+            mcp_prompts.PromptCommand(s.name, p)
+            for s in self.servers.values()
+            if s.state == "connected"
+            for p in s.prompts
+        ]
+
+    async def render_prompt(self, command_id: str, text: str) -> str:
+        """`/mcp.SERVER.PROMPT key=value ...` rendered by its server, as the user's turn.
+
+        ValueError for bad arguments (with the usage), ToolException for the rest."""
+        found = {c.id: c for c in self.prompt_commands()}
+        if command_id not in found:
+            raise mcp_prompts.not_found(command_id)
+        command = found[command_id]
+        args = mcp_prompts.parse_arguments(command, text)
+        name = command.prompt.name
+        result = await self.servers[command.server].request(
+            f"prompt '{name}'",
+            f"the prompt '{name}'",
+            lambda s: s.get_prompt(name, args),
+            mcp_prompts.TIMEOUT,
+        )
+        return mcp_prompts.as_turn(result)
 
     def failures(self) -> list[ToolFailure]:
         down = [

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -23,7 +24,14 @@ from mcp.types import CONNECTION_CLOSED
 
 from brainchat.redact import get_logger, mask
 from brainchat.tools.mcp_config import McpServerConfig
-from brainchat.tools.mcp_tools import describe_error, list_all_tools
+from brainchat.tools.mcp_prompts import list_all_prompts
+from brainchat.tools.mcp_resources import offers_any_resource
+from brainchat.tools.mcp_tools import (
+    ProgressFn,
+    describe_error,
+    list_all_tools,
+    output_schema_error,
+)
 
 log = get_logger("brainchat.tools.mcp")
 State = Literal["idle", "connecting", "connected", "unhealthy", "failed", "closed"]
@@ -39,6 +47,10 @@ class ServerConnection:
         self.state: State = "idle"
         self.error: str | None = None
         self.tools: list[types.Tool] = []
+        self.instructions: str | None = None  # the server's initialize result says how to use it
+        self.capabilities: types.ServerCapabilities | None = None
+        self.prompts: list[types.Prompt] = []  # listed at connect: offered as slash commands
+        self.resources_offered = False  # it lists resources or templates (not just the capability)
         self.restarts = 0  # successful reconnects after the first connect
         self.failures = 0  # consecutive failures (connect or transport), reset by a good call
         self.next_attempt = 0.0
@@ -89,8 +101,44 @@ class ServerConnection:
             self.tools, self.state, self.error = tools, "connected", None
             return True
 
-    async def call(self, tool: str, args: dict[str, Any], timeout: float) -> types.CallToolResult:  # noqa: ASYNC109
-        """Call a tool on the kept session, reconnecting first if the server is down."""
+    async def call(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        timeout: float,  # noqa: ASYNC109
+        progress: ProgressFn | None = None,
+    ) -> types.CallToolResult:
+        """Call a tool on the kept session, reconnecting first if the server is down;
+        `progress` gets the server's progress notifications for the call."""
+
+        def still_offered() -> None:
+            if tool not in {t.name for t in self.tools}:
+                raise ToolException(f"MCP server '{self.name}' no longer offers the tool '{tool}'")
+
+        return await self.request(  # type: ignore[no-any-return]
+            f"tool '{tool}'",
+            f"'{tool}'",
+            lambda s: s.call_tool(
+                tool,
+                args,
+                read_timeout_seconds=timedelta(seconds=timeout),
+                progress_callback=progress,
+            ),
+            timeout,
+            after_restart=still_offered,
+        )
+
+    async def request(
+        self,
+        what: str,
+        during: str,
+        op: Callable[[ClientSession], Awaitable[Any]],
+        timeout: float,  # noqa: ASYNC109
+        after_restart: Callable[[], None] | None = None,
+    ) -> Any:
+        """Run `op(session)` on the kept session (a tool call, a resource read...), reconnecting
+        first if the server is down; a lost transport marks it unhealthy. `what` names the
+        request in errors ("tool 'add'"), `during` in "the connection closed during ..."."""
         if self.state in ("closed",):
             raise ToolException(f"MCP server '{self.name}' has been shut down")
         if self.state != "connected":
@@ -104,29 +152,27 @@ class ServerConnection:
                 raise ToolException(
                     f"MCP server '{self.name}' could not be restarted: {self.error}"
                 )
-            if tool not in {t.name for t in self.tools}:
-                raise ToolException(f"MCP server '{self.name}' no longer offers the tool '{tool}'")
+            if after_restart is not None:
+                after_restart()
         session, gone, generation = self._session, self._gone, self._generation
         assert session is not None
         try:
-            result = await _call_unless_gone(
-                session.call_tool(tool, args, read_timeout_seconds=timedelta(seconds=timeout)),
-                gone,
-                timeout,
-            )
+            result = await _call_unless_gone(op(session), gone, timeout)
         except McpError as exc:
             if exc.error.code != CONNECTION_CLOSED:
                 raise ToolException(
-                    f"MCP server '{self.name}', tool '{tool}' failed: {describe_error(exc)}"
+                    f"MCP server '{self.name}', {what} failed: {describe_error(exc)}"
                 ) from None
-            reason = f"the server closed the connection during '{tool}' (it exited or crashed)"
+            reason = f"the server closed the connection during {during} (it exited or crashed)"
         except _Gone:
-            reason = f"the server closed the connection during '{tool}'"
+            reason = f"the server closed the connection during {during}"
             reason += f": {self.error}" if self.error else " (it exited or crashed)"
         except TimeoutError:
-            reason = f"tool '{tool}' did not answer within {timeout:g} s"
+            reason = f"{what} did not answer within {timeout:g} s"
         except Exception as exc:
-            reason = f"the connection was lost during '{tool}': {describe_error(exc)}"
+            if schema_error := output_schema_error(exc):  # the result, not the connection
+                raise ToolException(f"MCP server '{self.name}', {what} {schema_error}") from None
+            reason = f"the connection was lost during {during}: {describe_error(exc)}"
         else:
             self.failures = 0
             return result
@@ -220,9 +266,12 @@ class ServerConnection:
                 tg = await stack.enter_async_context(anyio.create_task_group())
                 stack.callback(tg.cancel_scope.cancel)
                 tg.start_soon(_pump, read, inner_send, lost)
-                session = await stack.enter_async_context(ClientSession(inner_read, write))
-                await session.initialize()
+                session = await stack.enter_async_context(CancellingSession(inner_read, write))
+                init = await session.initialize()
+                self.instructions, self.capabilities = init.instructions, init.capabilities
                 tools = await list_all_tools(session)
+                self.resources_offered = await offers_any_resource(session, init.capabilities)
+                self.prompts = await list_all_prompts(session, init.capabilities)
                 self._session = session
                 ready.set_result(tools)
                 connected = True
@@ -265,6 +314,27 @@ class ServerConnection:
         except Exception:
             return ""
         return f"; its stderr ends with: {tail}" if tail else ""
+
+
+class CancellingSession(ClientSession):
+    """A ClientSession that tells the server when a request is given up (Stop, a timeout): the
+    MCP specification's `notifications/cancelled`, which the SDK's client does not send."""
+
+    async def send_request(self, request: Any, result_type: Any, *args: Any, **kwargs: Any) -> Any:
+        request_id = self._request_id  # the id super() gives this request (taken synchronously)
+        try:
+            return await super().send_request(request, result_type, *args, **kwargs)
+        except asyncio.CancelledError:
+            note = types.ClientNotification(
+                types.CancelledNotification(
+                    params=types.CancelledNotificationParams(
+                        requestId=request_id, reason="cancelled by the client (stop or timeout)"
+                    )
+                )
+            )
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(self.send_notification(note)), 2.0)
+            raise
 
 
 class _Gone(Exception):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextvars
 import hashlib
 import json
 import re
@@ -13,6 +14,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from mcp import ClientSession, McpError, types
+from mcp.shared.session import ProgressFnT
 
 from brainchat import events
 from brainchat.redact import mask
@@ -24,7 +26,10 @@ TIMEOUT_GRACE = 2.0  # seconds the agent's own tool timeout adds to the MCP call
 _BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 PREFIX_SEP = "__"
 
-CallFn = Callable[[str, dict[str, Any], float], Awaitable[types.CallToolResult]]
+# call(tool, args, timeout, progress): progress(done, total, message) for the server's
+# progress notifications (None: none asked for)
+CallFn = Callable[..., Awaitable[types.CallToolResult]]
+ProgressFn = ProgressFnT  # async (progress, total, message) -> None
 
 
 def safe_name(name: str) -> str:
@@ -149,7 +154,7 @@ def make_tool(
     async def run(**kwargs: Any) -> tuple[str, dict[str, Any]]:
         # Models often send null for optional arguments; strict servers reject it.
         args = {k: v for k, v in kwargs.items() if v is not None or k in required}
-        result = await call(tool_name, args, timeout)
+        result = await call(tool_name, args, timeout, progress_reporter(tool_name))
         if result.isError:
             raise ToolException(
                 f"MCP server '{server}', tool '{tool_name}' returned an error: {error_text(result)}"
@@ -188,6 +193,25 @@ def make_tool(
         # timeout first and marks the server unhealthy (a hung server gets restarted).
         timeout=timeout + TIMEOUT_GRACE,
     )
+
+
+def progress_reporter(tool_name: str) -> ProgressFn:
+    """The server's progress notifications as ToolProgress events of the running call (the step's
+    title shows them). The SDK calls this from the session's reader task, which is not the run's
+    context: the run's event sink and tool call are captured here and used there."""
+    context = contextvars.copy_context()
+    call_id, name = events.current_tool_call()
+
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        done = progress
+        fraction = done / total if total else None
+        text = mask(message or "") or (f"{done:g} of {total:g}" if total else f"{done:g} done")
+        event = events.ToolProgress(
+            call_id=call_id, name=name or tool_name, message=text[:200], fraction=fraction
+        )
+        context.run(events.emit, event)
+
+    return report
 
 
 def hints_of(mcp_tool: types.Tool) -> dict[str, Any]:
@@ -245,11 +269,16 @@ async def tools_from_session(
     mcp_tools = await list_all_tools(session)
     names = assign_names({server_name: [t.name for t in mcp_tools]}, reserved_names)
 
-    async def call(tool: str, args: dict[str, Any], seconds: float) -> types.CallToolResult:
+    async def call(
+        tool: str, args: dict[str, Any], seconds: float, progress: ProgressFn | None = None
+    ) -> types.CallToolResult:
         try:
             async with asyncio.timeout(seconds):
                 return await session.call_tool(
-                    tool, args, read_timeout_seconds=timedelta(seconds=seconds)
+                    tool,
+                    args,
+                    read_timeout_seconds=timedelta(seconds=seconds),
+                    progress_callback=progress,
                 )
         except TimeoutError:
             raise ToolException(
@@ -260,6 +289,10 @@ async def tools_from_session(
                 f"MCP server '{server_name}', tool '{tool}' failed: {describe_error(exc)}"
             ) from None
         except Exception as exc:  # transport gone: closed stream, HTTP error...
+            if schema_error := output_schema_error(exc):
+                raise ToolException(
+                    f"MCP server '{server_name}', tool '{tool}' {schema_error}"
+                ) from None
             raise ToolException(
                 f"MCP server '{server_name}' is unreachable ({describe_error(exc)}); "
                 "reconnect it from the MCP button in the chat bar"
@@ -284,6 +317,19 @@ def _user_flags(mcp_tool: types.Tool, read_only: bool, destructive: bool) -> dic
     marked = destructive or hints.get("destructiveHint") is True
     asks = hints.get("readOnlyHint") is not True
     return {"read_only": read_only and not marked, "destructive": marked, "ask_first": asks}
+
+
+def output_schema_error(exc: BaseException) -> str | None:
+    """The SDK's check of structuredContent against the tool's outputSchema failed: what to say
+    (the result is wrong, the session is fine), else None. It raises a bare RuntimeError."""
+    text = str(exc)
+    if not isinstance(exc, RuntimeError) or not (
+        text.startswith(("Invalid structured content", "Invalid schema for tool"))
+        or "has an output schema but did not return structured content" in text
+    ):
+        return None
+    first = text.split(": ", 1)[-1].splitlines()[0] if ": " in text else text
+    return f"returned structured content that does not match its outputSchema: {mask(first)}"
 
 
 def describe_error(exc: BaseException) -> str:

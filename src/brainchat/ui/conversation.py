@@ -23,6 +23,8 @@ from brainchat.settings import Settings, load_settings
 from brainchat.tools.registry import ToolSet
 from brainchat.ui import connect, connect_form, modes, panel, resume, runtime, titles, uploads
 from brainchat.ui import format as fmt
+from brainchat.ui import mcp_prompts as mcp_prm  # #25 hook (mcpclient)
+from brainchat.ui import mcp_resources as mcp_res  # #25 hook (mcpclient)
 from brainchat.ui.confirm import make_confirm
 from brainchat.ui.message_limit import too_long_notice
 from brainchat.ui.render import AUTHOR, RunRenderer
@@ -57,6 +59,7 @@ COMMANDS = [
         "button": False,
         "persistent": False,
     },
+    mcp_res.COMMAND,  # #25 hook (mcpclient): /resource
 ]
 
 
@@ -83,7 +86,8 @@ async def start(shared_tools: ToolSet | None, thread: dict[str, Any] | None = No
     cl.user_session.set(KEY, conv)
     keep(conv)
     await modes.send_modes(conv.session.mode)
-    await cl.context.emitter.set_commands(COMMANDS)  # type: ignore[arg-type]
+    commands = COMMANDS + mcp_prm.commands()  # #25 hook (mcpclient): servers' prompts
+    await cl.context.emitter.set_commands(commands)  # type: ignore[arg-type]
     await panel.send_panel(conv.session, conv.custom_ids)
     return conv
 
@@ -193,13 +197,22 @@ async def handle_message(conv: Conversation, message: cl.Message) -> None:
     if message.elements and not text:
         await save(conv)
         return  # attachments only: the files are in; the user's next question uses them
+    # #25 hook (mcpclient): /resource lists or attaches an MCP server's resource
+    resource_args = text if message.command == "resource" else mcp_res.typed(text)
+    if resource_args is not None:
+        await mcp_res.command(resource_args)
+        return
+    if (prompt := mcp_prm.match(message.command, text)) is not None:  # #25 hook (mcpclient)
+        if (turn := await mcp_prm.render(*prompt)) is not None:
+            await run_turn(conv, turn, message.id, (note or "") + mcp_res.take_attached())
+        return
     command = message.command or typed_command(text)
     if command in ("tools", "connect"):
         if switch:
             await conv.save()  # no turn follows to save it
         await (show_tools(conv) if command == "tools" else connect_form.ask(conv))
         return
-    await run_turn(conv, text, message.id, note or "")
+    await run_turn(conv, text, message.id, (note or "") + mcp_res.take_attached())
 
 
 def typed_command(text: str) -> str | None:

@@ -31,6 +31,11 @@ async def start(settings: Settings) -> None:
         _failures = [ToolFailure("mcp", f"{type(exc).__name__}: {exc}")]
 
 
+def hub() -> Any:
+    """The configured servers' McpHub, or None (#25 hook, mcpclient: /resource reads it)."""
+    return _hub
+
+
 def toolset() -> ToolSet:
     if _hub is None:
         return ToolSet(failures=list(_failures))

@@ -7,12 +7,12 @@ live training progress, duration.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from brainchat.events import Evaluation, ModelSwitch, ToolFinished
 from brainchat.ui.format import seconds
+from brainchat.ui.structured_view import structured_block  # #25 hook (mcpclient)
 
 # The model-facing note a plotting tool returns; the browser shows the figure itself instead.
 IMAGE_NOTE = re.compile(r"^\s*image: .* shown to the user\s*$")
@@ -84,9 +84,8 @@ def result_text(e: ToolFinished, change: str = "", figures: list[str] | None = N
         head = f"[{title}]({top['url']})" if top.get("url") else title
         snippet = (top.get("snippet") or "").strip()
         lines.append(f"{i}. {head}" + (f" — {snippet[:200]}" if snippet else ""))
-    if e.structured is not None:
-        body = json.dumps(e.structured, ensure_ascii=False, indent=2, default=str)
-        lines.append(f"\n```json\n{body[:3000]}\n```")
+    if e.structured is not None:  # #25 hook (mcpclient): a table for records, else JSON
+        lines.append("\n" + structured_block(e.structured))
     elif not e.top:
         rest = _rest(e)
         if rest:

@@ -1,0 +1,74 @@
+"""MCP servers' prompts as slash commands in the chat (#25).
+
+The configured servers' prompts join brainchat's commands as `/mcp.SERVER.PROMPT`; choosing one
+and typing its arguments as `key=value` (or typing the whole line) renders the prompt on its
+server, shows what it rendered, and sends that as the user's turn. Missing or unknown arguments
+get the command's usage back, and nothing is sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import chainlit as cl
+
+from brainchat.redact import get_logger, mask
+from brainchat.tools.mcp_prompts import PREFIX
+from brainchat.ui.render import AUTHOR
+
+log = get_logger("brainchat.ui")
+
+
+def _hub() -> Any:
+    from brainchat.ui import servers
+
+    return servers.hub()
+
+
+def commands() -> list[dict[str, Any]]:
+    """The prompts as Chainlit commands (none without configured servers)."""
+    hub = _hub()
+    if hub is None:
+        return []
+    try:
+        found = hub.prompt_commands()
+    except Exception:  # noqa: BLE001 - the chat's own commands still work
+        log.exception("MCP prompts not listed")
+        return []
+    return [
+        {
+            "id": c.id,
+            "description": c.description(),
+            "icon": "message-square",
+            "button": False,
+            "persistent": False,
+        }
+        for c in found
+    ]
+
+
+def match(command: str | None, text: str) -> tuple[str, str] | None:
+    """(command id, argument text) of a prompt command, chosen from the menu or typed."""
+    if command and command.startswith(PREFIX):
+        return command, text
+    word, _, rest = text.strip().partition(" ")
+    if word.startswith("/" + PREFIX):
+        return word[1:], rest
+    return None
+
+
+async def render(command_id: str, args: str) -> str | None:
+    """The prompt rendered by its server and shown, or None (the reason is shown instead)."""
+    hub = _hub()
+    try:
+        if hub is None:
+            raise ValueError("no MCP servers are configured")
+        turn = str(await hub.render_prompt(command_id, args))
+    except Exception as exc:  # noqa: BLE001 - bad arguments or a server error: said, not raised
+        await cl.Message(content=f"⚠️ `/{mask(command_id)}`: {mask(str(exc))}", author=AUTHOR).send()
+        return None
+    quoted = "\n".join(f"> {line}" for line in mask(turn).splitlines())
+    await cl.Message(
+        content=f"Prompt `/{command_id}`, sent as your message:\n\n{quoted}", author=AUTHOR
+    ).send()
+    return turn

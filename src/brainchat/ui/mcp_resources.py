@@ -1,0 +1,126 @@
+"""Attach a configured MCP server's resource to the conversation (`/resource`, #25).
+
+`/resource` lists the resources of the configured servers as buttons; `/resource SERVER URI`
+attaches one directly (a template's URI filled in). An attached resource is shown as a message
+with its text (masked, bounded) and goes, as context, with the user's next message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import chainlit as cl
+
+from brainchat.redact import get_logger, mask
+from brainchat.ui.render import AUTHOR
+
+log = get_logger("brainchat.ui")
+ACTION = "attach_resource"
+PENDING_KEY = "mcp_attached_resources"
+MAX_BUTTONS = 30
+COMMAND = {
+    "id": "resource",
+    "description": "Attach an MCP server's resource to your next message",
+    "icon": "paperclip",
+    "button": False,
+    "persistent": False,
+}
+USAGE = (
+    "Type `/resource` to list the MCP servers' resources, or `/resource SERVER URI` to attach "
+    "one (a template's `{…}` parts filled in)."
+)
+
+
+def _hub() -> Any:
+    from brainchat.ui import servers
+
+    return servers.hub()
+
+
+def typed(text: str) -> str | None:
+    """The arguments of a typed `/resource ...` ("" without any), else None."""
+    word, _, rest = text.strip().partition(" ")
+    return rest.strip() if word == "/resource" else None
+
+
+async def command(args: str) -> None:
+    """`/resource` (a list of buttons) or `/resource SERVER URI` (attach at once)."""
+    if args:
+        server, _, uri = args.partition(" ")
+        if not uri.strip():
+            await _say(f"⚠️ Give both the server and the resource's URI. {USAGE}")
+            return
+        await attach(server, uri.strip())
+        return
+    hub = _hub()
+    rows: list[tuple[str, Any]] = []
+    for name, conn in hub.servers.items() if hub is not None else []:
+        if conn.state == "connected" and conn.resources_offered:
+            try:
+                rows += [(name, e) for e in await hub.resources(name)]
+            except Exception as exc:  # noqa: BLE001 - one server's trouble never hides the others
+                await _say(f"⚠️ Could not list the resources of MCP server '{name}': {exc}")
+    if not rows:
+        await _say("No configured MCP server offers resources.")
+        return
+    lines = [
+        f"- **{n}**: `{e.uri}` — {e.name}{' (template)' if e.template else ''}" for n, e in rows
+    ]
+    actions = [
+        cl.Action(
+            name=ACTION,
+            payload={"server": n, "uri": e.uri},
+            label=f"Attach {e.uri}",
+            icon="paperclip",
+        )
+        for n, e in rows
+        if not e.template
+    ][:MAX_BUTTONS]
+    await cl.Message(
+        content="**MCP resources** (attach one to your next message):\n"
+        + "\n".join(lines)
+        + f"\n\n{USAGE}",
+        actions=actions,
+        author=AUTHOR,
+    ).send()
+
+
+async def attach(server: str, uri: str) -> None:
+    """Read one of a configured server's own resources and keep it for the next message."""
+    hub = _hub()
+    if hub is None or server not in hub.servers:
+        known = ", ".join(sorted(hub.servers)) if hub is not None else "none"
+        await _say(f"⚠️ No configured MCP server {mask(server)!r} (configured: {known}).")
+        return
+    try:
+        contents = await hub.read_resource(server, uri)
+    except Exception as exc:  # noqa: BLE001 - the reason (masked) is shown, never a traceback
+        await _say(f"⚠️ Could not attach {mask(uri)!r}: {mask(str(exc))}")
+        return
+    text = mask(contents.text)
+    pending = cl.user_session.get(PENDING_KEY) or []
+    pending.append((server, contents.uri, text))
+    cl.user_session.set(PENDING_KEY, pending)
+    await cl.Message(
+        content=f"📎 Attached `{mask(contents.uri)}` from MCP server **{server}** "
+        f"({len(text):,} characters): it goes with your next message.",
+        elements=[cl.Text(name=mask(contents.uri), content=text, display="inline")],
+        author=AUTHOR,
+    ).send()
+
+
+def take_attached() -> str:
+    """The attached resources as context for the next message ("" if none); forgets them."""
+    pending = cl.user_session.get(PENDING_KEY) or []
+    if not pending:
+        return ""
+    cl.user_session.set(PENDING_KEY, [])
+    parts = [
+        f'<resource server="{server}" uri="{uri}">\n{text}\n</resource>'
+        for server, uri, text in pending
+    ]
+    return "\n\nAttached MCP resources (context the user chose):\n" + "\n".join(parts)
+
+
+async def _say(text: str) -> None:
+    await cl.Message(content=text, author=AUTHOR).send()

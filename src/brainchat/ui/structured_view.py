@@ -1,0 +1,57 @@
+"""A tool's structuredContent in its step: a table for a list of records, else JSON (#25). No Chainlit.
+
+MCP tools with an outputSchema return data, not prose; a list of flat records (FastMCP wraps a
+returned list as {"result": [...]}) reads best as a table, anything else as indented JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+MAX_ROWS, MAX_COLUMNS, MAX_CELL, MAX_JSON = 50, 12, 80, 3000
+
+
+def structured_block(value: Any) -> str:
+    """Markdown for the step's body: a table when the value is a list of flat records."""
+    rows = records(value)
+    if rows is not None:
+        return table(rows)
+    body = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    return f"```json\n{body[:MAX_JSON]}\n```"
+
+
+def records(value: Any) -> list[dict[str, Any]] | None:
+    """The records of a list of flat objects (or of FastMCP's {"result": [...]}), else None."""
+    if isinstance(value, dict) and set(value) == {"result"}:
+        value = value["result"]
+    if not isinstance(value, list) or not value or not all(isinstance(r, dict) for r in value):
+        return None
+    if any(isinstance(v, dict | list) for r in value for v in r.values()):
+        return None
+    return value
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    columns: list[str] = []
+    for row in rows:
+        columns += [str(k) for k in row if str(k) not in columns]
+    shown = columns[:MAX_COLUMNS]
+    lines = [
+        "| " + " | ".join(_cell(c) for c in shown) + " |",
+        "|" + "---|" * len(shown),
+    ]
+    for row in rows[:MAX_ROWS]:
+        lines.append("| " + " | ".join(_cell(row.get(c, "")) for c in shown) + " |")
+    more = []
+    if len(rows) > MAX_ROWS:
+        more.append(f"{len(rows) - MAX_ROWS} more rows")
+    if len(columns) > MAX_COLUMNS:
+        more.append(f"{len(columns) - MAX_COLUMNS} more columns")
+    return "\n".join(lines) + (f"\n\n*({', '.join(more)} not shown)*" if more else "")
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
