@@ -53,6 +53,18 @@ def after_evaluate(state: AgentState) -> Literal["decide", "answer"]:
     return "answer" if state.get("last_verdict") in ("enough", "answer") else "decide"
 
 
+def _route(path: Callable[[AgentState], str]) -> Any:
+    """A conditional edge's router as langgraph runs it best: a plain function is run in a worker
+    thread on every step of an async run (7 thread trips in a 3-round turn) and traced through
+    the callback manager; this one is called inline on the loop, untraced (as create_agent's)."""
+    from langgraph._internal._runnable import RunnableCallable
+
+    async def inline(state: AgentState) -> str:
+        return path(state)
+
+    return RunnableCallable(path, inline, name=path.__name__, trace=False)
+
+
 @functools.cache
 def _graph() -> Any:
     """The graph, compiled once per process: each run brings its deps and record in the runtime
@@ -66,11 +78,11 @@ def _graph() -> Any:
     graph.add_edge(START, "plan")
     graph.add_edge("plan", "decide")
     graph.add_conditional_edges(
-        "decide", after_decide, {"act": "act", "answer": "answer", "finish": END}
+        "decide", _route(after_decide), {"act": "act", "answer": "answer", "finish": END}
     )
     graph.add_edge("act", "evaluate")
     graph.add_conditional_edges(
-        "evaluate", after_evaluate, {"decide": "decide", "answer": "answer"}
+        "evaluate", _route(after_evaluate), {"decide": "decide", "answer": "answer"}
     )
     graph.add_edge("answer", END)
     return graph.compile()
