@@ -42,6 +42,12 @@ from brainchat.usage import UsageCallback, UsageLedger, count_tokens, reply_rese
 log = get_logger("brainchat.agent")  # masks secrets in records
 
 
+def after_start(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["plan", "decide"]:
+    """Plan mode off (the default): straight to decide; the plan node would only say "no plan"
+    (PlanRun.create), at the cost of a graph step."""
+    return "decide" if runtime.context.deps.limits.plan_mode == "off" else "plan"
+
+
 def after_decide(state: AgentState) -> Literal["act", "answer", "finish"]:
     """Tool calls -> act; nothing left to ask (or a stop with results) -> answer; else end."""
     if state.get("pending_calls"):
@@ -54,14 +60,14 @@ def after_evaluate(state: AgentState) -> Literal["decide", "answer"]:
     return "answer" if state.get("last_verdict") in ("enough", "answer") else "decide"
 
 
-def _route(path: Callable[[AgentState], str]) -> Any:
+def _route(path: Callable[..., str]) -> Any:
     """A conditional edge's router as langgraph runs it best: a plain function is run in a worker
     thread on every step of an async run (7 thread trips in a 3-round turn) and traced through
     the callback manager; this one is called inline on the loop, untraced (as create_agent's)."""
     from langgraph._internal._runnable import RunnableCallable
 
-    async def inline(state: AgentState) -> str:
-        return path(state)
+    async def inline(state: AgentState, **injected: Any) -> str:
+        return path(state, **injected)  # `runtime`, when the router asks for it
 
     return RunnableCallable(path, inline, name=path.__name__, trace=False)
 
@@ -84,7 +90,7 @@ def _graph() -> Any:
     graph.add_node("decide", decide.decide)
     graph.add_node("act", _act_and_evaluate)  # act -> evaluate, in one step
     graph.add_node("answer", write_answer)
-    graph.add_edge(START, "plan")
+    graph.add_conditional_edges(START, _route(after_start), {"plan": "plan", "decide": "decide"})
     graph.add_edge("plan", "decide")
     graph.add_conditional_edges(
         "decide", _route(after_decide), {"act": "act", "answer": "answer", "finish": END}
