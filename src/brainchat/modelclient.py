@@ -172,19 +172,20 @@ class ModelClient:
         self, messages: list[BaseMessage], config: dict[str, Any], usage: bool
     ) -> AIMessageChunk:
         """The streamed reply, ended early (and kept once) when it repeats itself."""
-        reply: AIMessageChunk | None = None
+        chunks: list[AIMessageChunk] = []
         guard = RepeatGuard()
         kwargs = self._usage_kwargs(usage)
         stream: Any = self.model.astream(messages, config=config, **kwargs)
         async with aclosing(stream):  # ended early: the HTTP stream closes now
             async for chunk in stream:
-                reply = chunk if reply is None else reply + chunk
+                chunks.append(chunk)
                 if isinstance(chunk.content, str) and (repeated := guard.feed(chunk.content)):
                     told, hint = repeat_notice_text(self.name, repeated)
                     emit(Notice(kind="info", message=told, hint=hint))
+                    reply = _merged(chunks)
                     text = without_repeats(str(reply.content), repeated)
                     return AIMessageChunk(content=text, response_metadata=reply.response_metadata)
-        return reply if reply is not None else AIMessageChunk(content="")
+        return _merged(chunks) if chunks else AIMessageChunk(content="")
 
     def _rejects_stream_options(self, exc: BaseException) -> bool:
         """An HTTP 400 to a streamed request that asked for usage: maybe `stream_options` itself
@@ -224,6 +225,12 @@ def _config(callbacks: list[Any], round_: int) -> dict[str, Any]:
     if not round_:
         return {"callbacks": callbacks}
     return {"callbacks": callbacks, "metadata": {ROUND_KEY: round_}}
+
+
+def _merged(chunks: list[AIMessageChunk]) -> AIMessageChunk:
+    """The chunks as one message, merged once at the end: adding each chunk to the reply so far
+    rebuilt (and re-parsed the tool-call arguments of) the whole message per chunk."""
+    return chunks[0] if len(chunks) == 1 else chunks[0] + chunks[1:]
 
 
 def _usable(reply: AIMessageChunk) -> bool:

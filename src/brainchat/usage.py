@@ -171,9 +171,11 @@ class UsageCallback(AsyncCallbackHandler):
             round=int((metadata or {}).get(ROUND_KEY) or 0),
         )
 
-    async def on_llm_new_token(  # type: ignore[override]
+    def on_llm_new_token(  # type: ignore[override]
         self, token: str, *, run_id: UUID, chunk: Any = None, **kwargs: Any
     ) -> None:
+        # Plain, not async: called once per streamed chunk, and an inline handler's plain method
+        # is called directly (no coroutine made and awaited per token).
         call = self.calls.get(run_id)
         if call is None:
             return

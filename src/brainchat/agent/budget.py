@@ -93,6 +93,15 @@ class Fitted(NamedTuple):
     fits: bool  # False: even cut to the bone it exceeds the budget; do not send it
 
 
+def _result_cut(message: BaseMessage, max_tokens: int) -> BaseMessage:
+    """A tool result cut to `max_tokens`; the message itself when it fits (every round re-sends
+    the run's results, and a copy of each, each round, cost a pydantic copy per result)."""
+    if not isinstance(message, ToolMessage) or not isinstance(message.content, str):
+        return message
+    text = cut_text(message.content, max_tokens)
+    return message if text is message.content else message.model_copy(update={"content": text})
+
+
 def fit_run(
     system: BaseMessage,
     history: list[BaseMessage],
@@ -112,12 +121,7 @@ def fit_run(
     calls = sum(len(getattr(m, "tool_calls", None) or []) for m in run)
     limit = budget.tokens - CALL_FRAMING * calls  # message_tokens counts no call ids
     wire = shape or (lambda messages: messages)
-    run = [
-        m.model_copy(update={"content": cut_text(m.content, budget.per_result)})
-        if isinstance(m, ToolMessage) and isinstance(m.content, str)
-        else m
-        for m in run
-    ]
+    run = [_result_cut(m, budget.per_result) for m in run]
 
     def size() -> int:
         return message_tokens(wire([system, *run]), limit)
