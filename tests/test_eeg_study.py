@@ -72,7 +72,8 @@ def test_flags(data_dir: Path) -> None:
         "list_data_files", "get_study_state", "ica_components", "plot_raw", "plot_psd",
         "plot_topomap", "plot_epochs_average"}  # fmt: skip
     assert {n for n, f in tools.items() if f.destructive} == {"reset_preprocessing", "clear_study"}
-    assert {n for n, f in tools.items() if f.long_running} == {"train_model", "ica_fit"}
+    assert {n for n, f in tools.items() if f.long_running} == {
+        "train_model", "ica_fit", "cross_validate"}  # fmt: skip
 
 
 async def test_pipeline_with_images_and_events(h: Harness) -> None:

@@ -10,6 +10,7 @@ from langchain_core.tools import BaseTool
 
 from brainchat.eeg import schemas as s
 from brainchat.eeg.listing import MAX_LISTED_ENTRIES
+from brainchat.eeg.protocols.tool import crossval_tools  # #24
 from brainchat.eeg.state import Op, StudyState
 from brainchat.eeg.study import Study
 from brainchat.eeg.toolkit import (
@@ -300,4 +301,5 @@ def build_eeg_tools(study: Study) -> list[BaseTool]:
         *_dataset_tools(study),
         *_model_tools(study),
         *plot_tools(study),
+        *crossval_tools(study),  # #24: cross-validated protocols (eeg/protocols/)
     ]
