@@ -73,7 +73,8 @@ def test_flags(data_dir: Path) -> None:
         "plot_topomap", "plot_epochs_average"}  # fmt: skip
     assert {n for n, f in tools.items() if f.destructive} == {
         "reset_preprocessing", "clear_study", "replace_bids_derivatives"}  # fmt: skip
-    assert {n for n, f in tools.items() if f.long_running} == {"train_model", "ica_fit"}
+    assert {n for n, f in tools.items() if f.long_running} == {
+        "train_model", "ica_fit", "cross_validate"}  # fmt: skip
 
 
 async def test_pipeline_with_images_and_events(h: Harness) -> None:

@@ -14,6 +14,7 @@ from brainchat.eeg.study.study import Study
 from brainchat.eeg.tools import schemas as s
 from brainchat.eeg.tools.bids_tools import LOAD_DESCRIPTION, bids_tools, expand_files  # BIDS (#24)
 from brainchat.eeg.tools.bids_tools import LoadArgs as BidsLoadArgs
+from brainchat.eeg.tools.crossval_tool import crossval_tools  # #24
 from brainchat.eeg.tools.toolkit import (
     DESTRUCTIVE,
     READ_ONLY,
@@ -302,4 +303,5 @@ def build_eeg_tools(study: Study) -> list[BaseTool]:
         *_model_tools(study),
         *bids_tools(study),  # BIDS (#24): epochs and results as BIDS derivatives
         *plot_tools(study),
+        *crossval_tools(study),  # #24: cross-validated protocols (eeg/protocols/)
     ]

@@ -1,0 +1,93 @@
+"""A cross-validation's result as a compact table for the model, and a per-subject score plot."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from brainchat.eeg.protocols.crossval import CVResult
+
+SCORING = {"roc_auc": "ROC AUC", "accuracy": "accuracy"}
+SUBJECTS_SHOWN = 12  # per-subject columns in the text (the plot shows them all)
+
+
+def _f(v: float | None, digits: int = 3) -> str:
+    return "n/a" if v is None or not np.isfinite(v) else f"{v:.{digits}f}"
+
+
+def _p(v: float | None) -> str:
+    return "n/a" if v is None else (f"{v:.3f}" if v >= 0.001 else f"{v:.1e}")
+
+
+def table(res: CVResult) -> str:
+    """The lines the model reads: protocol, scoring, per-pipeline mean ± sd, chance and p,
+    per-subject scores, paired tests, notes (left-out groups, leakage)."""
+    cfg = res.config
+    unit = "folds per session" if cfg.protocol == "within_session" else "folds"
+    folds = f"{cfg.folds} {unit}" if cfg.protocol == "within_session" else "leave-one-out"
+    lines = [
+        f"cross_validate {cfg.protocol} ({folds}, seed {cfg.seed}): {res.n_epochs} epochs, "
+        f"{len(res.subjects)} subject(s), {res.sessions} subject-session group(s); score "
+        f"{SCORING.get(res.scoring, res.scoring)} (chance ~{_chance_hint(res)})",
+    ]
+    shown = list(res.subjects[:SUBJECTS_SHOWN])
+    more = (
+        f" (+{len(res.subjects) - len(shown)} more in the plot)"
+        if len(res.subjects) > len(shown)
+        else ""
+    )
+    lines.append(
+        "pipeline | mean ± sd over subjects | permutation chance, p | per subject "
+        + " ".join(f"{s}" for s in shown)
+        + more
+    )
+    for s in res.summaries:
+        perm = (
+            f"{_f(s.chance)}, p={_p(s.p_value)} ({s.permutations} perms)"
+            if s.permutations
+            else "not run (permutations=0)"
+        )
+        per = " ".join(_f(s.per_subject.get(k), 2) for k in shown)
+        lines.append(f"{s.pipeline} | {_f(s.mean)} ± {_f(s.sd)} | {perm} | {per}")
+    if cfg.protocol != "cross_subject" and res.sessions <= 24:
+        for s in res.summaries:
+            sess = ", ".join(f"{a}/{b} {_f(v, 2)}" for (a, b), v in sorted(s.per_session.items()))
+            lines.append(f"{s.pipeline} per subject/session: {sess}")
+    for t in res.tests:
+        stat = f"W={_f(t.statistic, 1)}, p={_p(t.p_value)}" if t.p_value is not None else "not run"
+        note = f" ({t.note})" if t.note else ""
+        lines.append(f"Wilcoxon signed-rank {t.a} vs {t.b} over {t.n} subjects: {stat}{note}")
+    lines += [f"note: {n}" for n in res.notes]
+    return "\n".join(lines)
+
+
+def _chance_hint(res: CVResult) -> str:
+    return "0.5" if res.scoring == "roc_auc" else f"{1 / max(1, res.n_classes):.2f}"
+
+
+def subject_plot(res: CVResult) -> bytes:
+    """Each subject's score per pipeline (points joined per pipeline), permutation chance dashed."""
+    from matplotlib.figure import Figure
+
+    from brainchat.eeg.preprocessing.plots import _png
+
+    subjects = list(res.subjects)
+    fig = Figure(figsize=(max(5.0, 0.5 * len(subjects) + 3), 3.8))
+    ax = fig.add_subplot()
+    x = np.arange(len(subjects))
+    width = 0.8 / max(1, len(res.summaries))
+    for i, s in enumerate(res.summaries):
+        ys = [s.per_subject.get(k, np.nan) for k in subjects]
+        line = ax.plot(
+            x + (i - (len(res.summaries) - 1) / 2) * width,
+            ys,
+            "o",
+            label=f"{s.pipeline} ({_f(s.mean, 2)})",
+        )
+        if s.chance is not None:
+            ax.axhline(s.chance, ls="--", lw=0.8, color=line[0].get_color())
+    ax.set_xticks(x, subjects, fontsize=8, rotation=45 if len(subjects) > 12 else 0)
+    ax.set_xlabel("subject")
+    ax.set_ylabel(SCORING.get(res.scoring, res.scoring))
+    ax.set_title(f"{res.config.protocol}: score per subject (dashed: permutation chance)")
+    ax.legend(fontsize=8)
+    return _png(fig)
