@@ -225,7 +225,8 @@ async def test_a_failing_load_repeated_is_told_the_next_call(scripted_server, st
     s.queue("fc", guess, guess, guess)  # the loop stop ends the run: no fourth request
     s.queue("ans", Text("The file could not be loaded."))
     events = await collect(agent(s, study, "prompt").run("Load the first two files"))
-    assert [e.status for e in of(events, "tool_finished")] == ["error", "skipped", "skipped"]
+    statuses = [e.status for e in of(events, "tool_finished")]  # brainchat's listing runs first
+    assert statuses == ["success", "error", "skipped", "skipped"]
     told = json.dumps(s.requests_for("fc")[2].messages)
     assert "Next: call load_data with one of the closest existing names: " in told
     assert "sub-01_ses-01_task-mi_eeg.edf" in told

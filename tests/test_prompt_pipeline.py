@@ -1,0 +1,132 @@
+"""Prompt mode and the EEG pipeline with a small model (issue #23's real-model bench).
+
+Seen with Qwen2.5-Coder-1.5B-Instruct on llama-server: its first call guessed a file name
+(`sub-01/sub-01_eeg.edf`), failed, and it drifted off to web searches; it called `epoch`, `split`,
+`train`, `evaluate`, the words of the prompt's pipeline line, because the real tools were hidden
+until data was loaded; and every round re-read the whole prompt, since the study summary sat
+before the tools. The replies below are that model's, replayed verbatim through the scripted
+server over real HTTP, against the real EEG tools on a synthetic data set.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from brainchat.agent.graph import build_agent
+from brainchat.eeg.study import Study
+from brainchat.eeg.synthetic import write_demo_set
+from brainchat.eeg.tools import build_eeg_tools
+from brainchat.llm import make_chat_model
+from brainchat.settings import AgentLimits
+from brainchat.testing.scripted_server import Text
+
+from support import collect, of, spec
+
+LIMITS = AgentLimits(evaluation="model", max_execution_time=120)
+PIPELINE = (
+    "Load the first two files, band-pass 8-30 Hz, epoch 0.5-2.5 s, split by trial, "
+    "train CSP+LDA, test accuracy?"
+)
+FIRST = "demo/sub-01_ses-01_task-mi_eeg.edf"
+SECOND = "demo/sub-01_ses-02_task-mi_eeg.edf"
+# verbatim: the model's reply once the listing was in its first request
+LOAD = (
+    "```json\n"
+    '{"name": "load_data", "arguments": {"files": ["demo/sub-01_ses-01_task-mi_eeg.edf", '
+    '"demo/sub-01_ses-02_task-mi_eeg.edf"]}}\n```'
+)
+# verbatim: before, with no listing, its first reply
+GUESS = (
+    "```json\n"
+    '{"name": "load_data", "arguments": {"files": ["sub-01/sub-01_eeg.edf", '
+    '"sub-01/sub-01_eeg.edf"]}}\n```'
+)
+EEG_ALWAYS = {"list_data_files", "load_data", "get_study_state"}
+
+
+@pytest.fixture
+def study(tmp_path) -> Study:
+    data = tmp_path / "data"
+    write_demo_set(data / "demo", subjects=1, sessions=2, trials=8, seed=1)
+    return Study(data)
+
+
+def agent(server, study, tool_calling="prompt"):
+    """As the app builds it: the study's summary, and the tools beyond loading hidden while the
+    study is empty (session/toolbox.eeg_rule)."""
+    tools = build_eeg_tools(study)
+    later = frozenset(t.name for t in tools) - EEG_ALWAYS
+    fc, ans = spec(server, "fc", tool_calling=tool_calling), spec(server, "ans")
+    return build_agent(
+        make_chat_model(fc, "function_call"),
+        make_chat_model(ans, "answer"),
+        tools,
+        LIMITS,
+        specs={"function_call": fc, "answer": ans},
+        context=study.summary,
+        facts=lambda: {"stage": study.state.stage},
+        hidden=lambda: later if study.state.stage == "empty" else frozenset(),
+    )
+
+
+def started(events):
+    return [(e.name, e.args) for e in of(events, "tool_call_started")]
+
+
+async def test_a_data_question_starts_with_brainchat_listing_the_folder(scripted_server, study):
+    """Before: the model's first request held no file name, it guessed one (GUESS) and failed.
+    Now the listing is a real call of the run, and the model's next reply loads real files."""
+    s = scripted_server
+    s.queue("fc", Text(LOAD), Text("Loaded."))
+    s.queue("ans", Text("Two files were loaded."))
+    events = await collect(agent(s, study).run(PIPELINE))
+    assert started(events) == [("list_data_files", {}), ("load_data", {"files": [FIRST, SECOND]})]
+    assert [e.status for e in of(events, "tool_finished")] == ["success", "success"]
+    first = json.dumps(s.requests_for("fc")[0].messages)
+    assert FIRST in first and SECOND in first  # the model's first request names the real files
+    told = [n for n in of(events, "notice") if "listed the data folder first" in n.message]
+    assert len(told) == 1 and told[0].kind == "info"
+    assert of(events, "run_finished")[0].reason == "answered"
+
+
+async def test_no_listing_first_for_other_questions_modes_or_a_loaded_study(scripted_server, study):
+    s = scripted_server
+    s.queue("fc", Text("No tools needed."))
+    s.queue("ans", Text("Hello."))
+    events = await collect(agent(s, study).run("Hello, who are you?"))
+    assert started(events) == []
+    s.queue("fc", Text("No tools needed."))
+    s.queue("ans", Text("None."))
+    events = await collect(agent(s, study, "native").run("Which EEG files are there?"))
+    assert started(events) == []  # native and auto: the model's own first call
+    load = next(t for t in build_eeg_tools(study) if t.name == "load_data")
+    await load.ainvoke({"files": [FIRST]})
+    assert study.state.stage == "loaded"
+    s.queue("fc", Text("No tools needed."))
+    s.queue("ans", Text("One."))
+    events = await collect(agent(s, study).run("Which EEG files are loaded?"))
+    assert started(events) == []
+
+
+async def test_prompt_mode_describes_the_whole_pipeline_and_keeps_its_prefix(
+    scripted_server, study
+):
+    """Before: at the empty stage the prompt described 4 tools, and the model called `epoch`,
+    `split`, `train`; the study summary came before the tools, so a server's prompt cache could
+    reuse nothing of a round's ~2,500 tokens in the next once a step had changed the study."""
+    s = scripted_server
+    s.queue("fc", Text(LOAD), Text("Loaded."))
+    s.queue("ans", Text("Two files were loaded."))
+    await collect(agent(s, study).run(PIPELINE))
+    before, after = (str(r.messages[0]["content"]) for r in s.requests_for("fc"))
+    for name in ("bandpass_filter", "epoch_data", "split_dataset", "train_model"):
+        assert f"- {name}:" in before  # described (hidden tools stay runnable)
+    assert "load_data -> bandpass_filter" in before and "evaluate_model" in before
+    assert before.index("- train_model:") < before.index("Current EEG study:")
+    assert "stage: empty" in before.lower() or "empty" in before.split("Current EEG study:")[1]
+    assert "loaded" in after.split("Current EEG study:")[1]
+    # everything before the study line is the same in both rounds: one cached prefix
+    head = before.split("Current EEG study:")[0]
+    assert after.startswith(head) and len(head) > 0.8 * len(before)
