@@ -260,8 +260,9 @@ async def test_a_short_tool_name_is_told_the_tool_it_meant(scripted_server, stud
     s.queue("fc", Text(call_text([Call("train", {"model": "csp_lda"})])), Text("Stop."))
     s.queue("ans", Text("Training failed."))
     events = await collect(agent(s, study, "prompt").run("train CSP+LDA"))
-    (done,) = of(events, "tool_finished")
-    assert done.status == "error" and "(did you mean 'train_model'?)" in done.error
+    (done,) = of(events, "tool_finished")  # a name written as text runs as the one tool it means
+    assert done.name == "train_model"  # (tests/test_prompt_pipeline.py), failing here: no data
+    assert done.status == "error" and "load" in done.error.lower()
 
 
 def test_a_key_in_the_base_url_is_not_kept_in_the_habits_file():

@@ -130,3 +130,55 @@ async def test_prompt_mode_describes_the_whole_pipeline_and_keeps_its_prefix(
     # everything before the study line is the same in both rounds: one cached prefix
     head = before.split("Current EEG study:")[0]
     assert after.startswith(head) and len(head) > 0.8 * len(before)
+
+
+# the bench's calls after a load (its runs logged epoch, split, train, evaluate: all errors),
+# several one per line in one fence, the form this model writes at temperature 0
+SHORT_NAMES = (
+    "```json\n"
+    '{"name": "bandpass_filter", "arguments": {"l_freq": 8, "h_freq": 30}}\n'
+    '{"name": "epoch", "arguments": {"tmin": 0.5, "tmax": 2.5}}\n'
+    '{"name": "split", "arguments": {"by": "trial"}}\n'
+    '{"name": "train", "arguments": {"model": "csp_lda"}}\n'
+    '{"name": "evaluate", "arguments": {}}\n'
+    "```"
+)
+
+
+async def test_a_short_tool_name_with_one_match_runs_that_tool_and_says_so(scripted_server, study):
+    """Before: `epoch`, `split`, `train`, `evaluate` were errors ('did you mean ...?'), a round
+    each at a minute a round, and the run ended before evaluate_model. Now each runs as the one
+    tool its name stands for; the user and the model are told which ran."""
+    s = scripted_server
+    s.queue("fc", Text(LOAD), Text(SHORT_NAMES), Text("Done."))
+    s.queue("ans", Text("The pipeline ran."))
+    events = await collect(agent(s, study).run(PIPELINE))
+    ran = [(e.name, e.status) for e in of(events, "tool_finished")][2:]
+    assert ran == [
+        ("bandpass_filter", "success"),
+        ("epoch_data", "success"),
+        ("split_dataset", "success"),
+        ("train_model", "success"),
+        ("evaluate_model", "success"),
+    ]
+    assert "accuracy" in of(events, "tool_finished")[-1].content.lower()
+    told = [n.message for n in of(events, "notice") if "which is no tool" in n.message]
+    assert told[0].startswith(
+        "The model called 'epoch', which is no tool; brainchat ran epoch_data"
+    )
+    assert len(told) == 4
+    after = json.dumps(s.requests_for("fc")[2].messages)
+    assert "there is no tool 'epoch': this ran epoch_data" in after
+
+
+async def test_a_fuzzy_or_ambiguous_name_is_still_only_told(scripted_server, study):
+    """Only a prefix or suffix match with exactly one tool runs: `preprocess` (none) and `data`
+    (several: load_data, epoch_data, ...) are errors naming the tools, as before."""
+    s = scripted_server
+    bad = '```json\n{"name": "preprocess", "arguments": {}}\n{"name": "data", "arguments": {}}\n```'
+    s.queue("fc", Text(LOAD), Text(bad), Text("Stop."))
+    s.queue("ans", Text("Preprocessing failed."))
+    events = await collect(agent(s, study).run(PIPELINE))
+    done = of(events, "tool_finished")[2:]
+    assert [(e.name, e.status) for e in done] == [("preprocess", "error"), ("data", "error")]
+    assert "no tool named 'preprocess'" in done[0].error

@@ -249,6 +249,9 @@ def _call(raw: Any, schemas: dict[str, dict[str, Any]]) -> dict[str, Any] | None
             "invalid": f"the arguments must be a JSON object; write {CALL_FORM}",
         }
     if name not in schemas:
+        meant = only_meant(name, schemas)
+        if meant is not None and schema_problem(args, schemas[meant]) is None:
+            return {"name": meant, "args": args, "renamed": name}  # run, and say so
         why = (
             f"there is no tool named {unknown_tool(name, schemas)}. Call one of them as {CALL_FORM}"
         )
@@ -336,6 +339,14 @@ def as_plain(messages: list[BaseMessage]) -> list[BaseMessage]:
     if results:
         out.append(HumanMessage("\n\n".join(results)))
     return out
+
+
+def only_meant(name: str, tools: Collection[str]) -> str | None:
+    """The one tool a short name stands for (`epoch` -> `epoch_data`, `train` -> `train_model`),
+    or None when none or several do. Prefix and suffix only, never a fuzzy match: a misspelt
+    name is told, not guessed."""
+    found = [t for t in tools if t.startswith(f"{name}_") or t.endswith(f"_{name}")]
+    return found[0] if len(found) == 1 else None
 
 
 def unknown_tool(name: str, tools: Collection[str]) -> str:
