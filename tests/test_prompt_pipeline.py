@@ -15,12 +15,16 @@ import json
 import pytest
 
 from brainchat.agent.graph import build_agent
+from brainchat.agent.textcalls import read_calls, tools_prompt
 from brainchat.eeg.study import Study
 from brainchat.eeg.synthetic import write_demo_set
 from brainchat.eeg.tools import build_eeg_tools
 from brainchat.llm import make_chat_model
 from brainchat.settings import AgentLimits
-from brainchat.testing.scripted_server import Text
+from brainchat.testing.replies import call_text
+from brainchat.testing.scripted_server import Call, Text
+from brainchat.tools.schemas import openai_schema
+from brainchat.usage import count_tokens
 
 from support import collect, of, spec
 
@@ -182,3 +186,27 @@ async def test_a_fuzzy_or_ambiguous_name_is_still_only_told(scripted_server, stu
     done = of(events, "tool_finished")[2:]
     assert [(e.name, e.status) for e in done] == [("preprocess", "error"), ("data", "error")]
     assert "no tool named 'preprocess'" in done[0].error
+
+
+def test_the_prompt_shows_slim_schemas_and_calls_are_checked_against_full_ones(study):
+    """The 23 tools' schemas as sent were ~1,600 tokens, minutes of reading for a 1.5B model on
+    busy cores; bounds and `X or null` go from the prompt, never from the check."""
+    schemas = [openai_schema(t) for t in build_eeg_tools(study)]
+    slim_text, full_text = tools_prompt(schemas), json.dumps(schemas)
+    assert count_tokens(slim_text) < 0.9 * count_tokens(tools_prompt_full(schemas))
+    assert '{"type":"null"}' not in slim_text and '"maximum"' not in slim_text
+    assert '{"type": "null"}' in full_text and '"maximum"' in full_text
+    assert '"tmin":{"default":0.5' in slim_text and '"csp_lda"' in slim_text
+    full = {s["function"]["name"]: s["function"]["parameters"] for s in schemas}
+    got = read_calls(call_text([Call("epoch_data", {"tmin": 0.5, "tmax": 99})]), full, strict=True)
+    assert "greater than the maximum of 60" in got.calls[0]["invalid"]  # the bound still holds
+
+
+def tools_prompt_full(schemas) -> str:
+    """The tools text with the schemas as they were sent before (unslimmed), to compare."""
+    lines = [
+        f"- {s['function']['name']}: {s['function']['description']}\n  "
+        + json.dumps(s["function"]["parameters"], separators=(",", ":"))
+        for s in schemas
+    ]
+    return "\n".join(lines)
