@@ -210,3 +210,31 @@ def tools_prompt_full(schemas) -> str:
         for s in schemas
     ]
     return "\n".join(lines)
+
+
+async def test_an_answer_that_never_comes_ends_with_the_facts_in_brainchats_words(
+    scripted_server, study
+):
+    """Seen at load 17: the answer model sent no token before the run's limit, and the run
+    ended with an empty answer although list_data_files had succeeded. Now brainchat states
+    what the run gathered itself, and says why."""
+    s = scripted_server
+    s.queue("fc", Text("Listed."))
+    s.queue("ans", Text("Too late.", ttft=30))
+    fc, ans = spec(s, "fc", tool_calling="prompt"), spec(s, "ans")
+    quick = build_agent(
+        make_chat_model(fc, "function_call"),
+        make_chat_model(ans, "answer"),
+        build_eeg_tools(study),
+        AgentLimits(evaluation="model", max_execution_time=3),
+        specs={"function_call": fc, "answer": ans},
+        context=study.summary,
+    )
+    events = await collect(quick.run("Which EEG files are there?"))
+    done = of(events, "run_finished")[0]
+    assert done.reason == "timeout"
+    assert done.answer.startswith("brainchat writes this answer itself")
+    assert "- list_data_files: 4 file(s)" not in done.answer  # the demo set here has 2
+    assert "- list_data_files: 2 file(s) in the data folder" in done.answer
+    (told,) = [n for n in of(events, "notice") if "ran out while the answer" in n.message]
+    assert "brainchat's own list of what the run gathered" in told.message
