@@ -238,3 +238,24 @@ async def test_an_answer_that_never_comes_ends_with_the_facts_in_brainchats_word
     assert "- list_data_files: 2 file(s) in the data folder" in done.answer
     (told,) = [n for n in of(events, "notice") if "ran out while the answer" in n.message]
     assert "brainchat's own list of what the run gathered" in told.message
+
+
+async def test_a_pipeline_request_is_told_the_next_step_from_the_study_stage(
+    scripted_server, study
+):
+    """Seen at load 5.6: with data loaded, the model called get_study_state, clear_study,
+    split_dataset and evaluate_model before epoch_data. Each request now ends with the stage and
+    the tool that comes next."""
+    s = scripted_server
+    s.queue("fc", Text(LOAD), Text("Loaded."))
+    s.queue("ans", Text("Two files were loaded."))
+    await collect(agent(s, study).run(PIPELINE))
+    first, second = (r.messages[-1]["content"] for r in s.requests_for("fc"))
+    assert "next pipeline step" not in json.dumps(first)  # nothing loaded yet: the listing says
+    assert "(Study stage: loaded. The next pipeline step for this request: bandpass_filter" in (
+        second
+    )
+    s.queue("fc", Text("Nothing to do."))
+    s.queue("ans", Text("Hello."))
+    await collect(agent(s, study).run("What is in the study?"))  # names no pipeline step
+    assert "next pipeline step" not in json.dumps(s.requests_for("fc")[-1].messages)

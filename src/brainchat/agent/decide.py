@@ -139,6 +139,29 @@ def _list_first(d: Deps, run: RunContext, state: AgentState, round_: int) -> Age
     }
 
 
+PIPELINE_QUESTION = re.compile(r"\b(epoch\w*|split\w*|train\w*|accuracy|evaluat\w*)\b", re.I)
+NEXT_STEP = {
+    "loaded": "bandpass_filter (or other preprocessing the request names), then epoch_data",
+    "epoched": "split_dataset",
+    "split": "train_model",
+    "trained": "evaluate_model",
+}
+
+
+def _next_pipeline_step(d: Deps, state: AgentState) -> str | None:
+    """Prompt mode, a request that names pipeline steps: the study's stage and the tool that
+    comes next, as a note after the run's messages (issue #23: with data loaded, the 1.5B model
+    called split_dataset and evaluate_model before epoch_data, and clear_study twice)."""
+    if d.tool_calling != "prompt" or d.facts is None or not state.get("round"):
+        return None
+    if not PIPELINE_QUESTION.search(str(state["messages"][0].content)):
+        return None
+    stage = str(d.facts().get("stage", ""))
+    if stage not in NEXT_STEP:
+        return None
+    return f"(Study stage: {stage}. The next pipeline step for this request: {NEXT_STEP[stage]}.)"
+
+
 def _run_messages(d: Deps, state: AgentState) -> list[BaseMessage]:
     """The run's messages with the last evaluation's note and the plan's progress."""
     messages = list(state["messages"])
@@ -146,6 +169,8 @@ def _run_messages(d: Deps, state: AgentState) -> list[BaseMessage]:
         # The note repeats tool errors and gists: bounded, so it never crowds out the run.
         note = cut_text(note, NOTE_TOKENS)
         messages.append(HumanMessage(f"(Evaluation of your last tool round: {note}.)"))
+    if (step := _next_pipeline_step(d, state)) is not None:
+        messages.append(HumanMessage(step))
     plan = state.get("plan")
     if plan is not None and (progress := PlanRun(d).prompt(plan)):
         messages.append(HumanMessage(progress))
