@@ -87,6 +87,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--skip-golden", action="store_true", help="leave out `brainchat eval`")
     p.add_argument("--golden", nargs="+", default=None, help="scenarios (default: real-model)")
     p.add_argument("--time-limit", type=float, default=300.0, help="AGENT_MAX_EXECUTION_TIME")
+    p.add_argument(
+        "--model-timeout",
+        type=float,
+        default=240.0,
+        help="the spec's timeout: seconds a request may stay silent (default 240)",
+    )
     p.add_argument("--threads", type=int, default=2, help="llama-server -t (default 2)")
     p.add_argument("--cache", type=Path, help="set-up cache (BRAINCHAT_BENCH_CACHE)")
     p.add_argument("--out", type=Path, help="also write every run as a JSON line here")
@@ -100,6 +106,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def model_env(opts: argparse.Namespace, base_url: str, mode: str) -> dict[str, str]:
     """The environment of one `brainchat ask`: this tree's code, the model, the data, the fixture."""
     spec: dict[str, Any] = {"provider": "openai-compatible", "model": opts.model, "base_url": base_url}  # fmt: skip
+    # A 1.5B model on 2 shared cores reads a 3,000-token request for a minute or more before
+    # its first token (load 12: the default 60 s stopped a run right after load_data)
+    spec["timeout"] = opts.model_timeout
     if opts.api_key_env:
         spec["api_key_env"] = opts.api_key_env
     keep = ("OPENAI_", "CHAT_MODEL", "AGENT_", "MCP_", "BRAINCHAT_", "DEFAULT_MODE")

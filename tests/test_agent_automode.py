@@ -225,7 +225,8 @@ async def test_a_failing_load_repeated_is_told_the_next_call(scripted_server, st
     s.queue("fc", guess, guess, guess)  # the loop stop ends the run: no fourth request
     s.queue("ans", Text("The file could not be loaded."))
     events = await collect(agent(s, study, "prompt").run("Load the first two files"))
-    assert [e.status for e in of(events, "tool_finished")] == ["error", "skipped", "skipped"]
+    statuses = [e.status for e in of(events, "tool_finished")]  # brainchat's listing runs first
+    assert statuses == ["success", "error", "skipped", "skipped"]
     told = json.dumps(s.requests_for("fc")[2].messages)
     assert "Next: call load_data with one of the closest existing names: " in told
     assert "sub-01_ses-01_task-mi_eeg.edf" in told
@@ -259,8 +260,9 @@ async def test_a_short_tool_name_is_told_the_tool_it_meant(scripted_server, stud
     s.queue("fc", Text(call_text([Call("train", {"model": "csp_lda"})])), Text("Stop."))
     s.queue("ans", Text("Training failed."))
     events = await collect(agent(s, study, "prompt").run("train CSP+LDA"))
-    (done,) = of(events, "tool_finished")
-    assert done.status == "error" and "(did you mean 'train_model'?)" in done.error
+    (done,) = of(events, "tool_finished")  # a name written as text runs as the one tool it means
+    assert done.name == "train_model"  # (tests/test_prompt_pipeline.py), failing here: no data
+    assert done.status == "error" and "load" in done.error.lower()
 
 
 def test_a_key_in_the_base_url_is_not_kept_in_the_habits_file():

@@ -44,6 +44,9 @@ def test_options_and_defaults() -> None:
     assert opts.tasks == ["files", "web", "pipeline"] and not opts.skip_golden
     opts = bench.parse_args(["--base-url", "http://h:1/v1", "--tasks", "--modes", "prompt"])
     assert opts.tasks == [] and opts.modes == ["prompt"] and opts.base_url == "http://h:1/v1"
+    assert opts.model_timeout == 240.0  # a busy CPU server reads a long prompt for minutes
+    fc = json.loads(bench.model_env(opts, "http://h:1/v1", "prompt")["AGENT_FUNCTION_CALL_MODEL"])
+    assert fc["timeout"] == 240.0 and fc["tool_calling"] == "prompt"
     with pytest.raises(SystemExit):
         bench.parse_args(["--runs", "0"])
     with pytest.raises(SystemExit):

@@ -51,12 +51,16 @@ async def answer(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
             return _failed(d, run, exc, out)
         limit = d.limits.max_execution_time
         kept = "; the partial answer above is kept." if out.parts else " and no answer arrived."
+        text = "".join(out.parts)
+        if not out.parts and run.ledger.successful():  # #23: never an empty answer after results
+            kept = " and no answer arrived; the answer is brainchat's own list of what the run gathered."
+            text = echo.facts_answer(run.ledger, f"{name} wrote no answer within the time limit")
         exit_ = Exit(
             "timeout",
             f"The time limit of {limit:g} s ran out while the answer was being written{kept}",
             "Raise the max execution time in the settings, or ask a narrower question.",
         )
-        return exit_.ended("".join(out.parts))
+        return exit_.ended(text)
     except Exception as exc:  # noqa: BLE001
         return _failed(d, run, exc, out)
     finally:

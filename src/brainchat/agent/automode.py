@@ -120,12 +120,21 @@ async def text_calls(
 
 def read(d: Deps, text: str, round_: int) -> textcalls.TextCalls:
     """The calls `text` holds, checked against the tools offered (a hidden one is still known)."""
-    schemas = {
-        s["function"]["name"]: s["function"].get("parameters") or {} for s in d.bound_llm.schemas()
-    }
+    offered = [s for _, s in d.bound_llm.pairs]  # every tool's schema: hidden ones run too
+    schemas = {s["function"]["name"]: s["function"].get("parameters") or {} for s in offered}
     for name in d.runner.tools:
         schemas.setdefault(name, {})
-    return textcalls.read_calls(text, schemas, strict=d.tool_calling == "prompt", round_=round_)
+    found = textcalls.read_calls(text, schemas, strict=d.tool_calling == "prompt", round_=round_)
+    for call in found.calls:
+        if call.get("renamed"):  # #23: the 1.5B model called `epoch`, `split`, `train`
+            emit(
+                Notice(
+                    kind="info",
+                    message=f"The model called '{call['renamed']}', which is no tool; brainchat "
+                    f"ran {call['name']}, the only tool of that name, with the same arguments.",
+                )
+            )
+    return found
 
 
 def switch(d: Deps, why: str, calls: list[dict[str, Any]]) -> None:

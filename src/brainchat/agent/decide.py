@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from typing import Any
 
@@ -36,16 +37,23 @@ NOTE_TOKENS = 400  # the evaluation note beside a round: gists and short errors,
 def system_prompt(d: Deps) -> SystemMessage:
     """The function-call model's instructions: the prompt, the study, and (prompt mode) tools."""
     prompt = load_prompt("function_call", d.prompt_variants.get("function_call"))
-    text = prompt.replace("{study}", d.study_text())
+    study = d.study_text()
     # #25 hook (mcpclient): MCP servers' initialize instructions, bounded by the budget
-    if mcp := mcp_instructions.prompt_part(
-        d.runner.tools.values(), d.budget("function_call").tokens
-    ):
-        text += "\n\n" + mcp
-    if d.tool_calling == "prompt" and (schemas := d.bound_llm.schemas()):
+    mcp = mcp_instructions.prompt_part(d.runner.tools.values(), d.budget("function_call").tokens)
+    extra = f"\n\n{mcp}" if mcp else ""
+    if d.tool_calling == "prompt" and (schemas := [s for _, s in d.bound_llm.pairs]):
+        # Every tool is described, hidden ones too (a hidden tool stays runnable): a small model
+        # sees the real names and arguments of the whole pipeline from its first request, and
+        # can write its steps in one reply (issue #23: it called `epoch`, `split`, `train`).
+        # The study, which changes with every step, goes after the tools, which do not once data
+        # is loaded: a server's prompt cache (llama.cpp) then reuses the prompt and tools of the
+        # last round instead of reading ~2,500 tokens again (issue #23: 60-90 s per round on 2
+        # busy cores, so the pipeline ran out of time after two steps).
+        text = prompt.replace("{study}", "").rstrip() + extra
         room = d.budget("function_call").tokens  # #23 hook: the worked example fits or goes
-        text += "\n\n" + textcalls.fitted_tools_prompt(schemas, text, room)
-    return SystemMessage(text)
+        tools = textcalls.fitted_tools_prompt(schemas, f"{text}\n\n{study}", room)
+        return SystemMessage(f"{text}\n\n{tools}" + (f"\n\n{study}" if study else ""))
+    return SystemMessage(prompt.replace("{study}", study) + extra)
 
 
 async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
@@ -53,6 +61,8 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
     d, run = runtime.context.deps, runtime.context.run
     round_ = state.get("round", 0) + 1
     pending = _run_messages(d, state)
+    if (listed := _list_first(d, run, state, round_)) is not None:  # #23: no guessed file name
+        return listed
     messages = _request(d, run, pending)
     if isinstance(messages, Exit):
         return messages.take(round_)
@@ -98,6 +108,64 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
     }
 
 
+DATA_QUESTION = re.compile(
+    r"\b(files?|recordings?|data ?sets?|data|load\w*|edf|bdf|fif|subjects?|sessions?)\b", re.I
+)
+LISTING = "list_data_files"
+
+
+def _list_first(d: Deps, run: RunContext, state: AgentState, round_: int) -> AgentState | None:
+    """Prompt mode, first round, no study yet, a question about the data: brainchat lists the
+    data folder itself before the model's first request (issue #23: a 1.5B model's first call
+    guessed `sub-01/sub-01_eeg.edf`, failed, and drifted off to web searches). The listing is a
+    real call in the ledger, shown like any other; the model then picks from real names."""
+    if d.tool_calling != "prompt" or round_ != 1 or run.ledger.entries:
+        return None
+    if LISTING not in d.bound_llm.offered() or not DATA_QUESTION.search(run.question):
+        return None
+    facts = d.facts() if d.facts is not None else {}
+    if facts.get("stage", "empty") != "empty":
+        return None
+    emit(
+        Notice(
+            kind="info",
+            message="brainchat listed the data folder first (list_data_files), so the model "
+            "picks real file names instead of guessing them.",
+        )
+    )
+    call = {"name": LISTING, "args": {}, "id": "brainchat_list_1"}
+    ai = AIMessage(content="", tool_calls=[{**call, "type": "tool_call"}])
+    return {
+        "round": round_,
+        "messages": [*state["messages"], ai],
+        "pending_calls": [call],
+        "verdict_note": None,
+    }
+
+
+PIPELINE_QUESTION = re.compile(r"\b(epoch\w*|split\w*|train\w*|accuracy|evaluat\w*)\b", re.I)
+NEXT_STEP = {
+    "loaded": "bandpass_filter (or other preprocessing the request names), then epoch_data",
+    "epoched": "split_dataset",
+    "split": "train_model",
+    "trained": "evaluate_model",
+}
+
+
+def _next_pipeline_step(d: Deps, state: AgentState) -> str | None:
+    """Prompt mode, a request that names pipeline steps: the study's stage and the tool that
+    comes next, as a note after the run's messages (issue #23: with data loaded, the 1.5B model
+    called split_dataset and evaluate_model before epoch_data, and clear_study twice)."""
+    if d.tool_calling != "prompt" or d.facts is None or not state.get("round"):
+        return None
+    if not PIPELINE_QUESTION.search(str(state["messages"][0].content)):
+        return None
+    stage = str(d.facts().get("stage", ""))
+    if stage not in NEXT_STEP:
+        return None
+    return f"(Study stage: {stage}. The next pipeline step for this request: {NEXT_STEP[stage]}.)"
+
+
 def _run_messages(d: Deps, state: AgentState) -> list[BaseMessage]:
     """The run's messages with the last evaluation's note and the plan's progress."""
     messages = list(state["messages"])
@@ -105,6 +173,8 @@ def _run_messages(d: Deps, state: AgentState) -> list[BaseMessage]:
         # The note repeats tool errors and gists: bounded, so it never crowds out the run.
         note = cut_text(note, NOTE_TOKENS)
         messages.append(HumanMessage(f"(Evaluation of your last tool round: {note}.)"))
+    if (step := _next_pipeline_step(d, state)) is not None:
+        messages.append(HumanMessage(step))
     plan = state.get("plan")
     if plan is not None and (progress := PlanRun(d).prompt(plan)):
         messages.append(HumanMessage(progress))

@@ -70,12 +70,12 @@ class ToolRunner:
                 await run
         messages = [
             ToolMessage(
-                content=_for_model(e, self.tools),
+                content=_renamed(c) + _for_model(e, self.tools),
                 tool_call_id=e.call_id,
                 name=e.name,
                 status="success" if e.status == "success" else "error",
             )
-            for e in entries
+            for e, c in zip(entries, calls, strict=True)
         ]
         looped = bool(entries) and all(e.reused is not None for e in entries)
         return messages, entries, looped
@@ -259,6 +259,15 @@ def _for_model(entry: LedgerEntry, tools: Collection[str] = ()) -> str:
             f"Next: {next_call(entry.name, entry.result, tools)}."  # #23 hook: a concrete call
         )
     return f"Error: {entry.error_text or entry.error}"  # whole: fit_run cuts it like a result
+
+
+def _renamed(call: dict[str, Any]) -> str:
+    """What the model reads when its short tool name was run as the one tool it stands for."""
+    if not call.get("renamed"):
+        return ""
+    return (
+        f"(there is no tool {call['renamed']!r}: this ran {call['name']}; call it by that name)\n"
+    )
 
 
 def _outcome(entry: LedgerEntry) -> Seen:
