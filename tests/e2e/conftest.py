@@ -101,7 +101,7 @@ def app_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         procs.append((proc, log))
         url = f"http://127.0.0.1:{port}"
         by_url[url], homes[url] = proc, tmp
-        deadline = time.time() + 60
+        deadline = time.time() + 180  # far above a start-up (seconds) even beside busy workers
         while time.time() < deadline:
             if proc.poll() is not None:
                 raise RuntimeError(f"app exited: {(tmp / 'app.log').read_text()[-3000:]}")
