@@ -62,7 +62,14 @@ case "$cmd" in
     "$VENV/bin/ruff" check src tests bench
     "$VENV/bin/mypy" src
     PYTHONPATH=src "$VENV/bin/lint-imports"
-    exec "$VENV/bin/pytest" -p no:cacheprovider ${only[@]+"${only[@]}"} "$@"
+    # Most of the suite waits on subprocesses (app processes, MCP servers, chromium), so it runs
+    # on pytest-xdist workers; a module that starts an app keeps its tests on one worker
+    # (tests/conftest.py groups them). Your own -n (-n 0: in this process) replaces the default.
+    workers=(-n "${BRAINCHAT_TEST_WORKERS:-4}" --dist loadgroup)
+    for arg in "$@"; do
+      case "$arg" in -n | -n* | --numprocesses | --numprocesses=* | no:xdist) workers=() ;; esac
+    done
+    exec "$VENV/bin/pytest" -p no:cacheprovider ${workers[@]+"${workers[@]}"} ${only[@]+"${only[@]}"} "$@"
     ;;
   screenshots)
     setup_python '.[dev]'

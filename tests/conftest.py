@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 import shutil
 import subprocess
@@ -14,6 +15,8 @@ from typing import Any
 import pytest
 
 from brainchat.testing.scripted_server import ScriptedServer
+
+TESTS = Path(__file__).resolve().parent
 
 
 @pytest.fixture
@@ -78,6 +81,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks (--dist loadgroup)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
@@ -85,6 +89,28 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.browser)
         if used & SLOW_FIXTURES:
             item.add_marker(pytest.mark.slow)
+        if shares_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+def shares_module_fixture(item: pytest.Item) -> bool:
+    """Whether the test uses a module- or class-wide fixture of ours (an app process, a browser,
+    a scripted server): under `dev.sh test`'s workers such a module's tests stay on one worker,
+    so the app starts once per module as it does in one process; the other tests spread singly."""
+    info = getattr(item, "_fixtureinfo", None)
+    for defs in getattr(info, "name2fixturedefs", {}).values():
+        fixture = defs[-1]
+        if fixture.scope in ("module", "class", "package") and ours(fixture.func):
+            return True
+    return False
+
+
+def ours(func: Any) -> bool:
+    """Whether a fixture function is defined under tests/ (not in a pytest plugin)."""
+    try:
+        return Path(inspect.getfile(inspect.unwrap(func))).is_relative_to(TESTS)
+    except TypeError:
+        return False
 
 
 @pytest.fixture(scope="session")
@@ -129,11 +155,17 @@ def runtime_venv() -> RuntimeVenv:
     """The app installed by `dev.sh run` alone, in .venv-runtime/<key>: built on a fresh clone
     (CI), kept while pyproject.toml and setup.py stay the same (a new key is a new folder, so a
     dependency dropped from pyproject.toml is gone from it too)."""
+    from filelock import FileLock
+
     folder = RUNTIME_VENVS / install_key()
-    for other in RUNTIME_VENVS.glob("*"):
-        if other != folder:
-            shutil.rmtree(other, ignore_errors=True)
-    venv = RuntimeVenv(folder, subprocess.CompletedProcess([], 0))
-    venv.first = venv.dev_sh("run", "--help")
+    RUNTIME_VENVS.mkdir(exist_ok=True)
+    # pytest-xdist workers each have this session fixture: the first builds, the others wait on
+    # the lock and find it built (their `first` says no "installing")
+    with FileLock(RUNTIME_VENVS / "build.lock"):
+        for other in RUNTIME_VENVS.iterdir():
+            if other != folder and other.is_dir():
+                shutil.rmtree(other, ignore_errors=True)
+        venv = RuntimeVenv(folder, subprocess.CompletedProcess([], 0))
+        venv.first = venv.dev_sh("run", "--help")
     assert venv.first.returncode == 0, venv.first.stderr[-3000:]
     return venv

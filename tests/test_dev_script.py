@@ -8,6 +8,7 @@ extra: what is in that environment is what `run` put there, on every run of this
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 from pathlib import Path
 
@@ -51,3 +52,46 @@ def test_dev_script_installs_the_app_alone_for_run_and_dev_tools_for_test():
     run = script[script.index("  run)") : script.index("  test)")]
     assert "setup_python .\n" in run and "[dev]" not in run
     assert "bash scripts/dev.sh run --demo" in run  # the no-.env note names the offline path
+
+
+@pytest.fixture
+def fake_venv(tmp_path: Path) -> Path:
+    """A venv whose tools only print their arguments, stamped as installed for this pyproject."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    for tool in ("python", "ruff", "mypy", "lint-imports", "pytest", "chromium"):
+        (venv / "bin" / tool).write_text(
+            '#!/bin/sh\n[ "${0##*/}" != pytest ] || printf "%s\\n" "$@"\n'
+        )
+        (venv / "bin" / tool).chmod(0o755)
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    (venv / ".brainchat-installed").write_text(f".[dev] {digest}\n")
+    return venv
+
+
+def pytest_args(venv: Path, *args: str, **env: str) -> list[str]:
+    """The arguments `bash scripts/dev.sh test *args` gives pytest (the other tools do nothing)."""
+    path = f"{venv / 'bin'}:{os.environ['PATH']}"  # its `chromium`: no apt-get here
+    full = {k: v for k, v in os.environ.items() if k != "BRAINCHAT_TEST_WORKERS"}
+    full.update({"BRAINCHAT_VENV": str(venv), "PATH": path, **env})
+    done = subprocess.run(["bash", "scripts/dev.sh", "test", *args], cwd=ROOT, env=full,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "installing" not in done.stderr
+    return done.stdout.splitlines()
+
+
+def test_dev_script_runs_the_tests_on_workers_unless_told_otherwise(fake_venv):
+    assert pytest_args(fake_venv, "-q", "-rfE") == [
+        "-p", "no:cacheprovider", "-n", "4", "--dist", "loadgroup", "-q", "-rfE",
+    ]  # fmt: skip
+    fast = pytest_args(fake_venv, "--fast", "-q")
+    assert fast == ["-p", "no:cacheprovider", "-n", "4", "--dist", "loadgroup",
+                    "-m", "not browser and not slow", "-q"]  # fmt: skip
+    # the user's own worker count (or none: -n 0) replaces the default, in any spelling
+    for own in (["-n", "0"], ["-n2"], ["--numprocesses", "3"], ["--numprocesses=auto"]):
+        args = pytest_args(fake_venv, *own, "tests/test_cli.py")
+        assert args == ["-p", "no:cacheprovider", *own, "tests/test_cli.py"]
+    assert pytest_args(fake_venv, "-p", "no:xdist")[-2:] == ["-p", "no:xdist"]
+    assert "-n" not in pytest_args(fake_venv, "-p", "no:xdist")
+    assert pytest_args(fake_venv, BRAINCHAT_TEST_WORKERS="2")[2:4] == ["-n", "2"]

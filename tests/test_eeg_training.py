@@ -59,6 +59,7 @@ async def test_eegnet_and_csp_lda_beat_chance(data_dir: Path) -> None:
     assert progress[29].fraction == 1.0 and "epoch 30/30" in progress[29].message
 
 
+@pytest.mark.slow  # trains models
 @pytest.mark.parametrize("model", ["shallowconvnet", "sccnet", "eegnet"])
 async def test_every_network_trains_and_evaluates(data_dir: Path, model: str) -> None:
     study, tools, _ = await prepared(data_dir)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BIN = Path(sys.executable).parent / "brainchat"
 PASSWORD = "correct horse battery staple"
 
@@ -35,6 +37,7 @@ def stored_hash(home: Path, name: str) -> str:
     return next(str(v) for v in row if isinstance(v, str) and v.startswith("$argon2"))
 
 
+@pytest.mark.slow  # ten CLI processes (the fast lane leaves heavy subprocess tests out)
 def test_add_list_passwd_remove_an_account(tmp_path: Path) -> None:
     added = users(tmp_path, "users", "add", "ana", stdin=PASSWORD + "\n")
     assert added.returncode == 0 and "added ana" in added.stdout

@@ -101,7 +101,7 @@ def app_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         procs.append((proc, log))
         url = f"http://127.0.0.1:{port}"
         by_url[url], homes[url] = proc, tmp
-        deadline = time.time() + 60
+        deadline = time.time() + 180  # far above a start-up (seconds) even beside busy workers
         while time.time() < deadline:
             if proc.poll() is not None:
                 raise RuntimeError(f"app exited: {(tmp / 'app.log').read_text()[-3000:]}")
@@ -121,12 +121,15 @@ def app_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     start.home = homes  # type: ignore[attr-defined]
     start.pid = lambda url: by_url[url].pid  # type: ignore[attr-defined]
     yield start
-    for proc, log in procs:
+    for proc, _ in procs:  # all at once: the apps shut down side by side, not one after another
         proc.terminate()
+    deadline = time.monotonic() + 10
+    for proc, log in procs:
         try:
-            proc.wait(10)
+            proc.wait(max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait(5)
         log.close()
 
 

@@ -46,14 +46,16 @@ def http_lab(mode: str = "--http") -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 90  # a loaded machine (suite workers) starts it slowly
+        while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
                 break
             except OSError:
                 if proc.poll() is not None:
                     raise RuntimeError("test MCP HTTP server exited") from None
+                if time.monotonic() > deadline:  # it used to go on as if up: a confusing failure
+                    raise RuntimeError(f"test MCP HTTP server not on port {port} in 90 s") from None
                 time.sleep(0.1)
         yield f"http://127.0.0.1:{port}" + ("/mcp" if mode == "--http" else "/sse")
     finally:

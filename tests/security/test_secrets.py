@@ -193,6 +193,7 @@ async def in_app_texts(config: Path, settings: Any) -> str:
     return tools_text + "\n" + status
 
 
+@pytest.mark.slow  # three CLI processes per case (the fast lane leaves heavy subprocess tests out)
 @pytest.mark.parametrize("case", MCP_CASES)
 async def test_mcp_failure_names_server_and_field_never_the_secret(
     case: str, tmp_path, caplog, scripted_server
