@@ -108,3 +108,14 @@ async def test_failing_mcp_calls_are_failed_steps_and_the_run_still_answers(
     assert text(events) == "The lab server recovered."
     assert hub.status()[0]["restarts"] == 2  # after the crash and after the hang
     assert [r["state"] for r in hub.status()] == ["connected", "connected", "failed"]
+
+
+async def test_the_agents_limit_outlasts_a_hung_servers_shutdown(hub):
+    """A timed-out MCP call marks its server unhealthy and closes it (up to SHUTDOWN_WAIT) before
+    its error is raised: the agent's own limit must outlast both, or a busy machine turns "MCP
+    server 'lab', tool 'slow' did not answer within 1 s" into a bare "slow was stopped"."""
+    from brainchat.tools.mcp_tools import SHUTDOWN_WAIT
+    from brainchat.tools.registry import flags_of
+
+    slow = next(t for t in hub.toolset().tools if t.name.endswith("slow"))
+    assert flags_of(slow).timeout > 1.0 + SHUTDOWN_WAIT

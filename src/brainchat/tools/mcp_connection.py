@@ -27,6 +27,7 @@ from brainchat.tools.mcp_config import McpServerConfig
 from brainchat.tools.mcp_prompts import list_all_prompts
 from brainchat.tools.mcp_resources import offers_any_resource
 from brainchat.tools.mcp_tools import (
+    SHUTDOWN_WAIT,
     ProgressFn,
     describe_error,
     list_all_tools,
@@ -225,7 +226,7 @@ class ServerConnection:
         if session is not None and self._stop is not None:
             self._stop.set()  # connected: the owner waits on this and closes in order
             with contextlib.suppress(TimeoutError, Exception):
-                await asyncio.wait_for(asyncio.shield(task), timeout=5.0)
+                await asyncio.wait_for(asyncio.shield(task), timeout=SHUTDOWN_WAIT)
         if not task.done():  # still connecting (or stuck closing): cancel it
             task.cancel()
             with contextlib.suppress(BaseException):

@@ -21,7 +21,14 @@ from brainchat.redact import mask
 from brainchat.tools.registry import set_flags
 
 MAX_RESULT_CHARS = 16_000
-TIMEOUT_GRACE = 2.0  # seconds the agent's own tool timeout adds to the MCP call timeout
+# How long a hung server's session may take to close before its task is cancelled
+# (mcp_connection): a call that timed out waits for this before its error is raised.
+SHUTDOWN_WAIT = 5.0
+# Seconds the agent's own tool timeout adds to the MCP call timeout: enough for the MCP layer to
+# shut a hung server's session down (bounded by SHUTDOWN_WAIT) and report its own timeout. With 2 s,
+# a shutdown slowed by a busy machine was cut by the agent's limit: the step said '... did not
+# finish within 3 s' instead of naming the MCP server's timeout.
+TIMEOUT_GRACE = SHUTDOWN_WAIT + 2.0
 # Tool name for the model: OpenAI allows ^[a-zA-Z0-9_-]{1,64}$.
 _BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 PREFIX_SEP = "__"
