@@ -64,8 +64,9 @@ case "$cmd" in
     PYTHONPATH=src "$VENV/bin/lint-imports"
     # Most of the suite waits on subprocesses (app processes, MCP servers, chromium), so it runs
     # on pytest-xdist workers; a module that starts an app keeps its tests on one worker
-    # (tests/conftest.py groups them). Your own -n (-n 0: in this process) replaces the default.
-    workers=(-n "${BRAINCHAT_TEST_WORKERS:-4}" --dist loadgroup)
+    # (tests/conftest.py groups them). Two workers on two cores: with four, browser tests timed out
+    # (load 6-8 from the suite itself). Your own -n (-n 0: in this process) replaces the default.
+    workers=(-n "${BRAINCHAT_TEST_WORKERS:-2}" --dist loadgroup)
     for arg in "$@"; do
       case "$arg" in -n | -n* | --numprocesses | --numprocesses=* | no:xdist) workers=() ;; esac
     done
