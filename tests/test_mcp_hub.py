@@ -11,6 +11,7 @@ import pytest
 from brainchat import events
 from brainchat.tools.mcp import McpHub
 from brainchat.tools.mcp_config import ToolOverride
+from brainchat.tools.mcp_tools import TIMEOUT_GRACE
 from brainchat.tools.registry import flags_of
 from brainchat.ui.format import toolset_text
 from mcp_servers.helpers import lab_config, time_config
@@ -52,7 +53,7 @@ async def test_lists_tools_of_both_servers_with_their_schemas_and_flags(hub):
     assert (
         flags_of(add).source == "mcp:lab"
         and flags_of(add).read_only
-        and flags_of(add).timeout == 32.0
+        and flags_of(add).timeout == 30.0 + TIMEOUT_GRACE  # the MCP default, then the agent's grace
     )
     assert flags_of(tools["crash"]).destructive and not flags_of(tools["crash"]).read_only
     assert flags_of(tools["get_current_time"]).source == "mcp:time"

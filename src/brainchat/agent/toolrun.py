@@ -190,7 +190,7 @@ class ToolRunner:
             return
         except ValidationError as exc:
             entry.finish(
-                "error", error=f"invalid arguments for {entry.name}: {_validation_text(exc)}"
+                "error", error=f"invalid arguments for {entry.name}: {validation_text(exc)}"
             )
             return
         except asyncio.CancelledError:
@@ -330,7 +330,8 @@ def _finished_event(entry: LedgerEntry, duration: float) -> ToolFinished:
     )
 
 
-def _validation_text(exc: ValidationError) -> str:
+def validation_text(exc: ValidationError) -> str:
+    """A tool's bad arguments in one line: where and what, the first five (also mcpserver's)."""
     parts = []
     for err in exc.errors()[:5]:
         where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"

@@ -14,6 +14,7 @@ from mcp import types
 from pydantic import ValidationError
 
 from brainchat import redact
+from brainchat.agent.toolrun import validation_text
 from brainchat.events import EventQueue, ToolImage, ToolProgress, set_tool_call, unbind
 
 log = redact.get_logger(__name__)
@@ -103,7 +104,7 @@ async def _invoke(tool: BaseTool, arguments: dict[str, Any], limit: float) -> ty
     except ToolException as exc:
         return error(redact.mask(str(exc)))
     except ValidationError as exc:
-        return error(f"invalid arguments for {name}: {_validation_text(exc)}")
+        return error(f"invalid arguments for {name}: {validation_text(exc)}")
     except TimeoutError:
         return error(f"{name} did not finish within {limit:.0f} s and was stopped")
     except Exception as exc:  # noqa: BLE001 - a tool failure is a result, never a crash
@@ -112,11 +113,3 @@ async def _invoke(tool: BaseTool, arguments: dict[str, Any], limit: float) -> ty
         return error(redact.mask(f"{name} failed: {type(exc).__name__}: {first}".rstrip(": ")))
     content = text if isinstance(text, str) else str(text)
     return types.CallToolResult(content=[types.TextContent(type="text", text=content)])
-
-
-def _validation_text(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:5]:
-        where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
-        parts.append(f"{where}: {err.get('msg')}")
-    return "; ".join(parts)
