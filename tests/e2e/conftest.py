@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 import pytest
 
@@ -220,6 +221,24 @@ def wait_idle(page: Any, timeout: float = 30_000) -> None:
     page.wait_for_selector("#stop-button", state="detached", timeout=timeout)
     page.wait_for_selector("#chat-submit", timeout=timeout)
     page.evaluate("() => { window.__bcWaited = window.__bcRunsEnded }")
+
+
+def download(page: Any, link: Any) -> str:
+    """Click a file link and return the downloaded file's text. A click that starts no download
+    within 20 s is tried once more, as a user would (under load a click can land while the
+    message re-renders); the second miss fails with what the link's address answers."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for _ in range(2):
+        try:
+            with page.expect_download(timeout=20_000) as info:
+                link.click()
+            return Path(info.value.path()).read_text(encoding="utf-8")
+        except PlaywrightTimeout:
+            pass
+    href = urljoin(page.url, link.get_attribute("href") or "")
+    raise AssertionError(f"clicking {href!r} twice started no download: GET {href} answers "
+                         f"{page.request.get(href).status}")  # fmt: skip
 
 
 def poll(predicate: Any, what: str, timeout: float = 30.0) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
-from conftest import open_chat, pick_mode, send, spec, wait_idle
+from conftest import download, open_chat, pick_mode, send, spec, wait_idle
 
 pytestmark = pytest.mark.browser
 FILES = [f"demo/sub-0{s}_ses-0{k}_task-mi_eeg.edf" for s in (1, 2) for k in (1, 2)]
@@ -55,13 +55,6 @@ def pipeline(server) -> None:
         Text("Trained, evaluated and exported."),
         Text("Here are the results; the script and the report are below."),
     )
-
-
-def download(page, link) -> str:
-    """Click a file link under a message and return the downloaded file's text."""
-    with page.expect_download() as info:
-        link.click()
-    return Path(info.value.path()).read_text(encoding="utf-8")
 
 
 def check_files(page, message, data_dir: Path) -> tuple[str, str]:

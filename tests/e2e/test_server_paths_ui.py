@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
-from conftest import expand_all_steps, open_chat, pick_mode, send, spec, wait_idle
+from conftest import download, expand_all_steps, open_chat, pick_mode, send, spec, wait_idle
 
 pytestmark = pytest.mark.browser
 FILES = [f"demo/sub-0{s}_ses-01_task-mi_eeg.edf" for s in (1, 2)]
@@ -38,12 +38,6 @@ def server_paths(data_dir: Path) -> list[str]:
 def assert_no_server_path(text: str, data_dir: Path, where: str) -> None:
     leaked = [p for p in server_paths(data_dir) if p in text]
     assert not leaked, f"{where} shows the server path {leaked}: {text[-3000:]}"
-
-
-def download(page, link) -> str:
-    with page.expect_download() as info:
-        link.click()
-    return Path(info.value.path()).read_text(encoding="utf-8")
 
 
 def test_no_absolute_server_path_in_the_ui_or_the_exported_files(
