@@ -116,7 +116,9 @@ async def export_analysis(action: cl.Action) -> None:
 
 @cl.action_callback("attach_resource")  # #25 hook (mcpclient)
 async def attach_resource(action: cl.Action) -> None:
-    await mcp_resources.attach(str(action.payload.get("server")), str(action.payload.get("uri")))
+    if c := conv.current():
+        payload = action.payload
+        await mcp_resources.attach(c.session, str(payload.get("server")), str(payload.get("uri")))
 
 
 @cl.on_mcp_connect

@@ -17,7 +17,8 @@ import pytest
 
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 from conftest import ROOT, expand_all_steps, open_chat, pick_mode, send, spec, wait_idle
-from mcp_servers.helpers import free_port, http_lab
+from mcp_servers.helpers import free_port, http_lab, http_notes
+from mcp_servers.study_notes import PROTOCOL
 
 pytestmark = pytest.mark.browser
 PLUG = "#message-composer button:has(> svg.lucide-plug)"  # the MCP button in the message bar
@@ -33,15 +34,21 @@ def lab_url():
 
 
 @pytest.fixture(scope="module")
+def notes_url():
+    with http_notes() as url:  # resources, a template and prompts, over streamable HTTP
+        yield url
+
+
+@pytest.fixture(scope="module")
 def dead_url() -> str:
     return f"http://127.0.0.1:{free_port()}/mcp"  # nothing listens there
 
 
 @pytest.fixture(scope="module")
-def app(model_server, app_factory, tmp_path_factory, lab_url, dead_url):
+def app(model_server, app_factory, tmp_path_factory, lab_url, notes_url, dead_url):
     root = tmp_path_factory.mktemp("approot")
     (root / ".chainlit").mkdir()
-    origins = [re.match(r"http://[^/]+", u).group(0) for u in (lab_url, dead_url)]
+    origins = [re.match(r"http://[^/]+", u).group(0) for u in (lab_url, notes_url, dead_url)]
     config = (ROOT / ".chainlit" / "config.toml").read_text()
     assert len(ALLOWED.findall(config)) == 1, "the repo config has one user-server allowlist"
     config = ALLOWED.sub(f"allowed_urls = {origins!r}".replace("'", '"'), config)
@@ -163,4 +170,41 @@ def test_connecting_to_a_dead_url_shows_an_error_and_the_chat_goes_on(
     send(page, "hello?")
     page.wait_for_selector("text=Still here after the failed connect.")
     wait_idle(page)
+    page.close()
+
+
+def test_a_connected_servers_prompts_are_commands_and_its_resources_attach(
+    model_server, app, browser, notes_url
+):
+    page = open_chat(browser, app)
+    pick_mode(page, "Agent")
+    connect(page, "mynotes", notes_url)
+    said = page.locator(".step", has_text="MCP server mynotes connected").last
+    said.wait_for()
+    assert "/mcp.mynotes.summarise" in said.inner_text() and "/resource" in said.inner_text()
+    close_dialog(page)
+
+    page.fill("#chat-input", "/mcp.mynotes")  # its prompts joined the command menu
+    page.get_by_text("mcp.mynotes.summarise", exact=False).first.wait_for()
+    page.fill("#chat-input", "")
+    send(page, "/resource")
+    page.wait_for_selector("text=notes://subject/{subject}")
+    assert "**mynotes**" not in page.inner_text("body")  # rendered, not raw markdown
+    page.get_by_role("button", name="Attach notes://protocol").click()
+    page.wait_for_selector("text=/Attached notes://protocol from MCP server mynotes/")
+    model_server.queue("fc-m", Text("Nothing to call."))
+    model_server.queue("ans-m", Text("The cue lasts 4 s, says your server."))
+    send(page, "How long is the cue?")
+    page.wait_for_selector("text=says your server")
+    wait_idle(page)
+    users = [m for m in model_server.requests_for("fc-m")[-1].messages if m["role"] == "user"]
+    assert PROTOCOL in users[-1]["content"]  # the plugged server's resource went with it
+
+    model_server.queue("fc-m", Text("Nothing to call."))
+    model_server.queue("ans-m", Text("S03 is fine."))
+    send(page, "/mcp.mynotes.summarise subject=S03")
+    page.wait_for_selector("text=S03 is fine.")
+    wait_idle(page)
+    users = [m for m in model_server.requests_for("fc-m")[-1].messages if m["role"] == "user"]
+    assert users[-1]["content"].startswith("Summarise subject S03 in a short style")
     page.close()

@@ -12,7 +12,7 @@ never by writing its fields (tests/test_session_boundary.py checks it).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -187,11 +187,27 @@ class Session:
     async def connect_user_server(self, server: str, client: Any) -> list[BaseTool]:
         """A server the user connected (Chainlit's plug button) as tools that ask first."""
         from brainchat.tools.mcp_tools import tools_from_session
+        from brainchat.tools.mcp_user import UserServer
 
         self.remove_user_tools(server)  # a reconnect replaces the old tools and their approvals
         tools = await tools_from_session(server, client, reserved_names=self.toolset().names())
         self.add_user_tools(server, tools)
+        self.toolbox.user_servers[server] = await UserServer.open(server, client)
         return tools
+
+    def use_configured_servers(self, servers: Callable[[], Mapping[str, Any]]) -> None:
+        """Where the configured servers are (the UI's hub), for their prompts and resources."""
+        self.toolbox.configured_servers = servers
+
+    def mcp_servers(self) -> dict[str, Any]:
+        """Connected servers with prompts or resources: configured, and connected by the user."""
+        return self.toolbox.feature_servers()
+
+    def mcp_prompt_commands(self) -> list[Any]:
+        return self.toolbox.prompt_commands()
+
+    async def render_mcp_prompt(self, command_id: str, text: str) -> str:
+        return await self.toolbox.render_prompt(command_id, text)
 
     def add_user_tools(self, server: str, tools: list[BaseTool]) -> None:
         self.toolbox.add_user_tools(server, tools)

@@ -12,7 +12,7 @@ once per agent (`brainchat.agent.offer.ToolOffer`), so the agent cache is unchan
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -62,8 +62,13 @@ class Toolbox:
     user_tools: dict[str, list[BaseTool]] = field(default_factory=dict)  # user-connected, by name
     approved: set[tuple[str, str]] = field(default_factory=set)  # (server, tool) approved here
     search_cache: dict[str, Any] = field(default_factory=dict)
+    # plug-button servers' prompts and resources (tools.mcp_user.UserServer), by name
+    user_servers: dict[str, Any] = field(default_factory=dict)
+    # the configured servers (the UI's McpHub.servers): their prompts and resources beside these
+    configured_servers: Callable[[], Mapping[str, Any]] = field(default=lambda: {}, repr=False)
     _local: tuple[tuple[Any, ...], ToolSet] | None = field(default=None, repr=False)
     _renames: dict[int, tuple[BaseTool, BaseTool]] = field(default_factory=dict, repr=False)
+    _resource_tools: list[BaseTool] | None = field(default=None, repr=False)
 
     def local(self, settings: Settings, study: Study) -> ToolSet:
         """The local tool families, rebuilt only when what they depend on changes."""
@@ -84,12 +89,49 @@ class Toolbox:
         tools = list(local.tools)
         failures = list(local.failures) + list(self.configured.failures)
         taken = {t.name for t in tools}
-        for tool in [*self.configured.tools, *(t for ts in self.user_tools.values() for t in ts)]:
+        for tool in [
+            *self._configured_tools(),
+            *(t for ts in self.user_tools.values() for t in ts),
+        ]:
             if tool.name in taken:
                 tool = self._renamed(tool)
             taken.add(tool.name)
             tools.append(tool)
         return ToolSet(tools=tools, failures=failures)
+
+    def _configured_tools(self) -> list[BaseTool]:
+        """The configured servers' tools; with a user server that has resources, the resource
+        tools are this conversation's own pair, reaching the configured servers and the user's."""
+        if not any(s.resources_offered for s in self.user_servers.values()):
+            return list(self.configured.tools)
+        from brainchat.tools import mcp_resources
+
+        if self._resource_tools is None:  # built once: the agent cache keys on tool ids
+            self._resource_tools = mcp_resources.resource_tools(self.feature_servers)
+        own = [t for t in self.configured.tools if t.name not in mcp_resources.TOOL_NAMES]
+        return [*own, *self._resource_tools]
+
+    def feature_servers(self) -> dict[str, Any]:
+        """The connected servers whose prompts and resources this conversation reaches: the user's
+        and the configured ones (a configured server wins a name both use)."""
+        found = dict(self.user_servers)
+        configured = self.configured_servers().items()
+        found.update({n: s for n, s in configured if s.state == "connected"})
+        return found
+
+    def prompt_commands(self) -> list[Any]:
+        """Every reachable server's prompts as slash commands (mcp_prompts.PromptCommand)."""
+        from brainchat.tools.mcp_prompts import PromptCommand
+
+        return [PromptCommand(n, p) for n, s in self.feature_servers().items() for p in s.prompts]
+
+    async def render_prompt(self, command_id: str, text: str) -> str:
+        """`/mcp.SERVER.PROMPT key=value ...` rendered by its server, as the user's turn."""
+        from brainchat.tools.mcp_prompts import render_command
+
+        return await render_command(
+            self.prompt_commands(), self.feature_servers(), command_id, text
+        )
 
     def _renamed(self, tool: BaseTool) -> BaseTool:
         """A clashing MCP tool as `server__name`; the same copy every turn (the agent cache)."""
@@ -105,8 +147,9 @@ class Toolbox:
         self.user_tools[server] = tools
 
     def remove_user_tools(self, server: str) -> None:
-        """Forget a user server's tools and the approvals given for them."""
+        """Forget a user server's tools, prompts, resources and the approvals given for them."""
         self.user_tools.pop(server, None)
+        self.user_servers.pop(server, None)
         self.approved = {k for k in self.approved if k[0] != server}
 
     def with_failure(self, source: str, reason: str) -> None:

@@ -143,19 +143,9 @@ class McpHub:
         """`/mcp.SERVER.PROMPT key=value ...` rendered by its server, as the user's turn.
 
         ValueError for bad arguments (with the usage), ToolException for the rest."""
-        found = {c.id: c for c in self.prompt_commands()}
-        if command_id not in found:
-            raise mcp_prompts.not_found(command_id)
-        command = found[command_id]
-        args = mcp_prompts.parse_arguments(command, text)
-        name = command.prompt.name
-        result = await self.servers[command.server].request(
-            f"prompt '{name}'",
-            f"the prompt '{name}'",
-            lambda s: s.get_prompt(name, args),
-            mcp_prompts.TIMEOUT,
+        return await mcp_prompts.render_command(
+            self.prompt_commands(), self.servers, command_id, text
         )
-        return mcp_prompts.as_turn(result)
 
     def failures(self) -> list[ToolFailure]:
         down = [

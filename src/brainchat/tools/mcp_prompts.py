@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from langchain_core.tools import ToolException
 from mcp import ClientSession, types
@@ -110,6 +112,28 @@ def _text(content: types.ContentBlock) -> str:
     if isinstance(content, types.ResourceLink):
         return f"[resource {content.name}: {content.uri}]"
     return f"[{content.type} content, not shown]"
+
+
+async def render(server: Any, command: PromptCommand, text: str) -> str:
+    """The prompt rendered by its server (`server.request`, as mcp_resources' `Server`) as the
+    user's turn: ValueError for bad arguments (with the usage), ToolException for the rest."""
+    args = parse_arguments(command, text)
+    name = command.prompt.name
+    result = await server.request(
+        f"prompt '{name}'", f"the prompt '{name}'", lambda s: s.get_prompt(name, args), TIMEOUT
+    )
+    return as_turn(result)
+
+
+async def render_command(
+    commands: list[PromptCommand], servers: Mapping[str, Any], command_id: str, text: str
+) -> str:
+    """`/mcp.SERVER.PROMPT key=value ...`: the command among `commands`, rendered by its server."""
+    found = {c.id: c for c in commands}
+    if command_id not in found:
+        raise not_found(command_id)
+    command = found[command_id]
+    return await render(servers[command.server], command, text)
 
 
 def not_found(command_id: str) -> ToolException:

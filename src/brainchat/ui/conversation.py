@@ -21,7 +21,17 @@ from brainchat.redact import get_logger, mask
 from brainchat.session import Session
 from brainchat.settings import Settings, load_settings
 from brainchat.tools.registry import ToolSet
-from brainchat.ui import connect, connect_form, modes, panel, resume, runtime, titles, uploads
+from brainchat.ui import (
+    connect,
+    connect_form,
+    modes,
+    panel,
+    resume,
+    runtime,
+    servers,
+    titles,
+    uploads,
+)
 from brainchat.ui import format as fmt
 from brainchat.ui import mcp_prompts as mcp_prm  # #25 hook (mcpclient)
 from brainchat.ui import mcp_resources as mcp_res  # #25 hook (mcpclient)
@@ -86,10 +96,17 @@ async def start(shared_tools: ToolSet | None, thread: dict[str, Any] | None = No
     cl.user_session.set(KEY, conv)
     keep(conv)
     await modes.send_modes(conv.session.mode)
-    commands = COMMANDS + mcp_prm.commands()  # #25 hook (mcpclient): servers' prompts
-    await cl.context.emitter.set_commands(commands)  # type: ignore[arg-type]
+    conv.session.use_configured_servers(servers.configured_servers)
+    await send_commands(conv)
     await panel.send_panel(conv.session, conv.custom_ids)
     return conv
+
+
+async def send_commands(conv: Conversation) -> None:
+    """brainchat's commands and the reachable MCP servers' prompts (again after a plug-button
+    server connects or leaves)."""
+    commands = COMMANDS + mcp_prm.commands(conv.session)
+    await cl.context.emitter.set_commands(commands)  # type: ignore[arg-type]
 
 
 async def resume_thread(shared_tools: ToolSet | None, thread: dict[str, Any]) -> Conversation:
@@ -200,10 +217,10 @@ async def handle_message(conv: Conversation, message: cl.Message) -> None:
     # #25 hook (mcpclient): /resource lists or attaches an MCP server's resource
     resource_args = text if message.command == "resource" else mcp_res.typed(text)
     if resource_args is not None:
-        await mcp_res.command(resource_args)
+        await mcp_res.command(conv.session, resource_args)
         return
     if (prompt := mcp_prm.match(message.command, text)) is not None:  # #25 hook (mcpclient)
-        if (turn := await mcp_prm.render(*prompt)) is not None:
+        if (turn := await mcp_prm.render(conv.session, *prompt)) is not None:
             await run_turn(conv, turn, message.id, (note or "") + mcp_res.take_attached())
         return
     command = message.command or typed_command(text)
@@ -231,8 +248,6 @@ async def run_turn(
     conv.renderer = renderer
     confirm = make_confirm(s.settings.limits.confirm_timeout, renderer.awaiting)
     if s.mode == "agent":
-        from brainchat.ui import servers
-
         s.use_configured_tools(await servers.refreshed_toolset())
     counted = False
     try:
@@ -349,8 +364,27 @@ async def mcp_connect(conv: Conversation, name: str, client: Any) -> None:
         return
     names = ", ".join(f"`{t.name}`" for t in tools) or "no tools"
     await cl.Message(
-        content=f"🔌 MCP server `{name}` connected; Agent mode can now use {names}.", author=AUTHOR
+        content=f"🔌 MCP server `{name}` connected; Agent mode can now use {names}."
+        + _features_note(conv, name),
+        author=AUTHOR,
     ).send()
+    await send_commands(conv)
+
+
+def _features_note(conv: Conversation, name: str) -> str:
+    """What a plug-button server offers besides tools: prompts and resources."""
+    server = conv.session.mcp_servers().get(name)
+    if server is None:
+        return ""
+    parts = []
+    if server.prompts:
+        cmds = ", ".join(
+            f"`/{c.id}`" for c in conv.session.mcp_prompt_commands() if c.server == name
+        )
+        parts.append(f"its prompts are slash commands: {cmds}")
+    if server.resources_offered:
+        parts.append("its resources can be attached with `/resource` and read by the agent")
+    return (" " + "; ".join(parts).capitalize() + ".") if parts else ""
 
 
 async def mcp_disconnect(conv: Conversation, name: str) -> None:
@@ -358,6 +392,7 @@ async def mcp_disconnect(conv: Conversation, name: str) -> None:
     await cl.Message(
         content=f"🔌 MCP server `{name}` disconnected; its tools are removed.", author=AUTHOR
     ).send()
+    await send_commands(conv)
 
 
 async def write_demo_data(conv: Conversation) -> None:

@@ -1,6 +1,6 @@
 """MCP servers' prompts as slash commands in the chat (#25).
 
-The configured servers' prompts join brainchat's commands as `/mcp.SERVER.PROMPT`; choosing one
+The configured servers' prompts, and those of servers connected with the plug button, join brainchat's commands as `/mcp.SERVER.PROMPT`; choosing one
 and typing its arguments as `key=value` (or typing the whole line) renders the prompt on its
 server, shows what it rendered, and sends that as the user's turn. Missing or unknown arguments
 get the command's usage back, and nothing is sent.
@@ -19,19 +19,10 @@ from brainchat.ui.render import AUTHOR
 log = get_logger("brainchat.ui")
 
 
-def _hub() -> Any:
-    from brainchat.ui import servers
-
-    return servers.hub()
-
-
-def commands() -> list[dict[str, Any]]:
-    """The prompts as Chainlit commands (none without configured servers)."""
-    hub = _hub()
-    if hub is None:
-        return []
+def commands(session: Any) -> list[dict[str, Any]]:
+    """The prompts of the session's reachable servers as Chainlit commands."""
     try:
-        found = hub.prompt_commands()
+        found = session.mcp_prompt_commands()
     except Exception:  # noqa: BLE001 - the chat's own commands still work
         log.exception("MCP prompts not listed")
         return []
@@ -57,13 +48,10 @@ def match(command: str | None, text: str) -> tuple[str, str] | None:
     return None
 
 
-async def render(command_id: str, args: str) -> str | None:
+async def render(session: Any, command_id: str, args: str) -> str | None:
     """The prompt rendered by its server and shown, or None (the reason is shown instead)."""
-    hub = _hub()
     try:
-        if hub is None:
-            raise ValueError("no MCP servers are configured")
-        turn = str(await hub.render_prompt(command_id, args))
+        turn = str(await session.render_mcp_prompt(command_id, args))
     except Exception as exc:  # noqa: BLE001 - bad arguments or a server error: said, not raised
         await cl.Message(content=f"⚠️ `/{mask(command_id)}`: {mask(str(exc))}", author=AUTHOR).send()
         return None

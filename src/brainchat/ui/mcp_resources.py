@@ -1,6 +1,7 @@
 """Attach a configured MCP server's resource to the conversation (`/resource`, #25).
 
-`/resource` lists the resources of the configured servers as buttons; `/resource SERVER URI`
+`/resource` lists the resources of the configured servers and of those the user connected with the
+plug button as buttons; `/resource SERVER URI`
 attaches one directly (a template's URI filled in). An attached resource is shown as a message
 with its text (masked, bounded) and goes, as context, with the user's next message.
 """
@@ -12,6 +13,7 @@ from typing import Any
 import chainlit as cl
 
 from brainchat.redact import get_logger, mask
+from brainchat.tools import mcp_resources as resources
 from brainchat.ui.render import AUTHOR
 
 log = get_logger("brainchat.ui")
@@ -31,37 +33,32 @@ USAGE = (
 )
 
 
-def _hub() -> Any:
-    from brainchat.ui import servers
-
-    return servers.hub()
-
-
 def typed(text: str) -> str | None:
     """The arguments of a typed `/resource ...` ("" without any), else None."""
     word, _, rest = text.strip().partition(" ")
     return rest.strip() if word == "/resource" else None
 
 
-async def command(args: str) -> None:
+async def command(session: Any, args: str) -> None:
     """`/resource` (a list of buttons) or `/resource SERVER URI` (attach at once)."""
     if args:
         server, _, uri = args.partition(" ")
         if not uri.strip():
             await _say(f"⚠️ Give both the server and the resource's URI. {USAGE}")
             return
-        await attach(server, uri.strip())
+        await attach(session, server, uri.strip())
         return
-    hub = _hub()
     rows: list[tuple[str, Any]] = []
-    for name, conn in hub.servers.items() if hub is not None else []:
-        if conn.state == "connected" and conn.resources_offered:
+    for name, conn in session.mcp_servers().items():
+        if conn.resources_offered:
             try:
-                rows += [(name, e) for e in await hub.resources(name)]
+                rows += [(name, e) for e in await resources.list_entries(conn)]
             except Exception as exc:  # noqa: BLE001 - one server's trouble never hides the others
                 await _say(f"⚠️ Could not list the resources of MCP server '{name}': {exc}")
     if not rows:
-        await _say("No configured MCP server offers resources.")
+        await _say(
+            "No MCP server offers resources (configured, or connected with the plug button)."
+        )
         return
     lines = [
         f"- **{n}**: `{e.uri}` — {e.name}{' (template)' if e.template else ''}" for n, e in rows
@@ -85,15 +82,15 @@ async def command(args: str) -> None:
     ).send()
 
 
-async def attach(server: str, uri: str) -> None:
-    """Read one of a configured server's own resources and keep it for the next message."""
-    hub = _hub()
-    if hub is None or server not in hub.servers:
-        known = ", ".join(sorted(hub.servers)) if hub is not None else "none"
-        await _say(f"⚠️ No configured MCP server {mask(server)!r} (configured: {known}).")
+async def attach(session: Any, server: str, uri: str) -> None:
+    """Read one of a server's own resources and keep it for the next message."""
+    servers = session.mcp_servers()
+    if server not in servers:
+        known = ", ".join(sorted(servers)) or "none"
+        await _say(f"⚠️ No connected MCP server {mask(server)!r} (connected: {known}).")
         return
     try:
-        contents = await hub.read_resource(server, uri)
+        contents = await resources.read(servers[server], uri)
     except Exception as exc:  # noqa: BLE001 - the reason (masked) is shown, never a traceback
         await _say(f"⚠️ Could not attach {mask(uri)!r}: {mask(str(exc))}")
         return

@@ -36,6 +36,11 @@ def hub() -> Any:
     return _hub
 
 
+def configured_servers() -> dict[str, Any]:
+    """The configured servers by name (none without a hub): their prompts and resources."""
+    return dict(_hub.servers) if _hub is not None else {}
+
+
 def toolset() -> ToolSet:
     if _hub is None:
         return ToolSet(failures=list(_failures))
