@@ -13,6 +13,7 @@ from brainchat.ui import (
     connect,
     files_folder,
     headers,
+    mcp_plug,
     mcp_resources,
     origin,
     outbound,
@@ -124,10 +125,10 @@ async def attach_resource(action: cl.Action) -> None:
 @cl.on_mcp_connect
 async def mcp_connect(connection: Any, session: Any) -> None:
     if c := conv.current():
-        await conv.mcp_connect(c, connection.name, session)
+        await mcp_plug.connected(c.session, connection.name, session)
 
 
 @cl.on_mcp_disconnect
 async def mcp_disconnect(name: str, session: Any) -> None:
     if c := conv.current():
-        await conv.mcp_disconnect(c, name)
+        await mcp_plug.disconnected(c.session, name)

@@ -1,4 +1,4 @@
-"""One browser conversation: its Session, the mode picker, the panel, runs, stop, MCP, demo data.
+"""One browser conversation: its Session, the mode picker, the panel, runs, stop, demo data.
 
 `app.py` calls one function here per Chainlit hook. The live state (`Conversation`) and what is
 kept with the thread are ui/state.py's; the helpers this module wires (modes, connect,
@@ -22,6 +22,7 @@ from brainchat.session import Session
 from brainchat.settings import Settings, load_settings
 from brainchat.tools.registry import ToolSet
 from brainchat.ui import (
+    commands,
     connect,
     connect_form,
     modes,
@@ -54,23 +55,6 @@ ADD_CONNECTION = (
     "models, and you pick the chat, function-call and answer models in the ⚙️ settings."
 )
 EEG_SUFFIXES = {".edf", ".fif", ".bdf", ".gdf", ".set", ".vhdr", ".gz"}
-COMMANDS = [
-    {
-        "id": "tools",
-        "description": "List the agent's tools, MCP servers and what failed to load",
-        "icon": "wrench",
-        "button": False,
-        "persistent": False,
-    },
-    {
-        "id": "connect",
-        "description": "Add a model connection: a server's base URL and API key",
-        "icon": "plug",
-        "button": False,
-        "persistent": False,
-    },
-    mcp_res.COMMAND,  # #25 hook (mcpclient): /resource
-]
 
 
 def log_config_problems(settings: Settings) -> None:
@@ -97,16 +81,9 @@ async def start(shared_tools: ToolSet | None, thread: dict[str, Any] | None = No
     keep(conv)
     await modes.send_modes(conv.session.mode)
     conv.session.use_configured_servers(servers.configured_servers)
-    await send_commands(conv)
+    await commands.send(conv.session)
     await panel.send_panel(conv.session, conv.custom_ids)
     return conv
-
-
-async def send_commands(conv: Conversation) -> None:
-    """brainchat's commands and the reachable MCP servers' prompts (again after a plug-button
-    server connects or leaves)."""
-    commands = COMMANDS + mcp_prm.commands(conv.session)
-    await cl.context.emitter.set_commands(commands)  # type: ignore[arg-type]
 
 
 async def resume_thread(shared_tools: ToolSet | None, thread: dict[str, Any]) -> Conversation:
@@ -348,53 +325,7 @@ async def export_analysis(conv: Conversation) -> None:
     await note.update()
 
 
-# -- MCP and demo data ----------------------------------------------------------------------
-async def mcp_connect(conv: Conversation, name: str, client: Any) -> None:
-    try:
-        tools = await conv.session.connect_user_server(name, client)
-    except ImportError as exc:
-        await cl.Message(content=f"⚠️ MCP support is unavailable: {exc}", author=AUTHOR).send()
-        return
-    except Exception as exc:  # noqa: BLE001
-        conv.session.with_failure(f"mcp:{name}", str(exc))
-        await cl.Message(
-            content=f"⚠️ MCP server `{name}` connected but its tools could not be listed: {exc}",
-            author=AUTHOR,
-        ).send()
-        return
-    names = ", ".join(f"`{t.name}`" for t in tools) or "no tools"
-    await cl.Message(
-        content=f"🔌 MCP server `{name}` connected; Agent mode can now use {names}."
-        + _features_note(conv, name),
-        author=AUTHOR,
-    ).send()
-    await send_commands(conv)
-
-
-def _features_note(conv: Conversation, name: str) -> str:
-    """What a plug-button server offers besides tools: prompts and resources."""
-    server = conv.session.mcp_servers().get(name)
-    if server is None:
-        return ""
-    parts = []
-    if server.prompts:
-        cmds = ", ".join(
-            f"`/{c.id}`" for c in conv.session.mcp_prompt_commands() if c.server == name
-        )
-        parts.append(f"its prompts are slash commands: {cmds}")
-    if server.resources_offered:
-        parts.append("its resources can be attached with `/resource` and read by the agent")
-    return (" " + "; ".join(parts).capitalize() + ".") if parts else ""
-
-
-async def mcp_disconnect(conv: Conversation, name: str) -> None:
-    conv.session.remove_user_tools(name)
-    await cl.Message(
-        content=f"🔌 MCP server `{name}` disconnected; its tools are removed.", author=AUTHOR
-    ).send()
-    await send_commands(conv)
-
-
+# -- demo data and connections -------------------------------------------------------------
 async def write_demo_data(conv: Conversation) -> None:
     from brainchat.eeg.io.paths import shown_folder
     from brainchat.eeg.io.synthetic import demo_folder

@@ -1,0 +1,34 @@
+"""The chat's slash commands: brainchat's own and the reachable MCP servers' prompts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import chainlit as cl
+
+from brainchat.ui import mcp_prompts, mcp_resources
+
+COMMANDS = [
+    {
+        "id": "tools",
+        "description": "List the agent's tools, MCP servers and what failed to load",
+        "icon": "wrench",
+        "button": False,
+        "persistent": False,
+    },
+    {
+        "id": "connect",
+        "description": "Add a model connection: a server's base URL and API key",
+        "icon": "plug",
+        "button": False,
+        "persistent": False,
+    },
+    mcp_resources.COMMAND,  # /resource
+]
+
+
+async def send(session: Any) -> None:
+    """The command menu, sent at the start and again when a plug-button server connects or
+    leaves (its prompts come and go with it)."""
+    commands = COMMANDS + mcp_prompts.commands(session)
+    await cl.context.emitter.set_commands(commands)  # type: ignore[arg-type]

@@ -1,0 +1,58 @@
+"""Servers the user connects with Chainlit's plug button: their tools, prompts and resources
+join this conversation, and leave with the server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import chainlit as cl
+
+from brainchat.ui import commands
+from brainchat.ui.render import AUTHOR
+
+
+async def connected(session: Any, name: str, client: Any) -> None:
+    """Chainlit's on_mcp_connect: list the server's tools and say what it offers."""
+    try:
+        tools = await session.connect_user_server(name, client)
+    except ImportError as exc:
+        await _say(f"⚠️ MCP support is unavailable: {exc}")
+        return
+    except Exception as exc:  # noqa: BLE001
+        session.with_failure(f"mcp:{name}", str(exc))
+        await _say(f"⚠️ MCP server `{name}` connected but its tools could not be listed: {exc}")
+        return
+    names = ", ".join(f"`{t.name}`" for t in tools) or "no tools"
+    await _say(
+        f"🔌 MCP server `{name}` connected; Agent mode can now use {names}."
+        + features_note(session, name)
+    )
+    await commands.send(session)
+
+
+def features_note(session: Any, name: str) -> str:
+    """What a plug-button server offers besides tools: prompts and resources ("" if neither)."""
+    server = session.mcp_servers().get(name)
+    if server is None:
+        return ""
+    parts = []
+    if server.prompts:
+        ids = [f"`/{c.id}`" for c in session.mcp_prompt_commands() if c.server == name]
+        parts.append(f"its prompts are slash commands: {', '.join(ids)}")
+    if server.resources_offered:
+        parts.append("its resources can be attached with `/resource` and read by the agent")
+    if not parts:
+        return ""
+    text = "; ".join(parts)
+    return f" {text[0].upper()}{text[1:]}."
+
+
+async def disconnected(session: Any, name: str) -> None:
+    """Chainlit's on_mcp_disconnect: the server's tools, prompts and resources leave."""
+    session.remove_user_tools(name)
+    await _say(f"🔌 MCP server `{name}` disconnected; its tools are removed.")
+    await commands.send(session)
+
+
+async def _say(text: str) -> None:
+    await cl.Message(content=text, author=AUTHOR).send()
