@@ -24,7 +24,9 @@ LAB = Path(__file__).parent / "mcp_servers" / "elicit_lab.py"
 
 
 def setup(s: Any, tmp_path: Path, tool: str) -> dict[str, str]:
-    servers = {"elicit": {"command": sys.executable, "args": [str(LAB)], "destructive": False}}
+    # no approval before the call; the form's time is the call's: ample on a loaded machine
+    lab = {"command": sys.executable, "args": [str(LAB)], "destructive": False, "timeout": 280}
+    servers = {"elicit": lab}
     (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
     s.queue("fc", ToolCalls([Call(tool, {})]), Text("Enough."))
     s.queue("ans", Text("Done."))

@@ -43,7 +43,7 @@ def test_the_user_fills_the_form_and_the_servers_result_shows_the_answers(
     pick_mode(page, "Agent")
     send(page, "Register the participant")
     form = page.locator(FORM)
-    form.wait_for()
+    form.wait_for(timeout=90_000)  # the agent's round and the call come first
     body = page.inner_text("body")
     assert "MCP server elicit asks" in body and "Who is the participant?" in body
     form.get_by_label("Name *").fill("A")  # too short
@@ -57,7 +57,7 @@ def test_the_user_fills_the_form_and_the_servers_result_shows_the_answers(
     form.get_by_label("Name *").fill("Ada")
     form.get_by_label("Consent *").check()
     form.locator("#elicit_accept").click()
-    page.wait_for_selector("text=Ada is registered.")
+    page.wait_for_selector("text=Ada is registered.", timeout=90_000)
     wait_idle(page)
     assert page.locator(FORM).count() == 0
     assert "you accepted (Name: Ada; Email: ada@example.org; Age: 36; Consent: True)" in (
@@ -82,16 +82,32 @@ def test_decline_goes_to_the_server_and_a_secret_never_comes_back(model_server, 
     pick_mode(page, "Agent")
     send(page, "Pick a band")
     form = page.locator(FORM)
-    form.wait_for()
+    form.wait_for(timeout=90_000)  # the agent's round and the call come first
     form.get_by_label("Frequency band *").select_option(label="Beta (13-30 Hz)")
     password = form.get_by_label("Archive password")
     assert password.get_attribute("type") == "password"
     password.fill("hunter2-secret")
     form.locator("#elicit_decline").click()
-    page.wait_for_selector("text=Nothing was picked.")
+    page.wait_for_selector("text=Nothing was picked.", timeout=90_000)
     wait_idle(page)
     assert "you declined" in page.inner_text("body")
     expand_all_steps(page)
     page.get_by_text('"action":"decline"').first.wait_for()  # the server got decline
     assert "hunter2" not in page.content()
+    page.close()
+
+
+def test_cancel_closes_the_form_and_the_server_gets_cancel(model_server, app, browser):
+    model_server.queue("fc-m", ToolCalls([Call("register_participant", {})]), Text("Enough."))
+    model_server.queue("ans-m", Text("Registration was cancelled."))
+    page = open_chat(browser, app)
+    pick_mode(page, "Agent")
+    send(page, "Register the participant")
+    page.locator(FORM).wait_for(timeout=90_000)
+    page.locator("#elicit_cancel").click()
+    page.wait_for_selector("text=Registration was cancelled.", timeout=90_000)
+    wait_idle(page)
+    assert page.locator(FORM).count() == 0
+    expand_all_steps(page)
+    page.wait_for_selector("text=not registered: the user chose cancel")
     page.close()

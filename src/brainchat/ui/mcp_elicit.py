@@ -12,6 +12,8 @@ before the call's time runs out is `cancel`. What was asked and answered then st
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from typing import Any, cast
 
@@ -72,7 +74,15 @@ async def _show(
     question = cl.AskElementMessage(
         content=intro, element=element, author=AUTHOR, timeout=max(1, int(seconds))
     )
-    return question, cast("dict[str, Any] | None", await question.send())
+    try:
+        return question, cast("dict[str, Any] | None", await question.send())
+    except asyncio.CancelledError:  # Stop, or the call ended: the form must not stay open
+        with contextlib.suppress(Exception):
+            await cl.context.emitter.clear("clear_ask")
+            await element.remove()
+            question.content = f"🗨️ MCP server **{form.server}** asked: {form.message}\n\n→ closed"
+            await question.update()
+        raise
 
 
 def _field(f: Field) -> dict[str, Any]:
