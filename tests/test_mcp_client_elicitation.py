@@ -234,3 +234,23 @@ async def test_calls_of_two_runs_at_once_ask_neither(caplog):
             text = await call(hub, "register_participant", asker("a"))
     assert text == "not registered: the user chose cancel" and asked == []
     assert "calls of several runs were open" in caplog.text
+
+
+async def test_an_open_form_does_not_hold_the_servers_other_calls():
+    opened, other_done = asyncio.Event(), asyncio.Event()
+
+    async def slow_user(form: Form) -> Reply:
+        opened.set()
+        await other_done.wait()  # the user answers only after the other call has its result
+        return Reply("accept", PERSON)
+
+    async with McpHub([lab()]) as hub:
+        conn = hub.servers["elicit"]
+        with answering(slow_user):
+            asking = asyncio.create_task(conn.call("register_participant", {}, 60))
+        await opened.wait()
+        other = await conn.call("client_elicitation", {}, 20)  # another run's call, meanwhile
+        other_done.set()
+        asked = await asking
+    assert json.loads(other.content[0].text) == {"form": {}}  # type: ignore[union-attr]
+    assert asked.content[0].text.startswith("registered Ada")  # type: ignore[union-attr]

@@ -24,7 +24,7 @@ from mcp.types import CONNECTION_CLOSED
 
 from brainchat.redact import get_logger, mask
 from brainchat.tools.mcp_config import McpServerConfig
-from brainchat.tools.mcp_elicit_route import Elicitations
+from brainchat.tools.mcp_elicit_route import Elicitations, elicit_aside
 from brainchat.tools.mcp_prompts import list_all_prompts
 from brainchat.tools.mcp_resources import offers_any_resource
 from brainchat.tools.mcp_tools import (
@@ -325,6 +325,10 @@ class ServerConnection:
 class CancellingSession(ClientSession):
     """A ClientSession that tells the server when a request is given up (Stop, a timeout): the
     MCP specification's `notifications/cancelled`, which the SDK's client does not send."""
+
+    async def _received_request(self, responder: Any) -> None:
+        if not elicit_aside(self, responder, self._elicitation_callback):  # #25 elicit
+            await super()._received_request(responder)
 
     async def send_request(self, request: Any, result_type: Any, *args: Any, **kwargs: Any) -> Any:
         _form_elicitation_only(request)  # #25 elicit

@@ -150,6 +150,35 @@ class Elicitations:
         return _checked(form, reply, self.server)
 
 
+def elicit_aside(session: Any, responder: Any, callback: Any) -> bool:
+    """Answer a server's `elicitation/create` in a task of its own (True), not in the session's
+    receive loop, which the SDK blocks until the answer: a form open for minutes would hold every
+    other result and progress note of that server, other conversations' calls included."""
+    request = responder.request.root
+    if not isinstance(request, types.ElicitRequest) or request.params.task is not None:
+        return False
+    session._task_group.start_soon(_answer_aside, session, responder, callback)
+    return True
+
+
+async def _answer_aside(session: Any, responder: Any, callback: Any) -> None:
+    from mcp.shared.context import RequestContext
+
+    with responder:  # its cancel scope: the server may cancel the request
+        ctx = RequestContext(
+            request_id=responder.request_id,
+            meta=responder.request_meta,
+            session=session,
+            lifespan_context=None,
+        )
+        try:
+            result: Any = await callback(ctx, responder.request.root.params)
+        except Exception as exc:  # noqa: BLE001 - never take the session down
+            log.warning("MCP elicitation failed: %s", type(exc).__name__)
+            result = types.ElicitResult(action="cancel")
+        await responder.respond(types.ClientResult(root=result))
+
+
 def _checked(form: Form, reply: Reply, server: str) -> Reply:
     """The asker's reply as it may go to the server: accept only with content that validates."""
     if reply.action != "accept":
