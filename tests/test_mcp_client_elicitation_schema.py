@@ -136,3 +136,12 @@ def test_the_summary_hides_secret_fields():
     assert text == "you accepted (name: Ada; age: 40; band: mu; apiToken: •••)"
     assert f.summary(Reply("decline")) == "you declined"
     assert [x.name for x in f.fields if x.secret] == ["apiToken"]
+
+
+def test_a_servers_message_shows_in_the_chat_as_text_not_markup():
+    from brainchat.ui.mcp_elicit import quoted
+
+    shown = quoted("Hi ![x](https://evil.example/p.png)\n<img src=x> **now**")
+    assert shown == (
+        "> Hi \\!\\[x\\]\\(https://evil\\.example/p\\.png\\)\n> \\<img src=x\\> \\*\\*now\\*\\*"
+    )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from typing import Any, cast
 
@@ -25,6 +26,7 @@ from brainchat.ui.connect import _user
 from brainchat.ui.render import AUTHOR
 
 FORM = "ElicitationForm"  # public/elements/ElicitationForm.jsx
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~])")
 
 
 def make_asker() -> Asker:
@@ -68,7 +70,8 @@ async def _show(
         "errors": errors,
     }
     element = cl.CustomElement(name=FORM, props=props, display="inline")
-    intro = f"🗨️ MCP server **{form.server}** asks (during `{form.tool}`):\n\n> {form.message}"
+    intro = f"🗨️ MCP server **{plain(form.server)}** asks (during {plain(form.tool)}):\n\n"
+    intro += quoted(form.message)
     if errors:
         intro += "\n\nSome answers do not fit; correct them below."
     question = cl.AskElementMessage(
@@ -80,7 +83,7 @@ async def _show(
         with contextlib.suppress(Exception):
             await cl.context.emitter.clear("clear_ask")
             await element.remove()
-            question.content = f"🗨️ MCP server **{form.server}** asked: {form.message}\n\n→ closed"
+            question.content = _asked(form, "closed")
             await question.update()
         raise
 
@@ -116,8 +119,21 @@ async def _settle(
 ) -> None:
     """The form's message becomes what was asked and what was answered (no secret values)."""
     said = "no answer in time: cancelled" if timed_out else form.summary(reply)
-    question.content = f"🗨️ MCP server **{form.server}** asked: {form.message}\n\n→ {said}"
+    question.content = _asked(form, said)
     await question.update()
     await (
         cl.context.emitter.task_start()
     )  # Chainlit ended "the task" for the answer; the run goes on
+
+
+def _asked(form: Form, outcome: str) -> str:
+    return f"🗨️ MCP server **{plain(form.server)}** asked:\n\n{quoted(form.message)}\n\n→ {plain(outcome)}"
+
+
+def plain(text: str) -> str:
+    """A server's (or an answer's) text shown as text: no link, image or markup of its own."""
+    return _MARKDOWN.sub(r"\\\1", text)
+
+
+def quoted(text: str) -> str:
+    return "\n".join("> " + plain(line) for line in text.splitlines() or [""])
