@@ -121,7 +121,11 @@ export default function ElicitationForm() {
             {f.label}
             {f.required ? " *" : ""}
           </Label>
-          <Box field={f} id={`elicit_field_${i}`} value={values[f.name]} />
+          <Box
+            field={f}
+            id={`elicit_field_${i}`}
+            value={f.name in values ? values[f.name] : f.default}
+          />
           <p className="text-xs text-muted-foreground">
             {f.description ? `${f.description} · ` : ""}
             {f.hint}

@@ -46,6 +46,7 @@ def test_the_user_fills_the_form_and_the_servers_result_shows_the_answers(
     form.wait_for(timeout=90_000)  # the agent's round and the call come first
     body = page.inner_text("body")
     assert "MCP server elicit asks" in body and "Who is the participant?" in body
+    assert form.get_by_label("Weight").input_value() == "70"  # the schema's default
     form.get_by_label("Name *").fill("A")  # too short
     form.get_by_label("Email *").fill("ada@example.org")
     form.get_by_label("Age *").fill("36")
@@ -60,8 +61,9 @@ def test_the_user_fills_the_form_and_the_servers_result_shows_the_answers(
     page.wait_for_selector("text=Ada is registered.", timeout=90_000)
     wait_idle(page)
     assert page.locator(FORM).count() == 0
-    assert "you accepted (Name: Ada; Email: ada@example.org; Age: 36; Consent: True)" in (
-        page.inner_text("body")
+    assert (
+        "you accepted (Name: Ada; Email: ada@example.org; Age: 36; Weight: 70; Consent: True)"
+        in (page.inner_text("body"))
     )
     tool_results = [
         m["content"]

@@ -310,5 +310,7 @@ def _check_format(fmt: str, value: str) -> None:
 
 
 def _short(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
     text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
     return text if len(text) <= 60 else text[:57] + "…"
