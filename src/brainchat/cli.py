@@ -188,15 +188,19 @@ async def _print_run(session: Any, question: str, as_json: bool, allow: bool) ->
         print(f"{verdict} {name}: it asks first because {ask.why(name)}{hint}", file=sys.stderr)
         return allow
 
+    from brainchat.cli_elicit import terminal_asker  # #25 elicit: an MCP server asks for input
+    from brainchat.tools.mcp_elicit_route import answering
+
     status = 0
-    async for event in session.ask(question, confirm=confirm):
-        if as_json:
-            print(json.dumps(event.to_dict(), default=str), flush=True)
-        else:
-            _print_event(event)
-        if isinstance(event, ev.RunFinished) and event.reason == "error":
-            status = 1
-            print(event.error, file=sys.stderr)
+    with answering(terminal_asker()):  # #25 elicit: the terminal answers, else a clear refusal
+        async for event in session.ask(question, confirm=confirm):
+            if as_json:
+                print(json.dumps(event.to_dict(), default=str), flush=True)
+            else:
+                _print_event(event)
+            if isinstance(event, ev.RunFinished) and event.reason == "error":
+                status = 1
+                print(event.error, file=sys.stderr)
     return status
 
 

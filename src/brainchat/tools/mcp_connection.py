@@ -24,6 +24,7 @@ from mcp.types import CONNECTION_CLOSED
 
 from brainchat.redact import get_logger, mask
 from brainchat.tools.mcp_config import McpServerConfig
+from brainchat.tools.mcp_elicit_route import Elicitations, elicit_aside
 from brainchat.tools.mcp_prompts import list_all_prompts
 from brainchat.tools.mcp_resources import offers_any_resource
 from brainchat.tools.mcp_tools import (
@@ -64,6 +65,7 @@ class ServerConnection:
         self._lock = asyncio.Lock()
         self._ever_connected = False
         self._errlog: Any = None  # the stdio server's stderr, kept to explain failures
+        self.elicitations = Elicitations(config.name)  # #25: a server asks the calling run's user
 
     @property
     def name(self) -> str:
@@ -116,18 +118,19 @@ class ServerConnection:
             if tool not in {t.name for t in self.tools}:
                 raise ToolException(f"MCP server '{self.name}' no longer offers the tool '{tool}'")
 
-        return await self.request(  # type: ignore[no-any-return]
-            f"tool '{tool}'",
-            f"'{tool}'",
-            lambda s: s.call_tool(
-                tool,
-                args,
-                read_timeout_seconds=timedelta(seconds=timeout),
-                progress_callback=progress,
-            ),
-            timeout,
-            after_restart=still_offered,
-        )
+        with self.elicitations.calling(tool, timeout):  # #25 elicit: who answers the server
+            return await self.request(  # type: ignore[no-any-return]
+                f"tool '{tool}'",
+                f"'{tool}'",
+                lambda s: s.call_tool(
+                    tool,
+                    args,
+                    read_timeout_seconds=timedelta(seconds=timeout),
+                    progress_callback=progress,
+                ),
+                timeout,
+                after_restart=still_offered,
+            )
 
     async def request(
         self,
@@ -267,7 +270,9 @@ class ServerConnection:
                 tg = await stack.enter_async_context(anyio.create_task_group())
                 stack.callback(tg.cancel_scope.cancel)
                 tg.start_soon(_pump, read, inner_send, lost)
-                session = await stack.enter_async_context(CancellingSession(inner_read, write))
+                session = await stack.enter_async_context(
+                    CancellingSession(inner_read, write, elicitation_callback=self.elicitations)
+                )
                 init = await session.initialize()
                 self.instructions, self.capabilities = init.instructions, init.capabilities
                 tools = await list_all_tools(session)
@@ -321,7 +326,12 @@ class CancellingSession(ClientSession):
     """A ClientSession that tells the server when a request is given up (Stop, a timeout): the
     MCP specification's `notifications/cancelled`, which the SDK's client does not send."""
 
+    async def _received_request(self, responder: Any) -> None:
+        if not elicit_aside(self, responder, self._elicitation_callback):  # #25 elicit
+            await super()._received_request(responder)
+
     async def send_request(self, request: Any, result_type: Any, *args: Any, **kwargs: Any) -> Any:
+        _form_elicitation_only(request)  # #25 elicit
         request_id = self._request_id  # the id super() gives this request (taken synchronously)
         try:
             return await super().send_request(request, result_type, *args, **kwargs)
@@ -336,6 +346,15 @@ class CancellingSession(ClientSession):
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(self.send_notification(note)), 2.0)
             raise
+
+
+def _form_elicitation_only(request: Any) -> None:
+    """Declare form-mode elicitation only: the SDK also declares URL mode, which brainchat does
+    not offer (a server would send the user to a link the chat does not show)."""
+    root = getattr(request, "root", None)
+    if isinstance(root, types.InitializeRequest) and root.params.capabilities.elicitation:
+        form = types.ElicitationCapability(form=types.FormElicitationCapability())
+        root.params.capabilities.elicitation = form
 
 
 class _Gone(Exception):

@@ -20,6 +20,7 @@ from brainchat.events import RunFinished, Stats
 from brainchat.redact import get_logger, mask
 from brainchat.session import Session
 from brainchat.settings import Settings, load_settings
+from brainchat.tools.mcp_elicit_route import answering  # #25 hook (elicit)
 from brainchat.tools.registry import ToolSet
 from brainchat.ui import (
     commands,
@@ -37,6 +38,7 @@ from brainchat.ui import format as fmt
 from brainchat.ui import mcp_prompts as mcp_prm  # #25 hook (mcpclient)
 from brainchat.ui import mcp_resources as mcp_res  # #25 hook (mcpclient)
 from brainchat.ui.confirm import make_confirm
+from brainchat.ui.mcp_elicit import make_asker  # #25 hook (elicit)
 from brainchat.ui.message_limit import too_long_notice
 from brainchat.ui.render import AUTHOR, RunRenderer
 from brainchat.ui.state import KEY, SNAPSHOT_KEY, Conversation, current, keep, restore_ui, save
@@ -228,15 +230,16 @@ async def run_turn(
         s.use_configured_tools(await servers.refreshed_toolset())
     counted = False
     try:
-        async for event in s.ask(question + note, confirm=confirm, message_id=parent_id):
-            if isinstance(event, RunFinished):
-                resume.mark_answer(renderer, event, parent_id)
-                if event.answer and event.reason != "error" and not conv.titled:
-                    conv.titled = titles.title_once(s.settings, question)
-            elif isinstance(event, Stats) and not counted:
-                conv.usage.add(event.rows)
-                counted = True
-            await renderer.handle(event)
+        with answering(make_asker()):  # #25 elicit: an MCP server's question is a form here
+            async for event in s.ask(question + note, confirm=confirm, message_id=parent_id):
+                if isinstance(event, RunFinished):
+                    resume.mark_answer(renderer, event, parent_id)
+                    if event.answer and event.reason != "error" and not conv.titled:
+                        conv.titled = titles.title_once(s.settings, question)
+                elif isinstance(event, Stats) and not counted:
+                    conv.usage.add(event.rows)
+                    counted = True
+                await renderer.handle(event)
         await renderer.finish()
         runtime.settle()
     except asyncio.CancelledError:
