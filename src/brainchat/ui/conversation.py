@@ -354,9 +354,14 @@ async def mcp_connect(conv: Conversation, name: str, client: Any) -> None:
 
 
 async def mcp_disconnect(conv: Conversation, name: str) -> None:
+    from brainchat.ui import mcp_signin  # #25 oauth: removing the server signs the user out
+
     conv.session.remove_user_tools(name)
+    signed_out = await mcp_signin.sign_out(cl.context.session.id, name)
     await cl.Message(
-        content=f"🔌 MCP server `{name}` disconnected; its tools are removed.", author=AUTHOR
+        content=f"🔌 MCP server `{name}` disconnected; its tools are removed"
+        + (", and you are signed out of it (its tokens are deleted)." if signed_out else "."),
+        author=AUTHOR,
     ).send()
 
 

@@ -40,6 +40,9 @@ class Persistence:
     key: bytes  # signs saved models that can only be pickled
     throttle: LoginThrottle
     connections: ConnectionStore  # each user's model connections, keys encrypted
+    mcp_tokens: Any = (
+        None  # #25 oauth: each user's MCP sign-ins (store/mcp_tokens.py McpTokenStore)
+    )
 
     def data_dir(self, identifier: str) -> Path:
         return user_data_dir(self.config.data_dir, identifier, self.config.auth)
@@ -89,12 +92,23 @@ def install(host: str) -> Persistence:
         b"brainchat connection keys\0" + os.environ["CHAINLIT_AUTH_SECRET"].encode()
     ).digest()
     throttle = LoginThrottle(base=cfg.login_backoff)
+    from brainchat.store.mcp_tokens import McpTokenStore  # #25 oauth
+
     _active = p = Persistence(
-        cfg, store, Accounts(store), key, throttle, ConnectionStore(store, secret)
+        cfg,
+        store,
+        Accounts(store),
+        key,
+        throttle,
+        ConnectionStore(store, secret),
+        McpTokenStore(store, secret),  # same key per user as connection keys
     )
     cl.data_layer(lambda: BrainchatDataLayer(store, storage, on_delete=_delete_models))
     _install_login(p)
     routes.install(store, storage)
+    from brainchat.ui import mcp_signin  # #25 oauth: MCP sign-ins kept in the store, callback route
+
+    mcp_signin.install(p.mcp_tokens)
     return p
 
 

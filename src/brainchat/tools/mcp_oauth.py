@@ -1,0 +1,384 @@
+"""OAuth 2.1 sign-in to remote MCP servers, with the `mcp` SDK's client provider. No Chainlit here.
+
+A streamable-HTTP server that answers 401 is signed in to as the MCP specification's authorization
+revision says, by the SDK's `OAuthClientProvider` (an httpx.Auth): protected resource metadata
+(RFC 9728, from the 401's WWW-Authenticate), authorization server metadata (RFC 8414 / OpenID
+discovery), dynamic client registration (RFC 7591) or a client ID metadata document, PKCE S256 and
+the `resource` parameter (RFC 8707); then the access token on every request, refreshed when it
+expires. What brainchat adds:
+
+- `show_link` gets the sign-in link (the UI shows it in the chat) and the flow waits for the
+  authorization code that the app's callback route hands over (`PENDING.finish`): the OAuth
+  `state` names the waiting flow, and only the user who started it may finish it;
+- `UserTokens` keeps tokens and the registered client per user and server URL, encrypted in the
+  store (store/mcp_tokens.py), and lets `redact` mask them everywhere;
+- every request the flow makes itself (metadata, registration, token) is marked `OAUTH_REQUEST`,
+  so the user-server guard (ui/outbound.py) checks it against the SSRF policy rather than the
+  operator's allowlist of MCP servers;
+- without a browser user (`brainchat ask`, evals, servers from the config file) a 401 becomes
+  `SignInRequired`, saying where to sign in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+from mcp.client.auth import OAuthClientProvider
+from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+
+from brainchat import redact
+
+CALLBACK_PATH = "/brainchat/mcp/oauth/callback"
+SIGN_IN_WAIT = 120.0  # seconds a sign-in link stays good (the connect waits that long)
+OAUTH_REQUEST = "brainchat_oauth"  # request extension: made by the OAuth flow, not the MCP session
+CLIENT_NAME = "brainchat"
+
+
+class SignInRequired(Exception):
+    """The server needs an OAuth sign-in that cannot happen here; the message says where."""
+
+
+class SignInFailed(Exception):
+    """A sign-in that did not finish (refused, expired, a bad link); the message says why."""
+
+
+class SignInRefused(Exception):
+    """A callback that is not the caller's pending sign-in (unknown, expired or another user's)."""
+
+
+@dataclass(frozen=True)
+class SignInLink:
+    """What the user is shown: the server's name, the link, and where they will sign in."""
+
+    server: str
+    url: str
+    host: str
+
+
+@dataclass
+class _Pending:
+    user: str
+    server: str
+    code: asyncio.Future[str]
+    started: float = field(default_factory=time.monotonic)
+
+
+class PendingSignIns:
+    """Sign-ins waiting for their callback, by OAuth state; each belongs to the user who started it."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, _Pending] = {}
+
+    def open(self, user: str, server: str, state: str) -> asyncio.Future[str]:
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._waiting[state] = _Pending(user, server, future)
+        return future
+
+    def finish(self, user: str, state: str, code: str | None, error: str | None = None) -> str:
+        """Hand the code to the flow waiting on `state` (it must be `user`'s); its server's name.
+
+        SignInRefused, and nothing handed over, for an unknown state or another user's."""
+        pending = self._waiting.get(state)
+        if pending is None or pending.user != user or pending.code.done():
+            raise SignInRefused("this sign-in link is not one of your pending sign-ins")
+        del self._waiting[state]
+        if code and not error:
+            pending.code.get_loop().call_soon_threadsafe(_settle, pending.code, code, None)
+        else:
+            why = SignInFailed(
+                f"the authorization server refused the sign-in to MCP server '{pending.server}'"
+                + (f" ({redact.show(error, 60)})" if error else "")
+            )
+            pending.code.get_loop().call_soon_threadsafe(_settle, pending.code, None, why)
+        return pending.server
+
+    def drop(self, state: str) -> None:
+        self._waiting.pop(state, None)
+
+    def waiting(self, user: str) -> list[str]:
+        """The servers `user` has a sign-in pending for."""
+        return [p.server for p in self._waiting.values() if p.user == user]
+
+
+def _settle(future: asyncio.Future[str], code: str | None, error: Exception | None) -> None:
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(code or "")
+
+
+PENDING = PendingSignIns()  # the process's pending sign-ins (the callback route finishes them)
+
+
+class TokenVault(Protocol):
+    """Where a user's tokens and client registrations are kept (store/mcp_tokens.py)."""
+
+    async def load(self, user: str, server_url: str) -> dict[str, Any]: ...
+
+    async def save(self, user: str, server_url: str, **parts: Any) -> None: ...
+
+
+class MemoryVault:
+    """Tokens for the life of the process (no store: tests, the CLI)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, str], dict[str, Any]] = {}
+
+    async def load(self, user: str, server_url: str) -> dict[str, Any]:
+        return dict(self.rows.get((user, server_url), {}))
+
+    async def save(self, user: str, server_url: str, **parts: Any) -> None:
+        self.rows.setdefault((user, server_url), {}).update(parts)
+
+    async def remove(self, user: str, server_url: str) -> bool:
+        return self.rows.pop((user, server_url), None) is not None
+
+
+class UserTokens:
+    """The SDK's TokenStorage for one user and server: the vault, with expiry kept as a time."""
+
+    def __init__(self, vault: TokenVault, user: str, server_url: str) -> None:
+        self.vault, self.user, self.server_url = vault, user, server_url
+
+    async def get_tokens(self) -> OAuthToken | None:
+        row = await self.vault.load(self.user, self.server_url)
+        if not row.get("tokens"):
+            return None
+        tokens = OAuthToken.model_validate(row["tokens"])
+        _remember(tokens, self.user)
+        expires_at = row.get("expires_at")
+        if expires_at is not None:  # what is left of its life, so an expired one is refreshed
+            tokens.expires_in = max(0, int(float(expires_at) - time.time()))
+        return tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        _remember(tokens, self.user)
+        expires_at = time.time() + tokens.expires_in if tokens.expires_in is not None else None
+        await self.vault.save(
+            self.user,
+            self.server_url,
+            tokens=tokens.model_dump(mode="json", exclude_none=True),
+            expires_at=expires_at,
+        )
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        row = await self.vault.load(self.user, self.server_url)
+        if not row.get("client"):
+            return None
+        client = OAuthClientInformationFull.model_validate(row["client"])
+        redact.remember(client.client_secret, self.user)
+        return client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        redact.remember(client_info.client_secret, self.user)
+        await self.vault.save(
+            self.user,
+            self.server_url,
+            client=client_info.model_dump(mode="json", exclude_none=True),
+        )
+
+
+def _remember(tokens: OAuthToken, user: str) -> None:
+    redact.remember(tokens.access_token, user)
+    redact.remember(tokens.refresh_token, user)
+
+
+class SignInProvider(OAuthClientProvider):
+    """The SDK's provider, with stored expiry honoured and the flow's own requests marked."""
+
+    async def _initialize(self) -> None:
+        await super()._initialize()
+        tokens = self.context.current_tokens
+        if tokens is not None and tokens.expires_in is not None:
+            self.context.update_token_expiry(tokens)  # the SDK would take loaded tokens as fresh
+
+    async def _auth_flow(
+        self, request: httpx.Request
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        flow = super()._auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                if outgoing is not request:
+                    outgoing.extensions = {**outgoing.extensions, OAUTH_REQUEST: True}
+                response = yield outgoing
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()
+
+
+def client_metadata(redirect_uri: str) -> OAuthClientMetadata:
+    """brainchat as a public OAuth client (no secret: PKCE protects the code), as VS Code registers."""
+    return OAuthClientMetadata(
+        client_name=CLIENT_NAME,
+        redirect_uris=[redirect_uri],  # type: ignore[list-item]
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        token_endpoint_auth_method="none",
+    )
+
+
+ShowLink = Callable[[SignInLink], Awaitable[None]]
+
+
+def user_sign_in(
+    *,
+    user: str,
+    server: str,
+    server_url: str,
+    vault: TokenVault,
+    redirect_uri: str,
+    show_link: ShowLink,
+    wait: float = SIGN_IN_WAIT,
+    client_metadata_url: str | None = None,
+    pending: PendingSignIns = PENDING,
+) -> SignInProvider:
+    """The OAuth provider for one user's server: stored tokens first, else a sign-in link."""
+    opened: list[tuple[str, asyncio.Future[str]]] = []
+
+    async def redirect(authorization_url: str) -> None:
+        parts = urlsplit(authorization_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise SignInFailed(
+                f"MCP server '{server}' names an authorization server that is not an http(s) URL"
+            )
+        state = parse_qs(parts.query).get("state", [""])[0]
+        opened.append((state, pending.open(user, server, state)))
+        await show_link(SignInLink(server, authorization_url, parts.hostname))
+
+    async def callback() -> tuple[str, str | None]:
+        state, future = opened.pop()
+        try:
+            code = await asyncio.wait_for(future, wait)
+        except TimeoutError:
+            raise SignInFailed(
+                f"the sign-in to MCP server '{server}' was not finished within {wait:g} s; "
+                "connect the server again for a new link"
+            ) from None
+        finally:
+            pending.drop(state)
+        return code, state
+
+    return SignInProvider(
+        server_url=server_url,
+        client_metadata=client_metadata(redirect_uri),
+        storage=UserTokens(vault, user, server_url),
+        redirect_handler=redirect,
+        callback_handler=callback,
+        timeout=wait,
+        client_metadata_url=client_metadata_url,
+    )
+
+
+def headless_sign_in(
+    server: str, server_url: str, vault: TokenVault | None = None, user: str = ""
+) -> SignInProvider:
+    """For a server without a browser user: tokens the vault holds, else SignInRequired."""
+
+    async def refuse(authorization_url: str) -> None:
+        host = urlsplit(authorization_url).hostname or "its authorization server"
+        raise SignInRequired(
+            f"MCP server '{server}' requires an OAuth sign-in (at {host}). brainchat signs in "
+            "only for a person in the web app: open brainchat in the browser, connect the server "
+            "with the plug button (Connect an MCP) and follow the sign-in link it shows; for "
+            "`brainchat ask` and evals, give the server a token in its `headers` in the MCP "
+            'config ("Authorization": "Bearer ${TOKEN}")'
+        )
+
+    async def never() -> tuple[str, str | None]:  # pragma: no cover - refuse() raised first
+        raise SignInRequired(f"MCP server '{server}' requires an OAuth sign-in")
+
+    return SignInProvider(
+        server_url=server_url,
+        client_metadata=client_metadata(_NOWHERE),
+        storage=_Unregistered(vault or MemoryVault(), user, server_url),
+        redirect_handler=refuse,
+        callback_handler=never,
+    )
+
+
+_NOWHERE = "http://127.0.0.1/brainchat-cannot-sign-in-here"
+
+
+class _Unregistered(UserTokens):
+    """Storage that claims a client, so a refused sign-in registers none at the server."""
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return await super().get_client_info() or OAuthClientInformationFull(
+            client_id="brainchat-not-registered",
+            redirect_uris=[_NOWHERE],  # type: ignore[list-item]
+        )
+
+
+class FirstRequestAuth(httpx.Auth):
+    """An httpx.Auth made on the first request, from its URL (the MCP endpoint): the transport's
+    client factory is called before anyone says which server it is for."""
+
+    requires_response_body = True
+
+    def __init__(
+        self,
+        make: Callable[[str], httpx.Auth],
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> None:
+        self._make, self._on_error = make, on_error
+        self.auth: httpx.Auth | None = None
+
+    async def async_auth_flow(
+        self, request: httpx.Request
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        if self.auth is None:
+            self.auth = self._make(str(request.url))
+        flow = self.auth.async_auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                response = yield outgoing
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        except Exception as exc:
+            # The SDK's transport logs and drops errors of its requests: tell whoever waits.
+            if self._on_error is not None:
+                self._on_error(exc)
+            raise
+        finally:
+            await flow.aclose()  # type: ignore[attr-defined]
+
+
+def sign_in_error(exc: BaseException) -> Exception | None:
+    """The sign-in failure inside a transport's error (groups, causes), if there is one."""
+    from mcp.client.auth import OAuthFlowError, OAuthTokenError
+
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, SignInRequired | SignInFailed | OAuthFlowError | OAuthTokenError):
+            return current
+        stack.extend(getattr(current, "exceptions", ()) or ())
+        stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return None
+
+
+def sign_in_failure(exc: BaseException) -> str | None:
+    """What to tell the user when `exc` is (or hides) a failed sign-in; None when it is not one."""
+    found = sign_in_error(exc)
+    if found is None:
+        return None
+    if isinstance(found, SignInRequired | SignInFailed):
+        return str(found)
+    return f"the OAuth sign-in failed: {redact.mask(str(found))}"
