@@ -128,6 +128,7 @@ class AutoApprove:
         self.refresh[refresh] = RefreshToken(
             token=refresh, client_id=client_id, scopes=scopes, resource=resource, subject=subject
         )
+        event("issued", access_token=access, refresh_token=refresh)  # for the leak tests only
         return OAuthToken(
             access_token=access,
             token_type="Bearer",

@@ -18,6 +18,7 @@ from typing import Any
 
 import chainlit as cl
 import httpx
+from fastapi import Request
 
 from brainchat.redact import get_logger, mask, mask_url
 from brainchat.tools import mcp_oauth
@@ -55,16 +56,14 @@ def _user() -> str | None:
     return str(user.identifier) if user is not None else None
 
 
-def _server_name(url: str) -> str:
+def _server_name() -> str | None:
     """The name the user gave the server (Chainlit names its connect task after it)."""
     try:
         task = asyncio.current_task()
     except RuntimeError:
         task = None
     name = task.get_name() if task is not None else ""
-    return (
-        name[len(TASK_PREFIX) :] if name.startswith(TASK_PREFIX) else mask_url(url, drop_query=True)
-    )
+    return name[len(TASK_PREFIX) :] if name.startswith(TASK_PREFIX) else None
 
 
 def redirect_uri() -> str:
@@ -86,9 +85,10 @@ def user_auth(on_error: Any = None) -> httpx.Auth | None:
         return None
     callback = redirect_uri()
     session = cl.context.session
+    named = _server_name()  # now: the first request runs in another task
 
     def make(server_url: str) -> httpx.Auth:
-        name = _server_name(server_url)
+        name = named or mask_url(server_url, drop_query=True)
         _servers[(session.id, name)] = server_url
         return mcp_oauth.user_sign_in(
             user=user,
@@ -105,6 +105,7 @@ def user_auth(on_error: Any = None) -> httpx.Auth | None:
 async def show_link(link: SignInLink) -> None:
     """The sign-in link in the chat, with the server's name and where the user signs in."""
     wait = int(mcp_oauth.SIGN_IN_WAIT)
+    log.info("MCP server %r asks the user to sign in at %s", link.server, link.host)
     await cl.Message(
         content=(
             f"🔐 **MCP server `{link.server}` asks you to sign in.** You sign in at "
@@ -146,7 +147,7 @@ def _page(title: str, text: str, status: int) -> Any:
     return HTMLResponse(body, status_code=status, headers=headers)
 
 
-async def callback(request: Any) -> Any:
+async def callback(request: Request) -> Any:
     """GET CALLBACK_PATH?code=...&state=...: finish the caller's own pending sign-in, or refuse."""
     from fastapi import HTTPException
 
