@@ -270,3 +270,32 @@ async def test_metadata_pointing_at_an_internal_address_is_not_fetched(
     assert hits == [], "the internal address got a request"
     assert browser.links == []
     assert "127.0.0.2 is not a public internet address" in str(raised.value)
+
+
+async def test_a_refused_or_abandoned_sign_in_says_so_and_keeps_nothing(
+    lab: OAuthLab, vault: Any
+) -> None:
+    """The authorization server sends the user back with `error=access_denied`; another user
+    never follows the link at all (their sign-in gives up after its wait)."""
+    refused = Browser("ana", finish=False)
+    call = asyncio.create_task(call_add(lab.url, signin("ana", vault, refused)))
+    while not refused.states and not call.done():
+        await asyncio.sleep(0.02)
+    PENDING.finish("ana", refused.states[0], None, "access_denied")
+    with pytest.raises(McpDestinationError, match="refused the sign-in to MCP server 'secure'"):
+        await call
+    assert "tokens" not in await vault.load("ana", lab.url)  # only the registered client is kept
+
+    def never_followed(url: str) -> httpx.Auth:
+        async def show(link: SignInLink) -> None:
+            pass
+
+        return mcp_oauth.user_sign_in(
+            user="bob", server="secure", server_url=url, vault=vault, redirect_uri=CALLBACK,
+            show_link=show, wait=0.2,
+        )  # fmt: skip
+
+    with pytest.raises(McpDestinationError, match="was not finished within 0.2 s; connect"):
+        await call_add(lab.url, mcp_oauth.FirstRequestAuth(never_followed))
+    assert "tokens" not in await vault.load("bob", lab.url)
+    assert not PENDING.waiting("bob")  # nothing left waiting

@@ -331,7 +331,7 @@ class FirstRequestAuth(httpx.Auth):
         make: Callable[[str], httpx.Auth],
         on_error: Callable[[Exception], None] | None = None,
     ) -> None:
-        self._make, self._on_error = make, on_error
+        self._make, self.on_error = make, on_error
         self.auth: httpx.Auth | None = None
 
     async def async_auth_flow(
@@ -349,8 +349,8 @@ class FirstRequestAuth(httpx.Auth):
             return
         except Exception as exc:
             # The SDK's transport logs and drops errors of its requests: tell whoever waits.
-            if self._on_error is not None:
-                self._on_error(exc)
+            if self.on_error is not None:
+                self.on_error(exc)
             raise
         finally:
             await flow.aclose()  # type: ignore[attr-defined]

@@ -78,7 +78,7 @@ def redirect_uri() -> str:
     return base + CALLBACK_PATH
 
 
-def user_auth(on_error: Any = None) -> httpx.Auth | None:
+def user_auth() -> mcp_oauth.FirstRequestAuth | None:
     """The OAuth sign-in for the server the current user is connecting (None: no user)."""
     user = _user()
     if user is None:
@@ -99,7 +99,7 @@ def user_auth(on_error: Any = None) -> httpx.Auth | None:
             show_link=show_link,
         )
 
-    return mcp_oauth.FirstRequestAuth(make, on_error=on_error)
+    return mcp_oauth.FirstRequestAuth(make)
 
 
 async def show_link(link: SignInLink) -> None:

@@ -82,14 +82,16 @@ def _user_client_factory(check: UserDestination, on_blocked: Any, blocked: type[
         auth: httpx.Auth | None = None,
     ) -> httpx.AsyncClient:
         # #25 oauth: a server that answers 401 gets the user's OAuth sign-in (ui/mcp_signin.py)
-        from brainchat.tools.mcp_oauth import OAUTH_REQUEST, sign_in_failure
+        from brainchat.tools.mcp_oauth import OAUTH_REQUEST, FirstRequestAuth, sign_in_failure
         from brainchat.ui import mcp_signin
 
         def signin_failed(exc: Exception) -> None:
             if on_blocked is not None and (why := sign_in_failure(exc)):
                 on_blocked(blocked(why))
 
-        auth = auth or mcp_signin.user_auth(signin_failed)
+        auth = auth or mcp_signin.user_auth()
+        if isinstance(auth, FirstRequestAuth) and auth.on_error is None:
+            auth.on_error = signin_failed  # the SDK drops the flow's errors: tell the route
 
         async def check_request(request: httpx.Request) -> None:
             url = str(request.url)
