@@ -299,3 +299,28 @@ async def test_a_refused_or_abandoned_sign_in_says_so_and_keeps_nothing(
         await call_add(lab.url, mcp_oauth.FirstRequestAuth(never_followed))
     assert "tokens" not in await vault.load("bob", lab.url)
     assert not PENDING.waiting("bob")  # nothing left waiting
+
+
+async def test_a_server_that_reads_client_metadata_documents_gets_the_apps_url_as_client_id(
+    tmp_path: Path, vault: Any
+) -> None:
+    """An app on https offers its Client ID Metadata Document instead of registering a client."""
+    origin = "https://brainchat.example"
+    document = mcp_oauth.client_document(origin)
+    assert document["client_id"] == origin + mcp_oauth.CLIENT_METADATA_PATH
+    assert document["redirect_uris"] == [origin + mcp_oauth.CALLBACK_PATH]
+    assert document["token_endpoint_auth_method"] == "none"
+    assert mcp_oauth.metadata_document_url("http://127.0.0.1:8000") is None  # https only
+
+    with oauth_lab(tmp_path, "--cimd", CALLBACK) as lab:
+        browser = Browser("ana")
+
+        def make(url: str) -> httpx.Auth:
+            return mcp_oauth.user_sign_in(
+                user="ana", server="secure", server_url=url, vault=vault, redirect_uri=CALLBACK,
+                show_link=browser.show, client_metadata_url=document["client_id"],
+            )  # fmt: skip
+
+        assert (await call_add(lab.url, mcp_oauth.FirstRequestAuth(make)))[0] == "42"
+        assert lab.events("register") == []  # no dynamic registration
+        assert {e["client_id"] for e in lab.events("authorize")} == {document["client_id"]}

@@ -15,7 +15,7 @@ import pytest
 from test_mcp_connect_ui import ALLOWED, DIALOG, approve_for_conversation, close_dialog, connect
 
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
-from brainchat.tools.mcp_oauth import CALLBACK_PATH
+from brainchat.tools.mcp_oauth import CALLBACK_PATH, CLIENT_METADATA_PATH
 from conftest import ROOT, pick_mode, send, spec, wait_idle
 from mcp_servers.oauth_helpers import oauth_lab
 
@@ -69,6 +69,13 @@ def test_user_signs_in_through_the_link_and_the_agent_uses_the_servers_tool(
     assert link.inner_text().strip() == "Sign in to secure at 127.0.0.1"
     href = link.get_attribute("href")
     assert href.startswith(f"{lab.base}/authorize?") and "code_challenge_method=S256" in href
+
+    # The app's Client ID Metadata Document is public (an authorization server fetches it)
+    anonymous = browser.new_context()
+    document = anonymous.request.get(f"{app}{CLIENT_METADATA_PATH}").json()
+    anonymous.close()
+    assert document["client_id"] == f"{app}{CLIENT_METADATA_PATH}"
+    assert document["redirect_uris"] == [f"{app}{CALLBACK_PATH}"]
 
     # A forged callback (a state that is no one's pending sign-in) is refused, and changes nothing
     tab = context.new_page()

@@ -8,7 +8,9 @@ The authorization server approves every request at once (no login page): GET /au
 access and refresh tokens and revokes the old access token), so a client that refreshes on expiry
 is proven to use the new token, and a slow machine never sees a token die mid-call.
 `--issuer URL` advertises another authorization server in the protected resource metadata (the
-SSRF test points it at a closed address; the SDK's own metadata would refuse a plain-http one). Every step is appended to EVENTS_LOG as a JSON line.
+SSRF test points it at a closed address; the SDK's own metadata would refuse a plain-http one).
+`--cimd REDIRECT_URI` advertises Client ID Metadata Documents: an https client ID is taken as a
+client with that redirect URI (a real server fetches the document; the lab takes it as read). Every step is appended to EVENTS_LOG as a JSON line.
 """
 
 from __future__ import annotations
@@ -55,6 +57,15 @@ class AutoApprove:
         self.subjects = 0
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        if "--cimd" in ARGS and client_id.startswith("https://"):
+            event("metadata_document_client", client_id=client_id)
+            return OAuthClientInformationFull(
+                client_id=client_id,
+                redirect_uris=[ARGS["--cimd"]],  # type: ignore[list-item]
+                scope="lab",
+                token_endpoint_auth_method="none",
+                grant_types=["authorization_code", "refresh_token"],
+            )
         return self.clients.get(client_id)
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
@@ -188,6 +199,26 @@ def logged(app: Any) -> Any:
             metadata = {"resource": f"{BASE}/mcp", "authorization_servers": [ARGS["--issuer"]]}
             event("protected_resource_metadata", authorization_servers=[ARGS["--issuer"]])
             await JSONResponse(metadata)(scope, receive, send)
+            return
+        if (
+            scope["type"] == "http"
+            and "--cimd" in ARGS
+            and scope["path"] == ("/.well-known/oauth-authorization-server")
+        ):
+            from mcp.server.auth.routes import build_metadata
+            from mcp.server.auth.settings import RevocationOptions
+            from starlette.responses import JSONResponse
+
+            assert mcp.settings.auth is not None
+            metadata = build_metadata(
+                mcp.settings.auth.issuer_url,
+                None,
+                mcp.settings.auth.client_registration_options or ClientRegistrationOptions(),
+                RevocationOptions(),
+            )
+            metadata.client_id_metadata_document_supported = True
+            body = metadata.model_dump(mode="json", exclude_none=True)
+            await JSONResponse(body)(scope, receive, send)
             return
         if scope["type"] == "http" and scope["path"] == "/authorize":
             query = parse_qs(scope.get("query_string", b"").decode())

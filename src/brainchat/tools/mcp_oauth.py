@@ -35,6 +35,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAu
 from brainchat import redact
 
 CALLBACK_PATH = "/brainchat/mcp/oauth/callback"
+CLIENT_METADATA_PATH = "/brainchat/mcp/oauth/client-metadata.json"  # the app's client ID (CIMD)
 SIGN_IN_WAIT = 120.0  # seconds a sign-in link stays good (the connect waits that long)
 OAUTH_REQUEST = "brainchat_oauth"  # request extension: made by the OAuth flow, not the MCP session
 CLIENT_NAME = "brainchat"
@@ -226,6 +227,20 @@ def client_metadata(redirect_uri: str) -> OAuthClientMetadata:
         response_types=["code"],
         token_endpoint_auth_method="none",
     )
+
+
+def client_document(origin: str) -> dict[str, Any]:
+    """The app's Client ID Metadata Document, served at `origin` + CLIENT_METADATA_PATH: an
+    authorization server that supports them takes that URL as brainchat's client ID and reads
+    this instead of registering a client."""
+    metadata = client_metadata(origin + CALLBACK_PATH).model_dump(mode="json", exclude_none=True)
+    return {"client_id": origin + CLIENT_METADATA_PATH, **metadata, "client_uri": origin}
+
+
+def metadata_document_url(origin: str) -> str | None:
+    """The client ID metadata URL for an app on `origin`; None off https (the specification
+    requires https, so a plain-http app registers dynamically instead)."""
+    return origin + CLIENT_METADATA_PATH if origin.startswith("https://") else None
 
 
 ShowLink = Callable[[SignInLink], Awaitable[None]]

@@ -22,7 +22,7 @@ from fastapi import Request
 
 from brainchat.redact import get_logger, mask, mask_url
 from brainchat.tools import mcp_oauth
-from brainchat.tools.mcp_oauth import CALLBACK_PATH, SignInLink
+from brainchat.tools.mcp_oauth import CALLBACK_PATH, CLIENT_METADATA_PATH, SignInLink
 from brainchat.ui.render import AUTHOR
 
 log = get_logger("brainchat.ui")
@@ -39,8 +39,9 @@ def install(vault: Any) -> None:
 
     if getattr(app.state, "brainchat_mcp_signin", False):
         return  # `chainlit run -w` imports the app module again on every change
-    app.add_api_route(CALLBACK_PATH, callback, methods=["GET"], include_in_schema=False)
-    app.router.routes.insert(0, app.router.routes.pop())
+    for path, endpoint in ((CALLBACK_PATH, callback), (CLIENT_METADATA_PATH, client_document)):
+        app.add_api_route(path, endpoint, methods=["GET"], include_in_schema=False)
+        app.router.routes.insert(0, app.router.routes.pop())
     app.state.brainchat_mcp_signin = True
 
 
@@ -66,8 +67,8 @@ def _server_name() -> str | None:
     return name[len(TASK_PREFIX) :] if name.startswith(TASK_PREFIX) else None
 
 
-def redirect_uri() -> str:
-    """The callback's absolute URL, on the origin the user's page was loaded from."""
+def app_origin() -> str:
+    """The app's origin as the user's page sees it (CHAINLIT_URL, else the page's Origin)."""
     base = os.environ.get("CHAINLIT_URL", "").rstrip("/")
     if not base:
         environ = cl.context.session.environ if hasattr(cl.context.session, "environ") else {}
@@ -75,7 +76,7 @@ def redirect_uri() -> str:
         if not base:
             scheme = "https" if environ.get("wsgi.url_scheme") == "https" else "http"
             base = f"{scheme}://{environ.get('HTTP_HOST', '127.0.0.1:8000')}"
-    return base + CALLBACK_PATH
+    return base
 
 
 def user_auth() -> mcp_oauth.FirstRequestAuth | None:
@@ -83,7 +84,7 @@ def user_auth() -> mcp_oauth.FirstRequestAuth | None:
     user = _user()
     if user is None:
         return None
-    callback = redirect_uri()
+    origin = app_origin()
     session = cl.context.session
     named = _server_name()  # now: the first request runs in another task
 
@@ -95,8 +96,9 @@ def user_auth() -> mcp_oauth.FirstRequestAuth | None:
             server=name,
             server_url=server_url,
             vault=vault(),
-            redirect_uri=callback,
+            redirect_uri=origin + CALLBACK_PATH,
             show_link=show_link,
+            client_metadata_url=mcp_oauth.metadata_document_url(origin),
         )
 
     return mcp_oauth.FirstRequestAuth(make)
@@ -185,3 +187,12 @@ async def callback(request: Request) -> Any:
         f"Signed in to MCP server '{server}'. You can close this tab and go back to brainchat.",
         200,
     )
+
+
+async def client_document(request: Request) -> Any:
+    """GET CLIENT_METADATA_PATH: brainchat's Client ID Metadata Document (public, no login)."""
+    from fastapi.responses import JSONResponse
+
+    origin = os.environ.get("CHAINLIT_URL", "").rstrip("/") or str(request.base_url).rstrip("/")
+    headers = {"Cache-Control": "public, max-age=3600"}
+    return JSONResponse(mcp_oauth.client_document(origin), headers=headers)
