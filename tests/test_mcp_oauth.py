@@ -324,3 +324,14 @@ async def test_a_server_that_reads_client_metadata_documents_gets_the_apps_url_a
         assert (await call_add(lab.url, mcp_oauth.FirstRequestAuth(make)))[0] == "42"
         assert lab.events("register") == []  # no dynamic registration
         assert {e["client_id"] for e in lab.events("authorize")} == {document["client_id"]}
+
+
+def test_a_sign_in_link_carries_no_markdown_of_the_server_or_its_authorization_server() -> None:
+    """The server's name and the authorization endpoint are theirs: a link target that closes
+    early, or a name with markup, must not add a second link to the chat message."""
+    from brainchat.ui.mcp_signin import _href, _text
+
+    target = _href("https://as.example/authorize)[more](javascript:alert(1)) x?state=a_b-c")
+    assert ")" not in target and "(" not in target and " " not in target and "[" not in target
+    assert target.endswith("?state=a_b-c")
+    assert _text("lab](javascript:x)") == r"lab\]\(javascript:x\)"

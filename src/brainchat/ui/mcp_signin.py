@@ -14,7 +14,9 @@ from __future__ import annotations
 import asyncio
 import html
 import os
+import re
 from typing import Any
+from urllib.parse import quote
 
 import chainlit as cl
 import httpx
@@ -108,17 +110,29 @@ async def show_link(link: SignInLink) -> None:
     """The sign-in link in the chat, with the server's name and where the user signs in."""
     wait = int(mcp_oauth.SIGN_IN_WAIT)
     log.info("MCP server %r asks the user to sign in at %s", link.server, link.host)
+    # The server and its authorization server chose these: no markdown of theirs in the message
+    server, host, url = _text(link.server), _text(link.host), _href(link.url)
     await cl.Message(
         content=(
-            f"🔐 **MCP server `{link.server}` asks you to sign in.** You sign in at "
-            f"**{link.host}**, which then sends you back here.\n\n"
-            f"[Sign in to {link.server} at {link.host}]({link.url})\n\n"
+            f"🔐 **MCP server {server} asks you to sign in.** You sign in at "
+            f"**{host}**, which then sends you back here.\n\n"
+            f"[Sign in to {server} at {host}]({url})\n\n"
             f"The link opens a new tab and is good for {wait // 60} minutes; the server connects "
             "as soon as you have signed in. brainchat keeps the tokens for you, encrypted, and "
             "never shows them; removing the server signs you out."
         ),
         author=AUTHOR,
     ).send()
+
+
+def _text(value: str) -> str:
+    """`value` as plain text in markdown (its markup characters escaped)."""
+    return re.sub(r"([\\`*_{}\[\]()<>#+!|~-])", r"\\\1", value)
+
+
+def _href(url: str) -> str:
+    """`url` as a markdown link target: what could end or break the target percent-encoded."""
+    return quote(url, safe="/:?&=%#@!$',;+.~_-")
 
 
 async def sign_out(session_id: str, server: str) -> bool:
