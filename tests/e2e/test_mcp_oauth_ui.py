@@ -62,7 +62,7 @@ def test_user_signs_in_through_the_link_and_the_agent_uses_the_servers_tool(
 
     # The connect waits for the sign-in; the chat shows the link, the server's name and where
     # the user signs in.
-    page.wait_for_selector(SIGN_IN)
+    page.wait_for_selector(SIGN_IN, timeout=60_000)  # discovery and registration first
     page.wait_for_selector("text=/You sign in at 127.0.0.1/")
     link = page.locator(f"a[href^='{lab.base}/authorize?']")
     link.wait_for()
@@ -89,7 +89,7 @@ def test_user_signs_in_through_the_link_and_the_agent_uses_the_servers_tool(
     assert "Signed in to MCP server 'secure'" in tab.inner_text("body")
     tab.close()
 
-    page.wait_for_selector("text=MCP added!")
+    page.wait_for_selector("text=MCP added!", timeout=60_000)  # token, initialize, tools
     page.wait_for_selector("text=/MCP server secure connected; Agent mode can now use/")
     close_dialog(page)
 

@@ -128,7 +128,11 @@ class SignInProvider(OAuthClientProvider):
         await super()._initialize()
         tokens = self.context.current_tokens
         if tokens is not None and tokens.expires_in is not None:
-            self.context.update_token_expiry(tokens)  # the SDK would take loaded tokens as fresh
+            # The SDK would take loaded tokens as fresh; one with no life left is expired (a
+            # time long past, as 0 would read as "never expires").
+            self.context.update_token_expiry(tokens)
+            if tokens.expires_in <= 0:
+                self.context.token_expiry_time = 1.0
 
     async def _auth_flow(
         self, request: httpx.Request
