@@ -24,6 +24,7 @@ from brainchat.redact import get_logger, mask
 from brainchat.store.accounts import Accounts
 from brainchat.store.config import LOCAL_USER, StoreConfig, exposure_problem, load_store_config
 from brainchat.store.connections import ConnectionStore
+from brainchat.store.mcp_tokens import McpTokenStore  # #25 oauth
 from brainchat.store.state import auth_secret, ensure_state_dir, models_dir, user_data_dir
 from brainchat.store.throttle import LoginThrottle
 from brainchat.ui import page
@@ -40,9 +41,8 @@ class Persistence:
     key: bytes  # signs saved models that can only be pickled
     throttle: LoginThrottle
     connections: ConnectionStore  # each user's model connections, keys encrypted
-    mcp_tokens: Any = (
-        None  # #25 oauth: each user's MCP sign-ins (store/mcp_tokens.py McpTokenStore)
-    )
+    # #25 oauth: each user's sign-ins to MCP servers, tokens encrypted
+    mcp_tokens: McpTokenStore | None = None
 
     def data_dir(self, identifier: str) -> Path:
         return user_data_dir(self.config.data_dir, identifier, self.config.auth)
@@ -92,8 +92,6 @@ def install(host: str) -> Persistence:
         b"brainchat connection keys\0" + os.environ["CHAINLIT_AUTH_SECRET"].encode()
     ).digest()
     throttle = LoginThrottle(base=cfg.login_backoff)
-    from brainchat.store.mcp_tokens import McpTokenStore  # #25 oauth
-
     _active = p = Persistence(
         cfg,
         store,
