@@ -335,3 +335,29 @@ def test_a_sign_in_link_carries_no_markdown_of_the_server_or_its_authorization_s
     assert ")" not in target and "(" not in target and " " not in target and "[" not in target
     assert target.endswith("?state=a_b-c")
     assert _text("lab](javascript:x)") == r"lab\]\(javascript:x\)"
+
+
+def test_brainchat_tools_in_a_terminal_says_the_server_needs_a_sign_in(
+    lab: OAuthLab, tmp_path: Path
+) -> None:
+    """No browser user in a terminal: the server is listed as failed with what to do."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"secure": {"type": "http", "url": lab.url}}}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MCP_", "BRAINCHAT_"))}
+    env.update({
+        "CHAT_MODEL": '{"provider": "ollama", "model": "x"}', "MCP_CONFIG": str(config),
+        "BRAINCHAT_DATA_DIR": str(tmp_path / "data"),
+    })  # fmt: skip
+    exe = Path(sys.executable).with_name("brainchat")
+    out = subprocess.run(
+        [str(exe), "tools"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert "FAILED" in out.stdout and "secure" in out.stdout
+    assert "requires an OAuth sign-in (at 127.0.0.1)" in out.stdout
+    assert "Traceback" not in out.stdout

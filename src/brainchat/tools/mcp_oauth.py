@@ -22,6 +22,7 @@ expires. What brainchat adds:
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -239,8 +240,8 @@ def headless_sign_in(
             f"MCP server '{server}' requires an OAuth sign-in (at {host}). brainchat signs in "
             "only for a person in the web app: open brainchat in the browser, connect the server "
             "with the plug button (Connect an MCP) and follow the sign-in link it shows; for "
-            "`brainchat ask` and evals, give the server a token in its `headers` in the MCP "
-            'config ("Authorization": "Bearer ${TOKEN}")'
+            "`brainchat ask` and evals, give the server an Authorization header with a token "
+            "in its `headers` in the MCP config"
         )
 
     async def never() -> tuple[str, str | None]:  # pragma: no cover - refuse() raised first
@@ -302,6 +303,17 @@ class FirstRequestAuth(httpx.Auth):
             raise
         finally:
             await flow.aclose()  # type: ignore[attr-defined]
+
+
+class _Reported(logging.Filter):
+    """Drops the SDK's traceback of a sign-in that brainchat reports itself, as a message."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, SignInRequired | SignInFailed)
+
+
+logging.getLogger("mcp.client.auth.oauth2").addFilter(_Reported())
 
 
 def sign_in_error(exc: BaseException) -> Exception | None:
