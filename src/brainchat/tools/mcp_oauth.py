@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -70,7 +69,6 @@ class _Pending:
     user: str
     server: str
     code: asyncio.Future[str]
-    started: float = field(default_factory=time.monotonic)
 
 
 class PendingSignIns:
