@@ -6,6 +6,7 @@ them Chainlit's step writes fail silently. Version 2 adds brainchat's password t
 indexes the thread list and the resume need. Version 3 adds the model connections users add in
 the browser (their API keys encrypted). Version 4 adds each account's session key: a login's
 cookie names it, and logging out, a password change or removal replace it, ending every session.
+Version 5 adds each user's OAuth sign-ins to MCP servers (tokens encrypted, store/mcp_tokens.py).
 The same metadata serves SQLite and Postgres: identifiers are text, JSON is stored as text,
 timestamps as ISO-8601 text (Chainlit's format).
 
@@ -30,7 +31,7 @@ from sqlalchemy import (
     text,
 )
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 metadata = MetaData()
 
 
@@ -155,6 +156,16 @@ model_picks = Table(  # which connection model plays each role, so a new chat st
     _c("updatedAt", nullable=False),
 )
 
+# -- version 5 -------------------------------------------------------------------------------
+mcp_tokens = Table(  # a user's OAuth sign-in to one MCP server (store/mcp_tokens.py)
+    "brainchat_mcp_tokens",
+    metadata,
+    _c("identifier", primary_key=True),  # the user's identifier
+    _c("server_url", primary_key=True),  # the MCP endpoint signed in to
+    _c("sealed", nullable=False),  # tokens, expiry and client registration: Fernet-encrypted JSON
+    _c("updatedAt", nullable=False),
+)
+
 version_table = Table("brainchat_schema", metadata, _c("version", Integer, nullable=False))
 
 
@@ -182,10 +193,15 @@ def v3_to_v4(conn: Connection) -> None:
         conn.execute(text(f'ALTER TABLE {accounts.name} ADD COLUMN "session_key" TEXT'))
 
 
+def v4_to_v5(conn: Connection) -> None:
+    mcp_tokens.create(conn, checkfirst=True)
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: create_v1,
     2: v1_to_v2,
     3: v2_to_v3,
     4: v3_to_v4,
+    5: v4_to_v5,
 }
 assert sorted(MIGRATIONS) == list(range(1, SCHEMA_VERSION + 1))

@@ -66,6 +66,7 @@ class ServerConnection:
         self._ever_connected = False
         self._errlog: Any = None  # the stdio server's stderr, kept to explain failures
         self.elicitations = Elicitations(config.name)  # #25: a server asks the calling run's user
+        self._signin_error: str | None = None  # #25 oauth: why an OAuth sign-in did not happen
 
     @property
     def name(self) -> str:
@@ -97,6 +98,8 @@ class ServerConnection:
             except Exception as exc:
                 tail = self._stderr_tail()
                 await self._shutdown()
+                if self._signin_error:  # #25 oauth: the server wants a sign-in, not a restart
+                    return self._fail(self._signin_error)
                 return self._fail(f"could not start: {describe_error(exc)}{tail}")
             if self._ever_connected:
                 self.restarts += 1
@@ -250,10 +253,21 @@ class ServerConnection:
             return sse_client(c.url or "", headers=c.headers or None, timeout=c.connect_timeout)
         import httpx
 
+        from brainchat.tools import mcp_oauth  # #25 oauth: a 401 says where to sign in
+
+        self._signin_error = None
+        signin = mcp_oauth.FirstRequestAuth(
+            lambda url: mcp_oauth.headless_sign_in(self.name, url), on_error=self._signin_failed
+        )
         client = httpx.AsyncClient(
-            headers=c.headers, timeout=httpx.Timeout(c.connect_timeout, read=300)
+            headers=c.headers, timeout=httpx.Timeout(c.connect_timeout, read=300), auth=signin
         )
         return _http_transport(client, c.url or "")
+
+    def _signin_failed(self, exc: Exception) -> None:
+        from brainchat.tools.mcp_oauth import sign_in_failure
+
+        self._signin_error = sign_in_failure(exc)
 
     async def _own(
         self, ready: asyncio.Future[list[types.Tool]], stop: asyncio.Event, generation: int

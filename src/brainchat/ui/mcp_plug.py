@@ -49,8 +49,14 @@ def features_note(session: Any, name: str) -> str:
 
 async def disconnected(session: Any, name: str) -> None:
     """Chainlit's on_mcp_disconnect: the server's tools, prompts and resources leave."""
+    from brainchat.ui import mcp_signin  # removing the server signs the user out of it
+
     session.remove_user_tools(name)
-    await _say(f"🔌 MCP server `{name}` disconnected; its tools are removed.")
+    signed_out = await mcp_signin.sign_out(cl.context.session.id, name)
+    await _say(
+        f"🔌 MCP server `{name}` disconnected; its tools are removed"
+        + (", and you are signed out of it (its tokens are deleted)." if signed_out else ".")
+    )
     await commands.send(session)
 
 

@@ -62,6 +62,13 @@ def _guard_user_mcp() -> None:
 
     chainlit_mcp._destination_in_allowlist = destination_in_allowlist
     chainlit_mcp.make_mcp_http_client_factory = client_factory  # type: ignore[assignment]
+    # #25 oauth: Chainlit's /mcp route waits 30 s for an HTTP server; one that asks the user to
+    # sign in (a link in the chat, a login page) gets the sign-in's time too.
+    from brainchat.tools.mcp_oauth import SIGN_IN_WAIT
+
+    chainlit_mcp._MCP_CONNECT_TIMEOUT_HTTP = max(  # type: ignore[attr-defined]
+        chainlit_mcp._MCP_CONNECT_TIMEOUT_HTTP, SIGN_IN_WAIT + 30
+    )
     chainlit_mcp._brainchat_guarded = True  # type: ignore[attr-defined]
 
 
@@ -74,10 +81,25 @@ def _user_client_factory(check: UserDestination, on_blocked: Any, blocked: type[
         timeout: httpx.Timeout | None = None,
         auth: httpx.Auth | None = None,
     ) -> httpx.AsyncClient:
+        # #25 oauth: a server that answers 401 gets the user's OAuth sign-in (ui/mcp_signin.py)
+        from brainchat.tools.mcp_oauth import OAUTH_REQUEST, FirstRequestAuth, sign_in_failure
+        from brainchat.ui import mcp_signin
+
+        def signin_failed(exc: Exception) -> None:
+            if on_blocked is not None and (why := sign_in_failure(exc)):
+                on_blocked(blocked(why))
+
+        auth = auth or mcp_signin.user_auth()
+        if isinstance(auth, FirstRequestAuth) and auth.on_error is None:
+            auth.on_error = signin_failed  # the SDK drops the flow's errors: tell the route
+
         async def check_request(request: httpx.Request) -> None:
             url = str(request.url)
             try:
-                check(url)
+                # the sign-in's own requests (metadata, registration, token) go to the server's
+                # authorization server, not to an MCP server: the SSRF policy alone judges them
+                if not request.extensions.get(OAUTH_REQUEST):
+                    check(url)
                 await netguard.current().check_url_async(url)
             except (blocked, netguard.AddressRefused) as exc:
                 error = exc if isinstance(exc, blocked) else blocked(str(exc))

@@ -24,6 +24,7 @@ from brainchat.redact import get_logger, mask
 from brainchat.store.accounts import Accounts
 from brainchat.store.config import LOCAL_USER, StoreConfig, exposure_problem, load_store_config
 from brainchat.store.connections import ConnectionStore
+from brainchat.store.mcp_tokens import McpTokenStore  # #25 oauth
 from brainchat.store.state import auth_secret, ensure_state_dir, models_dir, user_data_dir
 from brainchat.store.throttle import LoginThrottle
 from brainchat.ui import page
@@ -40,6 +41,8 @@ class Persistence:
     key: bytes  # signs saved models that can only be pickled
     throttle: LoginThrottle
     connections: ConnectionStore  # each user's model connections, keys encrypted
+    # #25 oauth: each user's sign-ins to MCP servers, tokens encrypted
+    mcp_tokens: McpTokenStore | None = None
 
     def data_dir(self, identifier: str) -> Path:
         return user_data_dir(self.config.data_dir, identifier, self.config.auth)
@@ -90,11 +93,20 @@ def install(host: str) -> Persistence:
     ).digest()
     throttle = LoginThrottle(base=cfg.login_backoff)
     _active = p = Persistence(
-        cfg, store, Accounts(store), key, throttle, ConnectionStore(store, secret)
+        cfg,
+        store,
+        Accounts(store),
+        key,
+        throttle,
+        ConnectionStore(store, secret),
+        McpTokenStore(store, secret),  # same key per user as connection keys
     )
     cl.data_layer(lambda: BrainchatDataLayer(store, storage, on_delete=_delete_models))
     _install_login(p)
     routes.install(store, storage)
+    from brainchat.ui import mcp_signin  # #25 oauth: MCP sign-ins kept in the store, callback route
+
+    mcp_signin.install(p.mcp_tokens)
     return p
 
 
