@@ -23,8 +23,9 @@ from mcp import ClientSession, McpError, StdioServerParameters, types
 from mcp.types import CONNECTION_CLOSED
 
 from brainchat.redact import get_logger, mask
+from brainchat.tools.mcp_client_session import CancellingSession
 from brainchat.tools.mcp_config import McpServerConfig
-from brainchat.tools.mcp_elicit_route import Elicitations, elicit_aside
+from brainchat.tools.mcp_elicit_route import Elicitations
 from brainchat.tools.mcp_prompts import list_all_prompts
 from brainchat.tools.mcp_resources import offers_any_resource
 from brainchat.tools.mcp_tools import (
@@ -334,41 +335,6 @@ class ServerConnection:
         except Exception:
             return ""
         return f"; its stderr ends with: {tail}" if tail else ""
-
-
-class CancellingSession(ClientSession):
-    """A ClientSession that tells the server when a request is given up (Stop, a timeout): the
-    MCP specification's `notifications/cancelled`, which the SDK's client does not send."""
-
-    async def _received_request(self, responder: Any) -> None:
-        if not elicit_aside(self, responder, self._elicitation_callback):  # #25 elicit
-            await super()._received_request(responder)
-
-    async def send_request(self, request: Any, result_type: Any, *args: Any, **kwargs: Any) -> Any:
-        _form_elicitation_only(request)  # #25 elicit
-        request_id = self._request_id  # the id super() gives this request (taken synchronously)
-        try:
-            return await super().send_request(request, result_type, *args, **kwargs)
-        except asyncio.CancelledError:
-            note = types.ClientNotification(
-                types.CancelledNotification(
-                    params=types.CancelledNotificationParams(
-                        requestId=request_id, reason="cancelled by the client (stop or timeout)"
-                    )
-                )
-            )
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(asyncio.shield(self.send_notification(note)), 2.0)
-            raise
-
-
-def _form_elicitation_only(request: Any) -> None:
-    """Declare form-mode elicitation only: the SDK also declares URL mode, which brainchat does
-    not offer (a server would send the user to a link the chat does not show)."""
-    root = getattr(request, "root", None)
-    if isinstance(root, types.InitializeRequest) and root.params.capabilities.elicitation:
-        form = types.ElicitationCapability(form=types.FormElicitationCapability())
-        root.params.capabilities.elicitation = form
 
 
 class _Gone(Exception):
