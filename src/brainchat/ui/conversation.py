@@ -317,7 +317,7 @@ async def export_analysis(conv: Conversation) -> None:
             + (f", models: {', '.join(done.models)}" if done.models else "")
             + f"), saved in the data folder's `{EXPORTS}/`:\n\n"
             f"- `{done.script.name}`: a Python script that redoes every step with MNE-Python, "
-            f"scikit-learn and PyTorch (no brainchat): `python {done.script.name} DATA_DIR`\n"
+            f"{', '.join(done.packages)} (no brainchat): `python {done.script.name} DATA_DIR`\n"
             f"- `{done.report.name}`: the report (recordings, steps, figures, metrics, settings), "
             "one self-contained HTML file"
         )

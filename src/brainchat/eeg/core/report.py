@@ -29,7 +29,18 @@ def _model_text(state: StudyState, name: str) -> str:
 
 def _models_line(state: StudyState) -> str:
     parts = [_model_text(state, name) for name in state.models]
-    return "; models: " + ", ".join(parts) if parts else ""
+    line = "; models: " + ", ".join(parts) if parts else ""
+    done = [_crossval_text(cv) for cv in state.crossval.values()]
+    return line + ("; cross-validated: " + "; ".join(done) if done else "")
+
+
+def _crossval_text(cv: dict[str, Any]) -> str:
+    """One cross_validate result in a few words: its protocol and each pipeline's mean."""
+    means = ", ".join(
+        f"{s['pipeline']} {s['mean']:.2f}" if s["mean"] is not None else f"{s['pipeline']} n/a"
+        for s in cv["summaries"]
+    )
+    return f"{cv['protocol']} {cv['scoring']} {means}"
 
 
 def summary(state: StudyState) -> str:
@@ -103,4 +114,7 @@ def changes(before: StudyState, after: StudyState) -> str:
     for name, res in after.results.items():
         if before.results.get(name) is not res:
             out.append(f"{name} test accuracy {res['accuracy']:.2f}")
+    for protocol, cv in after.crossval.items():
+        if before.crossval.get(protocol) is not cv:
+            out.append(f"cross-validated {_crossval_text(cv)}")
     return "; ".join(out) or f"stage {after.stage}"

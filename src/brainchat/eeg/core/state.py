@@ -76,6 +76,8 @@ class StudyState:
     split: Split | None = None
     models: dict[str, TrainedModel] = field(default_factory=dict)
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # cross_validate's latest result per protocol, as plain JSON-able values (#24)
+    crossval: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def stage(self) -> str:
@@ -101,8 +103,8 @@ class StudyState:
             raise ToolException(MISSING[STAGES[have + 1]])  # the first missing step
 
     def without_derived(self) -> StudyState:
-        """The same continuous data, with epochs, split and models dropped."""
-        return replace(self, epochs=None, split=None, models={}, results={})
+        """The same continuous data, with epochs, split, models and cross-validations dropped."""
+        return replace(self, epochs=None, split=None, models={}, results={}, crossval={})
 
 
 Op = Callable[[StudyState, threading.Event], tuple[StudyState, str]]

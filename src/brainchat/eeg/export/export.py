@@ -37,6 +37,7 @@ class Exported:
     report: Path
     steps: int
     models: tuple[str, ...]
+    packages: tuple[str, ...] = ("scikit-learn", "PyTorch")  # what the script needs besides MNE
 
     def text(self, data_dir: Path) -> str:
         """The tool's result: what was written, where, and how to rerun it."""
@@ -45,7 +46,7 @@ class Exported:
         return (
             f"exported the analysis ({self.steps} step(s){models}) to the data folder: "
             f"script {script} (rerun: python {self.script.name} DATA_DIR; it needs only "
-            f"MNE-Python, scikit-learn and PyTorch) and report {report} (self-contained HTML). "
+            f"MNE-Python, NumPy, {', '.join(self.packages)}) and report {report} (self-contained HTML). "
             "Both are offered to the user for download"
         )
 
@@ -104,7 +105,7 @@ def write_export(
     """Build the script and the report of `state` (described by `log`) and write both; a `stop`
     set meanwhile (the user's Stop, the tool's timeout) writes nothing."""
     from brainchat.eeg.export.export_report import build_report, figures, versions
-    from brainchat.eeg.export.export_script import build_script
+    from brainchat.eeg.export.export_script import build_script, packages
 
     if not log:
         raise ToolException(NOTHING)
@@ -134,7 +135,7 @@ def write_export(
         except FileExistsError:
             stem = _free_stem(folder, now)
             continue
-        return Exported(paths[0], paths[1], len(log), tuple(state.models))
+        return Exported(paths[0], paths[1], len(log), tuple(state.models), tuple(packages(log)))
     raise ToolException("could not find a free file name in exports/; try again")
 
 

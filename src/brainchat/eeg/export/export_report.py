@@ -65,6 +65,12 @@ def figures(state: StudyState, metrics: dict[str, dict[str, Any]]) -> list[Figur
         times = e.tmin + np.arange(e.X.shape[2]) / e.info["sfreq"]
         png = plots.epochs_average(e.X, e.y, e.classes, times, names, chosen)
         out.append(Figure(f"epochs average per class ({', '.join(chosen)})", png))
+    if state.crossval:
+        from brainchat.eeg.protocols.report import subject_plot
+        from brainchat.eeg.protocols.result_json import from_json
+
+        for protocol, cv in state.crossval.items():
+            out.append(Figure(f"{protocol}: score per subject", subject_plot(from_json(cv))))
     for name, res in metrics.items():
         title = f"{name} confusion matrix"
         out.append(Figure(title, plots.confusion(res["confusion"], state.eps.classes, title)))
@@ -111,7 +117,7 @@ def _steps(log: list[Entry]) -> str:
         params = {k: v for k, v in entry.items() if k not in ("op", "file", "name")}
         if entry["op"] == "step":
             params = dict(entry["step"]["params"])
-        elif entry["op"] == "train":
+        elif entry["op"] in ("train", "crossval"):
             params = dict(entry["config"])
         rows.append([i, step_label(entry), entry["op"], json.dumps(params)])
     return "<h2>Steps</h2>" + _table(["#", "step", "operation", "parameters"], rows, "steps")
@@ -162,6 +168,55 @@ def _metrics(state: StudyState, metrics: dict[str, dict[str, Any]]) -> str:
     )
 
 
+def _cv(value: Any) -> str:
+    """A cross-validation figure (None: not computed) as the tables show it."""
+    return "n/a" if value is None else _num(value)
+
+
+def _scores(per_subject: dict[str, float | None]) -> str:
+    return ", ".join(f"{k} {_cv(v)}" for k, v in per_subject.items())
+
+
+def crossval_section(results: dict[str, dict[str, Any]]) -> str:
+    """Each cross-validation (#24): per pipeline mean ± sd over subjects, permutation chance
+    level and p-value, per-subject scores; the paired tests; the scores of every fold."""
+    if not results:
+        return ""
+    parts = ["<h2>Cross-validation</h2>"]
+    for protocol, cv in results.items():
+        folds = (
+            f"{cv['folds']} folds per session" if protocol == "within_session" else "leave-one-out"
+        )
+        parts.append(
+            f"<h3>{_e(protocol)}</h3><p>{_e(folds)}, seed {_e(cv['seed'])}, score "
+            f"{_e(cv['scoring'])}, {_e(cv['n_epochs'])} epochs of {len(cv['subjects'])} "
+            f"subject(s), {_e(cv['permutations'])} label permutation(s) per fold.</p>"
+        )
+        rows = [
+            [s["pipeline"], f"{_cv(s['mean'])} ± {_cv(s['sd'])}", _cv(s["chance"]),
+             _cv(s["p_value"]), s["permutations"], _scores(s["per_subject"])]
+            for s in cv["summaries"]
+        ]  # fmt: skip
+        head = ["pipeline", "mean ± sd over subjects", "permutation chance", "p", "permutations",
+                "per subject"]  # fmt: skip
+        parts.append(_table(head, rows, "crossval"))
+        tests = [[f"{t['a']} vs {t['b']}", t["n"], _cv(t["statistic"]), _cv(t["p_value"]),
+                  t["note"]] for t in cv["tests"]]  # fmt: skip
+        if tests:
+            head = ["Wilcoxon signed-rank", "subjects", "W", "p", "note"]
+            parts.append(_table(head, tests, "paired"))
+        folds_rows = [[r["pipeline"], r["subject"], r["session"], r["fold"], _cv(r["score"]),
+                       r["n_train"], r["n_test"]] for r in cv["records"]]  # fmt: skip
+        head = ["pipeline", "subject", "session", "fold", "score", "train", "test"]
+        parts.append(
+            "<details><summary>scores per fold</summary>"
+            + _table(head, folds_rows, "folds")
+            + "</details>"
+        )
+        parts += [f"<p>Note: {_e(n)}</p>" for n in cv["notes"]]
+    return "".join(parts)
+
+
 def _figures(figs: list[Figure]) -> str:
     if not figs:
         return ""
@@ -206,6 +261,7 @@ def build_report(
         _steps(log),
         _epochs(state),
         _metrics(state, metrics),
+        crossval_section(state.crossval),
         _figures(figs),
         _settings(settings),
         "<h2>Software</h2>" + _table(["package", "version"], [[k, v] for k, v in soft.items()]),

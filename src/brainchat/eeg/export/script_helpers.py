@@ -367,8 +367,9 @@ def versions() -> dict[str, str]:
 
     out = {"python": platform.python_version(), "mne": mne.__version__}
     out.update(numpy=np.__version__, sklearn=sklearn.__version__)
-    if "torch" in sys.modules:
-        out["torch"] = sys.modules["torch"].__version__
+    for name in ("torch", "scipy", "pyriemann"):  # when the study's steps used them
+        if name in sys.modules:
+            out[name] = sys.modules[name].__version__
     return out
 
 

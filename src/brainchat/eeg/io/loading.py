@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.tools import ToolException
 
 from brainchat.eeg.io.fif_split import SplitError, split_parts
-from brainchat.eeg.io.paths import file_format, without_server_paths
+from brainchat.eeg.io.paths import SUPPORTED_EXTENSIONS, file_format, without_server_paths
 from brainchat.eeg.io.vhdr import HeaderError, refs_outside
 
 if TYPE_CHECKING:
@@ -80,7 +80,10 @@ def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
     fmt = file_format(path)
     read = mne_reader(fmt)
     if fmt is None or read is None:
-        raise ToolException(f"'{path.name}' has an unsupported format")
+        raise ToolException(
+            f"'{path.name}' has an unsupported format; brainchat reads "
+            f"{', '.join(SUPPORTED_EXTENSIONS)} files (and a BIDS dataset by its folder)"
+        )
     if fmt == "vhdr" and (outside := _brainvision_outside(path)):
         raise _outside_error(path, outside)  # MNE opens both files it names as it reads it
     if fmt == "fif":  # MNE opens the next part a split FIF names, wherever it is

@@ -18,7 +18,7 @@ from langchain_core.tools import ToolException
 from brainchat.eeg.core.state import Step, StudyState
 
 Entry = dict[str, Any]
-DERIVED = {"epoch": ("epoch", "split", "train"), "split": ("split", "train")}
+DERIVED = {"epoch": ("epoch", "split", "train", "crossval"), "split": ("split", "train")}
 
 
 def compact(log: list[Entry], entry: Entry) -> list[Entry]:
@@ -29,8 +29,15 @@ def compact(log: list[Entry], entry: Entry) -> list[Entry]:
     if op == "reset":
         loads = [i for i, e in enumerate(log) if e["op"] == "load"]
         return log[: loads[-1] + 1] if loads else []
+    if op == "crossval":  # a protocol's new result replaces its earlier one (#24)
+        protocol = entry["config"]["protocol"]
+        return [*(e for e in log if not _crossval_of(e, protocol)), entry]
     dropped = DERIVED.get(op, ())
     return [*(e for e in log if e["op"] not in dropped), entry]
+
+
+def _crossval_of(entry: Entry, protocol: str) -> bool:
+    return entry["op"] == "crossval" and entry["config"]["protocol"] == protocol
 
 
 def label(entry: Entry) -> str:
@@ -51,6 +58,9 @@ def label(entry: Entry) -> str:
     if op == "train":
         saved = "" if entry.get("file") else " (not saved: retrain it)"
         return f"model '{entry.get('name', entry['config'].get('model'))}'{saved}"
+    if op == "crossval":
+        cfg = entry["config"]
+        return f"cross-validation {cfg['protocol']} ({', '.join(cfg['pipelines'])})"
     return op
 
 
@@ -118,6 +128,10 @@ def apply(
         return make(state, stop)[0]
     if op == "train":
         return _with_model(entry, state, data_dir, key)
+    if op == "crossval":  # its result comes back as it was computed, never refitted
+        state.require("epoched")
+        protocol = entry["config"]["protocol"]
+        return replace(state, crossval={**state.crossval, protocol: dict(entry["result"])})
     raise ValueError(f"unknown operation {op!r} in the saved study")
 
 

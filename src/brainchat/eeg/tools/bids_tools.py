@@ -84,13 +84,15 @@ def bids_tools(study: Study) -> list[BaseTool]:
     where = (
         "BIDS derivatives (derivatives/brainchat/ of the loaded BIDS dataset, else of the data "
         "folder; sub-XX/ses-YY/eeg/..._desc-brainchat_epo.fif per subject and session, with "
-        "dataset_description.json and desc-brainchat_results.json)"
+        "dataset_description.json and desc-brainchat_results.json; cross_validate's scores "
+        "per subject as sub-XX/.../..._desc-crossval_scores.tsv with a JSON sidecar, and the "
+        "group statistics in desc-crossval_stats.tsv)"
     )
     return [
         make_tool(
             save_bids_derivatives,
             "save_bids_derivatives",
-            f"Write the study's epochs and model results as {where}. Writes new files only: "
+            f"Write the study's epochs, model results and cross-validation results as {where}. Writes new files only: "
             "when derivatives are already there it says so and writes nothing.",
             s.NoArgs,
             timeout=600,

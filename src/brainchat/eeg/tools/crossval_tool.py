@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
-from typing import Literal
+from dataclasses import asdict, replace
+from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel, Field, field_validator
@@ -81,11 +81,20 @@ def leakage_notes(state: StudyState) -> list[str]:
     ]
 
 
-def crossval_op(cfg) -> Op:
+def crossval_record(cfg) -> dict[str, Any]:
+    """The log entry of a cross_validate call; its op adds the result (`result`) when it ends,
+    so a resumed conversation gets it back without refitting, and the export reruns it."""
+    return {"op": "crossval", "config": asdict(cfg)}
+
+
+def crossval_op(cfg, record: dict[str, Any] | None = None) -> Op:
+    """Cross-validate the epochs; the result is kept in the state (per protocol) and `record`."""
+
     def op(state: StudyState, stop: threading.Event) -> tuple[StudyState, str]:
         from brainchat.eeg.decoding.decoding import emit_image
         from brainchat.eeg.protocols.crossval import cross_validate_arrays
         from brainchat.eeg.protocols.report import subject_plot, table
+        from brainchat.eeg.protocols.result_json import to_json
         from brainchat.eeg.protocols.runner import Cancelled
         from brainchat.eeg.protocols.splits import ProtocolError
 
@@ -112,7 +121,11 @@ def crossval_op(cfg) -> Op:
         title = f"{cfg.protocol} scores per subject"
         classes = "/".join(eps.classes)
         text = table(res).replace(" epochs,", f" epochs ({classes}),", 1)
-        return state, text + "\n" + emit_image(subject_plot(res), title)
+        data = to_json(res, eps.classes)
+        if record is not None:
+            record["result"] = data
+        kept = replace(state, crossval={**state.crossval, cfg.protocol: data})
+        return kept, text + "\n" + emit_image(subject_plot(res), title)
 
     return op
 
@@ -138,7 +151,8 @@ def crossval_tools(study: Study) -> list[BaseTool]:
 
             # networks draw their weights from torch's one process-wide generator (seeded.py)
             turn = lambda: take_turn(_waiting)  # noqa: E731
-        return await run_op(study, crossval_op(cfg), turn=turn)
+        record = crossval_record(cfg)
+        return await run_op(study, crossval_op(cfg, record), record=record, turn=turn)
 
     return [
         make_tool(

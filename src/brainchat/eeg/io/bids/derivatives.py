@@ -7,6 +7,8 @@ data folder (a `derivatives` link pointing out is refused). What:
     dataset_description.json       DatasetType "derivative", GeneratedBy brainchat + version
     sub-01/ses-1/eeg/sub-01_ses-1_task-imagery_desc-brainchat_epo.fif   (+ .json sidecar)
     desc-brainchat_results.json    models, settings, test-set metrics
+    sub-01/[ses-1/]eeg/sub-01_..._desc-crossval_scores.tsv (+ .json), desc-crossval_stats.tsv
+                                   cross_validate's results (crossval_files.py)
 
 Epochs are written per subject and session (the study keeps its epochs as one array with a
 subject and session per epoch). Nothing is overwritten unless `replace` is given (the
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import ToolException
 
+from brainchat.eeg.io.bids.crossval_files import crossval_files, is_crossval_file
 from brainchat.eeg.io.bids.entities import DESCRIPTION, parse_name, root_of
 from brainchat.eeg.io.paths import relative_name, resolve_in_data_dir
 
@@ -83,10 +86,12 @@ def write_derivatives(
     folder, source = destination(state, data_dir)
     planned = _epoch_files(state, folder, source) if state.epochs is not None else []
     results = _results(state, metrics)
+    scores = crossval_files(state, folder)  # cross_validate's results, as text (#24)
     targets = [folder / DESCRIPTION, *[p for p, _ in planned]]
     targets += [p.with_suffix(".json") for p, _ in planned]
     if results:
         targets.append(folder / f"{DESC}_results.json")
+    targets += list(scores)
     _check_ours(folder)
     for target in targets:  # a link (or a linked folder) would write over what it points at
         resolve_in_data_dir(data_dir, target)
@@ -111,6 +116,10 @@ def write_derivatives(
         written += _write_epochs(state, path, X, y, info, sources)
     if results:
         written.append(_write_json(folder / f"{DESC}_results.json", results))
+    for path, text in scores.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
     for path in stale:  # brainchat's earlier epochs of recordings no longer in the study
         path.unlink(missing_ok=True)
     return Written(folder, tuple(written), len(shown) + len(stale))
@@ -124,7 +133,9 @@ def _ours(folder: Path) -> list[Path]:
         found += [
             Path(here, f)
             for f in files
-            if f.endswith((f"{DESC}_epo.fif", f"{DESC}_epo.json")) or f == f"{DESC}_results.json"
+            if f.endswith((f"{DESC}_epo.fif", f"{DESC}_epo.json"))
+            or f == f"{DESC}_results.json"
+            or is_crossval_file(f)
         ]
     return found
 
