@@ -100,7 +100,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--keep",
         type=Path,
         help="keep every run's events (`ask --json` lines: the model's replies, calls, answer) "
-        "in this folder, one file per run, to replay in tests",
+        "in this folder, one file per run, and the golden run's report in DIR/eval",
     )
     p.add_argument("--setup-only", action="store_true", help="build/fetch into the cache, exit")
     opts = p.parse_args(argv)
@@ -283,7 +283,8 @@ def golden(opts: argparse.Namespace, base_url: str) -> tuple[int, int, float, li
     with tempfile.TemporaryDirectory(prefix="brainchat-bench-eval-") as tmp:
         cmd = brainchat("eval", "--suite", "scripted", "--evals-dir", str(ROOT / "evals"),
                         "--models", spec, "--json", "--concurrency", "1", "--only", *names,
-                        "--scenario-timeout", f"{opts.time_limit:g}", "--report-dir", tmp)  # fmt: skip
+                        "--scenario-timeout", f"{opts.time_limit:g}", "--report-dir",
+                        str(opts.keep / "eval") if opts.keep else tmp)  # fmt: skip
         start = time.perf_counter()
         done = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True)
         seconds = time.perf_counter() - start

@@ -101,6 +101,13 @@ async def test_no_listing_first_for_other_questions_modes_or_a_loaded_study(scri
     s.queue("ans", Text("Hello."))
     events = await collect(agent(s, study).run("Hello, who are you?"))
     assert started(events) == []
+    for question in (  # #23 golden run: listed first, the model loaded files, never searched
+        "Which file formats can MNE read?",
+        "Search the web for EEG data sets of motor imagery and cite your sources.",
+    ):
+        s.queue("fc", Text("No tools needed."))
+        s.queue("ans", Text("EDF, BDF, FIF."))
+        assert started(await collect(agent(s, study).run(question))) == []
     s.queue("fc", Text("No tools needed."))
     s.queue("ans", Text("None."))
     events = await collect(agent(s, study, "native").run("Which EEG files are there?"))
