@@ -268,3 +268,37 @@ async def test_a_pipeline_request_is_told_the_next_step_from_the_study_stage(
     s.queue("ans", Text("Hello."))
     await collect(agent(s, study).run("What is in the study?"))  # names no pipeline step
     assert "next pipeline step" not in json.dumps(s.requests_for("fc")[-1].messages)
+
+
+# verbatim calls of the bench's pipeline runs (2026-11-25 07:27, --keep): the model filled every
+# argument load_data's schema names, the BIDS selectors too, beside two single files
+BIDS_FILLED = [
+    {"files": [FIRST, SECOND], "subjects": ["01"], "sessions": ["01"], "tasks": ["mi"], "runs": []},
+    {
+        "files": [FIRST, SECOND],
+        "subjects": ["01"],
+        "sessions": ["01", "02"],
+        "tasks": ["mi"],
+        "runs": [""],
+    },  # fmt: skip
+]
+
+
+@pytest.mark.parametrize("args", BIDS_FILLED)
+async def test_bids_selectors_beside_single_files_are_left_out_and_said(
+    scripted_server, study, args
+):
+    """Before: 'subjects, sessions, tasks select recordings of a BIDS dataset: name its folder
+    in files (e.g. files=['ds001']), not single files' (or "'' is not a BIDS run label"), in
+    every run, and the model went on to clear_study and train_model with nothing loaded."""
+    s = scripted_server
+    reply = f"```json\n{json.dumps({'name': 'load_data', 'arguments': args})}\n```"
+    s.queue("fc", Text(reply), Text("Loaded."))
+    s.queue("ans", Text("Two files were loaded."))
+    events = await collect(agent(s, study).run(PIPELINE))
+    assert [e.status for e in of(events, "tool_finished")] == ["success", "success"]
+    assert started(events)[1] == ("load_data", {"files": [FIRST, SECOND]})  # what ran
+    assert study.state.stage == "loaded" and len(study.state.recordings) == 2
+    (told,) = [n.message for n in of(events, "notice") if "left out" in n.message]
+    assert told.startswith('load_data\'s arguments were fixed before it ran: subjects ["01"]')
+    assert "they select recordings inside a BIDS dataset folder" in told

@@ -26,6 +26,38 @@ class LoadArgs(BaseModel):
         description="file paths relative to the data folder (from list_data_files)",
     )
 
+    @classmethod
+    def repair(cls, args: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """The call's arguments with harmless, unambiguous slips fixed, and what was fixed."""
+        return repair_load_args(args)
+
+
+RECORDING_SUFFIXES = (".edf", ".bdf", ".gdf", ".fif", ".fif.gz", ".vhdr", ".set")
+SELECTORS = ("subjects", "sessions", "tasks", "runs")  # BIDS entities (eeg/tools/bids_tools.py)
+
+
+def repair_load_args(args: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """load_data naming single recording files and BIDS selectors beside them (issue #23: the
+    1.5B model filled every argument, `subjects: ["01"], runs: [""]`, and each load failed with
+    'select recordings of a BIDS dataset'): the selectors can only pick recordings inside a
+    dataset folder, so with files alone named they are left out, and said."""
+    files = args.get("files")
+    if (
+        not isinstance(files, list)
+        or not files
+        or not all(isinstance(f, str) and f.lower().endswith(RECORDING_SUFFIXES) for f in files)
+    ):
+        return args, []
+    given = [k for k in SELECTORS if k in args and args[k] is not None]
+    if not given:
+        return args, []
+    shown = ", ".join(f"{k} {json.dumps(args[k])}" for k in given)
+    note = (
+        f"{shown} left out: they select recordings inside a BIDS dataset folder, and files "
+        "names single files"
+    )
+    return {k: v for k, v in args.items() if k not in given}, [note]
+
 
 class BandpassArgs(BaseModel):
     l_freq: float | None = Field(
