@@ -30,6 +30,8 @@ def fenced(name: str, arguments: dict) -> str:
 BANDPASS = fenced("bandpass_filter", {"l_freq": 8, "h_freq": 30})
 BAD_BASELINE = fenced("epoch_data", {"tmin": 0.5, "tmax": 2.5, "baseline": [0.0, 0.5]})
 CORRECTED = '{"name": "epoch_data", "arguments": {"tmin": 0.5, "tmax": 2.5}}'
+# a request that asks for a baseline: a bad one is then the user's to fix, never left out
+ASKS_BASELINE = PIPELINE.replace("epoch 0.5-2.5 s", "epoch 0.5-2.5 s with baseline correction")
 
 
 @pytest.fixture
@@ -60,7 +62,7 @@ async def test_a_baseline_outside_the_epoch_names_the_rule_and_a_corrected_call(
     s = scripted_server
     s.queue("fc", Text(LOAD), Text(BANDPASS), Text(BAD_BASELINE), Text(CORRECTED), Text("Done."))
     s.queue("ans", Text("Epoched."))
-    events = await collect(agent(s, study).run(PIPELINE))
+    events = await collect(agent(s, study).run(ASKS_BASELINE))
     bad, good = epochs_of(events)
     assert bad.status == "error" and good.status == "success"
     assert "baseline [0.0, 0.5] is outside the epoch 0.5..2.5 s" in bad.error
@@ -122,7 +124,7 @@ async def test_an_ambiguous_baseline_is_refused_with_the_allowed_forms(
     s = scripted_server
     s.queue("fc", Text(LOAD), Text(fenced("epoch_data", {"baseline": written})), Text("Stop."))
     s.queue("ans", Text("Not epoched."))
-    events = await collect(agent(s, study).run(PIPELINE))
+    events = await collect(agent(s, study).run(ASKS_BASELINE))
     (bad,) = epochs_of(events)
     assert bad.status == "error" and why in bad.error
     assert "Allowed: leave baseline out" in bad.error and CORRECTED in bad.error
@@ -151,3 +153,37 @@ def test_the_prompt_schema_says_null_not_none():
     tools = build_eeg_tools(Study("."))
     text = tools_prompt([openai_schema(t) for t in tools if t.name == "epoch_data"])
     assert "None:" not in text and "null (default): no baseline correction" in text
+
+
+# verbatim: the bench's rerun with the corrected-call errors (07:32, --keep): after load and
+# band-pass the model sent this, then the band-pass and this again, and never the corrected call
+MADE_UP = fenced(
+    "epoch_data",
+    {
+        "tmin": 0.5,
+        "tmax": 2.5,
+        "events": ["left_hand", "right_hand"],
+        "baseline": [0.0, 0.0],
+        "reject_uv": 100.0,
+    },  # fmt: skip
+)
+
+
+async def test_a_made_up_baseline_outside_the_epoch_is_left_out_and_said(scripted_server, study):
+    """The request asks for no baseline; the model's [0.0, 0.0] cannot be applied to a 0.5-2.5 s
+    epoch: it is left out, with a notice, and the epochs are cut as asked. Asked for (above),
+    the same baseline is an error naming the corrected call."""
+    s = scripted_server
+    s.queue("fc", Text(LOAD), Text(BANDPASS), Text(MADE_UP), Text("Done."))
+    s.queue("ans", Text("Epoched."))
+    events = await collect(agent(s, study).run(PIPELINE))
+    (ran,) = epochs_of(events)
+    assert ran.status == "success" and study.state.stage == "epoched"
+    started = [e for e in of(events, "tool_call_started") if e.name == "epoch_data"]
+    assert started[0].args["baseline"] is None and started[0].args["reject_uv"] == 100.0
+    (notice,) = [n for n in of(events, "notice") if "left out" in n.message]
+    assert notice.message == (
+        "epoch_data's arguments were fixed before it ran: baseline [0.0, 0.0] lies outside the "
+        "epoch and the request asks for no baseline correction, so it was left out (no baseline "
+        "correction)."
+    )

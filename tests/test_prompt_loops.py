@@ -4,7 +4,9 @@ Seen with Qwen2.5-Coder-1.5B-Instruct (bench/README): load, band-pass, epoch_dat
 outside the epoch (error), band-pass again, the bad epoch_data again ... until the time limit;
 the study's history read 'band-pass 8-30 Hz, band-pass 8-30 Hz': the failed call between the
 copies reset what was seen, so the second band-pass ran. The replies are replayed in the form the
-model writes them, through the scripted server over real HTTP, against the real EEG tools.
+model writes them, through the scripted server over real HTTP, against the real EEG tools. The
+requests ask for a baseline correction, so the bad baseline stays an error (unasked, it is left
+out: test_prompt_epoch_args).
 """
 
 from __future__ import annotations
@@ -14,8 +16,15 @@ import pytest
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.eeg.study.study import Study
 from brainchat.testing.scripted_server import Text
-from test_prompt_epoch_args import BAD_BASELINE, BANDPASS, CORRECTED, fenced, tool_messages
-from test_prompt_pipeline import LOAD, PIPELINE, agent
+from test_prompt_epoch_args import (
+    ASKS_BASELINE,
+    BAD_BASELINE,
+    BANDPASS,
+    CORRECTED,
+    fenced,
+    tool_messages,
+)
+from test_prompt_pipeline import LOAD, agent
 
 from support import collect, of
 
@@ -45,7 +54,7 @@ async def test_a_band_pass_sent_again_after_a_failed_call_is_not_applied_twice(
     s.queue("fc", Text(LOAD), Text(BANDPASS), Text(BAD_BASELINE), Text(BANDPASS))
     s.queue("fc", Text(CORRECTED), Text("Done."))
     s.queue("ans", Text("Filtered once and epoched."))
-    events = await collect(agent(s, study).run(PIPELINE))
+    events = await collect(agent(s, study).run(ASKS_BASELINE))
     assert ran(events, "bandpass_filter") == ["success", "skipped"]
     assert bandpasses(study) == 1 and study.state.stage == "epoched"
     skipped = [e for e in of(events, "tool_finished") if e.status == "skipped"][0]
@@ -64,7 +73,7 @@ async def test_the_same_step_after_the_study_changed_runs_again(scripted_server,
     other = fenced("bandpass_filter", {"l_freq": 1, "h_freq": 40})
     s.queue("fc", Text(LOAD), Text(BANDPASS), Text(other), Text(BANDPASS))
     s.queue("ans", Text("Filtered three times."))
-    events = await collect(agent(s, study).run(PIPELINE))
+    events = await collect(agent(s, study).run(ASKS_BASELINE))
     assert ran(events, "bandpass_filter") == ["success", "success", "success"]
     assert bandpasses(study) == 3
 
@@ -78,7 +87,7 @@ async def test_the_loop_stop_names_the_repeated_step_what_failed_and_the_next_ca
     s = scripted_server
     s.queue("fc", Text(LOAD), Text(BANDPASS), Text(BAD_BASELINE), Text(BANDPASS), Text(BANDPASS))
     s.queue("ans", Text("The band-pass ran."))
-    events = await collect(agent(s, study).run(PIPELINE))
+    events = await collect(agent(s, study).run(ASKS_BASELINE))
     assert of(events, "run_finished")[0].reason == "loop"
     assert bandpasses(study) == 1
     (notice,) = [n for n in of(events, "notice") if n.kind == "loop"]
@@ -97,7 +106,7 @@ async def test_the_same_bad_epoch_call_twice_points_to_the_corrected_call(script
     s = scripted_server
     s.queue("fc", Text(LOAD), Text(BAD_BASELINE), Text(BAD_BASELINE), Text(BAD_BASELINE))
     s.queue("ans", Text("Epoching failed."))
-    events = await collect(agent(s, study).run(PIPELINE))
+    events = await collect(agent(s, study).run(ASKS_BASELINE))
     assert ran(events, "epoch_data") == ["error", "skipped", "skipped"]
     assert f"Next: send the corrected call {CORRECTED}." in tool_messages(s, 3)[-1]
     (notice,) = [n for n in of(events, "notice") if n.kind == "loop"]
@@ -130,7 +139,7 @@ async def test_the_same_unusable_reply_is_a_loop_and_the_stop_says_so(
     s = scripted_server
     s.queue("fc", Text(LOAD), Text(reply), Text(reply), Text(reply))
     s.queue("ans", Text("Nothing more was done."))
-    events = await collect(agent(s, study).run(PIPELINE))
+    events = await collect(agent(s, study).run(ASKS_BASELINE))
     assert [e.status for e in of(events, "tool_finished")][2:] == ["error", "skipped", "skipped"]
     assert len(s.requests_for("fc")) == 4  # listing, load, then three unusable replies: stop
     assert of(events, "run_finished")[0].reason == "loop"

@@ -19,7 +19,7 @@ from brainchat.events import Notice, emit
 SCHEMA_PROBLEM = "the arguments do not match"  # textcalls' prefix: prompt mode's schema check
 
 
-def repaired(call: dict[str, Any], tool: BaseTool | None) -> dict[str, Any]:
+def repaired(call: dict[str, Any], tool: BaseTool | None, question: str = "") -> dict[str, Any]:
     """`call` with its arguments fixed by the tool's own `repair` (a notice says what), and a
     prompt-mode schema problem replaced by the tool's verdict on the fixed arguments."""
     model = getattr(tool, "args_schema", None)
@@ -27,7 +27,7 @@ def repaired(call: dict[str, Any], tool: BaseTool | None) -> dict[str, Any]:
     args = call.get("args")
     if tool is None or fix is None or not isinstance(args, dict):
         return call
-    fixed, notes = fix(args)
+    fixed, notes = fix(args, question)  # the user's words decide what was asked for
     call = {**call, "args": fixed}
     if notes:
         call["repaired"] = notes

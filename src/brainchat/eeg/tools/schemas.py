@@ -27,7 +27,7 @@ class LoadArgs(BaseModel):
     )
 
     @classmethod
-    def repair(cls, args: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    def repair(cls, args: dict[str, Any], question: str = "") -> tuple[dict[str, Any], list[str]]:
         """The call's arguments with harmless, unambiguous slips fixed, and what was fixed."""
         return repair_load_args(args)
 
@@ -154,9 +154,10 @@ class EpochArgs(BaseModel):
     )
 
     @classmethod
-    def repair(cls, args: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-        """The call's arguments with harmless, unambiguous slips fixed, and what was fixed."""
-        return repair_epoch_args(args)
+    def repair(cls, args: dict[str, Any], question: str = "") -> tuple[dict[str, Any], list[str]]:
+        """The call's arguments with harmless, unambiguous slips fixed, and what was fixed
+        (`question`: the user's request, which decides whether a baseline was asked for)."""
+        return repair_epoch_args(args, question)
 
     @field_validator("baseline", mode="before")
     @classmethod
@@ -201,14 +202,38 @@ class EpochArgs(BaseModel):
 NO_BASELINE = ("", "none", "null", "no", "false", "off")  # as text: no baseline correction
 
 
-def repair_epoch_args(args: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def repair_epoch_args(args: dict[str, Any], question: str = "") -> tuple[dict[str, Any], list[str]]:
     """epoch_data's `baseline` written harmlessly wrong in a way with one meaning (issue #23, a
     small model): the text "None"/"null", an empty list, [null], false -> null (no correction);
-    a list written as text ("[0, 0.5]") -> that list. Anything else is left for the check."""
+    a list written as text ("[0, 0.5]") -> that list. And a baseline outside the epoch when the
+    user's request asks for no baseline: the model made it up (the 1.5B model sent [0.0, 0.5],
+    then [0.0, 0.0], for 'epoch 0.5-2.5 s', and never the corrected call), and it cannot be
+    applied to that epoch, so it is left out. Anything else is left for the check."""
     if "baseline" not in args:
         return args, []
     fixed, note = _repaired_baseline(args["baseline"])
+    if not note and "baseline" not in question.lower() and _outside(fixed, args):
+        note = (
+            f"baseline {json.dumps(fixed)} lies outside the epoch and the request asks for no "
+            "baseline correction, so it was left out (no baseline correction)"
+        )
+        fixed = None
     return ({**args, "baseline": fixed}, [note]) if note else (args, [])
+
+
+def _outside(baseline: Any, args: dict[str, Any]) -> bool:
+    """A well-formed baseline interval that does not fit in the call's epoch."""
+    if not (isinstance(baseline, list | tuple) and len(baseline) == 2):
+        return False
+    if not all(map(_seconds, baseline)):
+        return False
+    try:
+        tmin, tmax = float(args.get("tmin", 0.5)), float(args.get("tmax", 2.5))
+    except (TypeError, ValueError):
+        return False
+    start = tmin if baseline[0] is None else float(baseline[0])
+    end = tmax if baseline[1] is None else float(baseline[1])
+    return start < tmin - 1e-9 or end > tmax + 1e-9 or start > end
 
 
 def _repaired_baseline(value: Any) -> tuple[Any, str]:
