@@ -302,3 +302,21 @@ async def test_bids_selectors_beside_single_files_are_left_out_and_said(
     (told,) = [n.message for n in of(events, "notice") if "left out" in n.message]
     assert told.startswith('load_data\'s arguments were fixed before it ran: subjects ["01"]')
     assert "they select recordings inside a BIDS dataset folder" in told
+
+
+async def test_a_tool_that_asks_first_in_a_headless_run_says_no_one_was_asked(
+    scripted_server, study
+):
+    """The bench's rerun (07:41): the model's first call was clear_study; `brainchat ask` has no
+    one to ask, and the refusal read 'the user did not approve', which the answer took as the
+    user's own refusal. It now says no one could be asked."""
+    s = scripted_server
+    s.queue("fc", Text('```json\n{"name": "clear_study", "arguments": {}}\n```'), Text("Stop."))
+    s.queue("ans", Text("Nothing was cleared."))
+    events = await collect(agent(s, study).run(PIPELINE))
+    refused = [e for e in of(events, "tool_finished") if e.name == "clear_study"]
+    assert refused[0].status == "refused"
+    assert refused[0].error == (
+        "the user did not approve running clear_study: it asks the user first, and this run "
+        "has no one to ask; continue without it"
+    )

@@ -21,6 +21,7 @@ from brainchat.agent.textcalls import unknown_tool
 from brainchat.events import ToolCallStarted, ToolFinished, emit, set_tool_call
 from brainchat.tools.registry import flags_of
 
+ANONE = ": it asks the user first, and this run has no one to ask"  # headless refusal
 Facts = Callable[[], dict[str, Any]]  # the study's stage, steps and models (session/study_slot)
 
 
@@ -172,9 +173,12 @@ class ToolRunner:
         flags = flags_of(tool)
         ask = ask_for(tool)
         if ask is not None and not await self._confirmed(ctx, entry, ask):
+            # #23: a headless run (`brainchat ask`) asks no one; the 1.5B model's answer then
+            # read 'the user did not approve' as the user's refusal
+            nobody = "" if ctx.confirm or self.confirm else ANONE
             entry.finish(
                 "refused",
-                error=f"the user did not approve running {entry.name}; continue without it",
+                error=f"the user did not approve running {entry.name}{nobody}; continue without it",
             )
             return
         before = None if flags.read_only else _mark(facts)
