@@ -96,10 +96,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=2, help="llama-server -t (default 2)")
     p.add_argument("--cache", type=Path, help="set-up cache (BRAINCHAT_BENCH_CACHE)")
     p.add_argument("--out", type=Path, help="also write every run as a JSON line here")
+    p.add_argument(
+        "--keep",
+        type=Path,
+        help="keep every run's events (`ask --json` lines: the model's replies, calls, answer) "
+        "in this folder, one file per run, and the golden run's report in DIR/eval",
+    )
     p.add_argument("--setup-only", action="store_true", help="build/fetch into the cache, exit")
     opts = p.parse_args(argv)
     if opts.runs < 1:
         p.error("--runs must be at least 1")
+    if not 10 <= opts.time_limit <= 300:  # the settings' range: past it every run exits at once
+        p.error("--time-limit must be 10 to 300 s (AGENT_MAX_EXECUTION_TIME's range)")
     return opts
 
 
@@ -275,7 +283,8 @@ def golden(opts: argparse.Namespace, base_url: str) -> tuple[int, int, float, li
     with tempfile.TemporaryDirectory(prefix="brainchat-bench-eval-") as tmp:
         cmd = brainchat("eval", "--suite", "scripted", "--evals-dir", str(ROOT / "evals"),
                         "--models", spec, "--json", "--concurrency", "1", "--only", *names,
-                        "--scenario-timeout", f"{opts.time_limit:g}", "--report-dir", tmp)  # fmt: skip
+                        "--scenario-timeout", f"{opts.time_limit:g}", "--report-dir",
+                        str(opts.keep / "eval") if opts.keep else tmp)  # fmt: skip
         start = time.perf_counter()
         done = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True)
         seconds = time.perf_counter() - start
@@ -324,6 +333,10 @@ def run_tasks(opts: argparse.Namespace, base_url: str, data_dir: Path) -> list[O
                 o = score(task, mode, n, events, seconds, failure, files, ref)
                 o.load = os.getloadavg()[0]
                 outcomes.append(o)
+                if opts.keep:
+                    opts.keep.mkdir(parents=True, exist_ok=True)
+                    lines = "".join(json.dumps(e) + "\n" for e in events)
+                    (opts.keep / f"{task}-{mode}-{n}.jsonl").write_text(lines, encoding="utf-8")
                 print(f"  run {n} {mode:6} {task:8} {'PASS' if o.passed else 'fail'} {seconds:6.1f} s "
                       f"stop={o.stop} unverified={o.unverified} {o.why} {o.calls[:6]}", flush=True)  # fmt: skip
                 if opts.out:

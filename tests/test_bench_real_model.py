@@ -51,6 +51,8 @@ def test_options_and_defaults() -> None:
         bench.parse_args(["--runs", "0"])
     with pytest.raises(SystemExit):
         bench.parse_args(["--modes", "telepathy"])
+    with pytest.raises(SystemExit):  # past the settings' 300 s every run would exit at once
+        bench.parse_args(["--time-limit", "420"])
 
 
 def test_table_counts_passes_and_median_wall_time() -> None:
@@ -72,9 +74,12 @@ def test_a_run_against_the_scripted_server_is_judged_and_tabled(
     with ScriptedServer(responder=respond) as server:
         argv = ["--base-url", server.base_url, "--model", "stand-in", "--runs", "1"]
         argv += ["--tasks", "files", "--modes", "prompt", "--skip-golden"]
-        assert bench.main([*argv, "--out", str(tmp_path / "runs.jsonl")]) == 0
+        keep = ["--keep", str(tmp_path / "events")]
+        assert bench.main([*argv, "--out", str(tmp_path / "runs.jsonl"), *keep]) == 0
     out = capsys.readouterr().out
     assert "| prompt | 1/1, " in out, out
     assert "answers with unverified claims: 0 of 1" in out
     [run] = [json.loads(x) for x in (tmp_path / "runs.jsonl").read_text().splitlines()]
     assert run["passed"] and run["calls"] == ["list_data_files:success"], run
+    kept = [json.loads(x) for x in (tmp_path / "events" / "files-prompt-1.jsonl").open()]
+    assert {"tool_finished", "run_finished"} <= {e["type"] for e in kept}  # replayable runs

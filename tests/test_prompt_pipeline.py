@@ -101,6 +101,13 @@ async def test_no_listing_first_for_other_questions_modes_or_a_loaded_study(scri
     s.queue("ans", Text("Hello."))
     events = await collect(agent(s, study).run("Hello, who are you?"))
     assert started(events) == []
+    for question in (  # #23 golden run: listed first, the model loaded files, never searched
+        "Which file formats can MNE read?",
+        "Search the web for EEG data sets of motor imagery and cite your sources.",
+    ):
+        s.queue("fc", Text("No tools needed."))
+        s.queue("ans", Text("EDF, BDF, FIF."))
+        assert started(await collect(agent(s, study).run(question))) == []
     s.queue("fc", Text("No tools needed."))
     s.queue("ans", Text("None."))
     events = await collect(agent(s, study, "native").run("Which EEG files are there?"))
@@ -236,6 +243,8 @@ async def test_an_answer_that_never_comes_ends_with_the_facts_in_brainchats_word
     assert done.answer.startswith("brainchat writes this answer itself")
     assert "- list_data_files: 4 file(s)" not in done.answer  # the demo set here has 2
     assert "- list_data_files: 2 file(s) in the data folder" in done.answer
+    # the bench's files task at load 8 timed out so, and the facts named no file (#23)
+    assert f"  - {FIRST} (" in done.answer and f"  - {SECOND} (" in done.answer
     (told,) = [n for n in of(events, "notice") if "ran out while the answer" in n.message]
     assert "brainchat's own list of what the run gathered" in told.message
 
@@ -259,3 +268,55 @@ async def test_a_pipeline_request_is_told_the_next_step_from_the_study_stage(
     s.queue("ans", Text("Hello."))
     await collect(agent(s, study).run("What is in the study?"))  # names no pipeline step
     assert "next pipeline step" not in json.dumps(s.requests_for("fc")[-1].messages)
+
+
+# verbatim calls of the bench's pipeline runs (2026-11-25 07:27, --keep): the model filled every
+# argument load_data's schema names, the BIDS selectors too, beside two single files
+BIDS_FILLED = [
+    {"files": [FIRST, SECOND], "subjects": ["01"], "sessions": ["01"], "tasks": ["mi"], "runs": []},
+    {
+        "files": [FIRST, SECOND],
+        "subjects": ["01"],
+        "sessions": ["01", "02"],
+        "tasks": ["mi"],
+        "runs": [""],
+    },  # fmt: skip
+]
+
+
+@pytest.mark.parametrize("args", BIDS_FILLED)
+async def test_bids_selectors_beside_single_files_are_left_out_and_said(
+    scripted_server, study, args
+):
+    """Before: 'subjects, sessions, tasks select recordings of a BIDS dataset: name its folder
+    in files (e.g. files=['ds001']), not single files' (or "'' is not a BIDS run label"), in
+    every run, and the model went on to clear_study and train_model with nothing loaded."""
+    s = scripted_server
+    reply = f"```json\n{json.dumps({'name': 'load_data', 'arguments': args})}\n```"
+    s.queue("fc", Text(reply), Text("Loaded."))
+    s.queue("ans", Text("Two files were loaded."))
+    events = await collect(agent(s, study).run(PIPELINE))
+    assert [e.status for e in of(events, "tool_finished")] == ["success", "success"]
+    assert started(events)[1] == ("load_data", {"files": [FIRST, SECOND]})  # what ran
+    assert study.state.stage == "loaded" and len(study.state.recordings) == 2
+    (told,) = [n.message for n in of(events, "notice") if "left out" in n.message]
+    assert told.startswith('load_data\'s arguments were fixed before it ran: subjects ["01"]')
+    assert "they select recordings inside a BIDS dataset folder" in told
+
+
+async def test_a_tool_that_asks_first_in_a_headless_run_says_no_one_was_asked(
+    scripted_server, study
+):
+    """The bench's rerun (07:41): the model's first call was clear_study; `brainchat ask` has no
+    one to ask, and the refusal read 'the user did not approve', which the answer took as the
+    user's own refusal. It now says no one could be asked."""
+    s = scripted_server
+    s.queue("fc", Text('```json\n{"name": "clear_study", "arguments": {}}\n```'), Text("Stop."))
+    s.queue("ans", Text("Nothing was cleared."))
+    events = await collect(agent(s, study).run(PIPELINE))
+    refused = [e for e in of(events, "tool_finished") if e.name == "clear_study"]
+    assert refused[0].status == "refused"
+    assert refused[0].error == (
+        "the user did not approve running clear_study: it asks the user first, and this run "
+        "has no one to ask; continue without it"
+    )

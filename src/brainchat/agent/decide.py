@@ -109,8 +109,13 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
 
 
 DATA_QUESTION = re.compile(
-    r"\b(files?|recordings?|data ?sets?|data|load\w*|edf|bdf|fif|subjects?|sessions?)\b", re.I
+    r"\b(files?(?! ?(?:formats?|types?|extensions?))|recordings?|data ?sets?|data|load\w*|edf|"
+    r"bdf|fif|subjects?|sessions?)\b",
+    re.I,
 )
+# a question for the web, not about the folder: "Which file formats can MNE read?" was listed
+# first, and the 1.5B model then loaded files instead of searching (#23 golden run)
+NOT_THE_FOLDER = re.compile(r"\b(search|web|online|cite|sources?|papers?|articles?)\b", re.I)
 LISTING = "list_data_files"
 
 
@@ -122,6 +127,8 @@ def _list_first(d: Deps, run: RunContext, state: AgentState, round_: int) -> Age
     if d.tool_calling != "prompt" or round_ != 1 or run.ledger.entries:
         return None
     if LISTING not in d.bound_llm.offered() or not DATA_QUESTION.search(run.question):
+        return None
+    if NOT_THE_FOLDER.search(run.question):
         return None
     facts = d.facts() if d.facts is not None else {}
     if facts.get("stage", "empty") != "empty":

@@ -35,10 +35,24 @@ def facts_answer(ledger: ToolLedger, why: str) -> str:
     lines = [f"brainchat writes this answer itself: {why}. What this run shows:", ""]
     for e in ledger.entries:
         if e.status == "success":
-            first = next((ln.strip() for ln in e.result.splitlines() if ln.strip()), "(empty)")
-            lines.append(f"- {e.name}: {first[:200]}")
+            lines += _result_lines(e.name, e.result)
         elif e.status in ("error", "refused", "skipped"):
             lines.append(f"- {e.name} {e.status}: {(e.error or '')[:200]}")
     if not any(e.status == "success" for e in ledger.entries):
         lines.append("- No tool call succeeded, so nothing was gathered.")
     return "\n".join(lines)
+
+
+LISTED = 12  # items of a list result kept (a 1.5B run's facts named no file of its listing)
+
+
+def _result_lines(name: str, result: str) -> list[str]:
+    """A result's first line; when that line introduces a list ("4 file(s) ...:"), the list's
+    first items too, so the facts name what was found (issue #23: the files task's answer)."""
+    rows = [ln.strip() for ln in result.splitlines() if ln.strip()] or ["(empty)"]
+    out = [f"- {name}: {rows[0][:200]}"]
+    if rows[0].endswith(":"):
+        out += [f"  - {row[:160]}" for row in rows[1 : 1 + LISTED]]
+        if len(rows) > 1 + LISTED:
+            out.append(f"  - ... and {len(rows) - 1 - LISTED} more")
+    return out

@@ -21,7 +21,11 @@ async def act(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     """Run decide's calls; the round's entries go to evaluate through the state."""
     d, run = runtime.context.deps, runtime.context.run
     messages, entries, looped = await d.runner.run_round(
-        run, state.get("pending_calls", []), state.get("round", 0), state.get("last_round")
+        run,
+        state.get("pending_calls", []),
+        state.get("round", 0),
+        state.get("last_round"),
+        d.facts,  # #23: a repeat is judged on the study's state, not only on the calls between
     )
     return {
         "messages": [*state["messages"], *messages],

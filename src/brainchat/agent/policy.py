@@ -7,7 +7,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Literal
 
-from brainchat.agent.state import LedgerEntry, RunContext
+from brainchat.agent.state import LedgerEntry, RunContext, call_signature
+from brainchat.agent.textcalls import BROKEN
 from brainchat.events import StopReason  # core (#22): the stop reason is typed end to end
 from brainchat.settings import AgentLimits
 
@@ -91,6 +92,7 @@ def default_round_rule(
 CALL_IN_ERROR = re.compile(
     r"\bcall (\w+)"
 )  # "call list_data_files to see them", "call ica_fit first"
+CORRECTED = re.compile(r"Corrected call: (\{.{1,400}\})")  # eeg/tools/schemas.epoch_call
 CLOSEST = re.compile(r"closest names: ((?:'[^']*'(?:, )?)+)")
 ALLOWED = re.compile(
     r"(?:is not one of (\[[^\]]{1,300}\])|Input should be ((?:'[^']*'(?:, | or )?)+)|"
@@ -102,6 +104,8 @@ def next_call(name: str, error: str, tools: Collection[str]) -> str:
     """The next concrete call after `name` failed with `error` (issue #23: 'change the arguments'
     left a small model repeating load_data('sub-01/1.edf')): the tool the error points to, the
     closest existing file names, or the allowed values it names."""
+    if m := CORRECTED.search(error):  # the tool's own fix of the model's arguments (#23)
+        return f"send the corrected call {m.group(1)}"
     if m := CLOSEST.search(error):
         return f"call {name} with one of the closest existing names: {m.group(1)}"
     if m := ALLOWED.search(error):
@@ -116,31 +120,81 @@ def next_call(name: str, error: str, tools: Collection[str]) -> str:
 
 
 def loop_notice(
-    entries: list[LedgerEntry], times: int, tools: Collection[str] = ()
+    entries: list[LedgerEntry],
+    times: int,
+    tools: Collection[str] = (),
+    ledger: list[LedgerEntry] | None = None,
 ) -> tuple[str, str]:
-    """What the user reads at a loop stop: the calls that repeated, whether they had failed with
-    which error, and the next concrete step (not 'rephrase', not 'stopped searching' after a
-    failing load_data)."""
+    """What the user reads at a loop stop: the calls that repeated (and how often, from the
+    ledger), whether they had failed with which error or were unusable replies, what failed
+    between the copies of a state-changing step, and the next concrete step (not 'rephrase', not
+    'stopped searching' after a failing load_data)."""
     calls = ", ".join(dict.fromkeys(_call_text(e) for e in entries)) or "the same calls"
+    count = _copies(entries, ledger) or times + 1
+    if entries and all(e.invalid for e in entries):
+        return _unusable_notice(entries[0], count)
     failed = [e for e in entries if e.reused is not None and e.reused.status != "success"]
     if failed:
         why = failed[0].reused.text if failed[0].reused else ""
         step = next_call(failed[0].name, why, tools)
         return (
-            f"The agent repeated {calls} {times + 1} times although it failed with: "
+            f"The agent repeated {calls} {count} times although it failed with: "
             f"{_gist(why, 300) or 'no error text'}. It stopped instead of running it again.",
             f"Next step: {step}. You can ask for that directly.",
         )
+    applied = [e for e in entries if e.reused is not None and e.reused.changed]
+    if applied and applied[0].reused is not None:
+        first = applied[0].reused.round
+        between = [e for e in ledger or [] if first < e.round and e.status == "error"]
+        said = (
+            f"The agent asked for {calls} {count} times; it had already run in round {first} and "
+            "the study had not changed since, so it was not applied again and the agent stopped."
+        )
+        if not between:
+            return said, "The results are in the steps above; ask for the next step by name."
+        bad = between[-1]
+        return (
+            f"{said} In between, {_call_text(bad)} failed: {_gist(bad.error or '', 300)}.",
+            f"Next step: {next_call(bad.name, bad.error or '', tools)}. You can ask for that "
+            "directly.",
+        )
     if entries and all(e.name == "web_search" for e in entries):
         return (
-            f"The agent repeated {calls} {times + 1} times for results it already had, so it "
+            f"The agent repeated {calls} {count} times for results it already had, so it "
             "stopped searching.",
             "The answer is written from the results found (in the steps above); to search "
             "further, name what they miss.",
         )
     return (
-        f"The agent repeated {calls} {times + 1} times for results it already had, so it stopped.",
+        f"The agent repeated {calls} {count} times for results it already had, so it stopped.",
         "The results are in the steps above; ask for the next step by name.",
+    )
+
+
+def _copies(entries: list[LedgerEntry], ledger: list[LedgerEntry] | None) -> int:
+    """How many times the run asked for the first repeated call, by the ledger (0: unknown)."""
+    if not entries or not ledger:
+        return 0
+    key = call_signature(entries[0].name, entries[0].args)
+    same = [e for e in ledger if call_signature(e.name, e.args) == key]
+    if entries[0].invalid:  # broken calls are told apart by what was wrong with them
+        same = [e for e in same if e.invalid and _refusal(e) == _refusal(entries[0])]
+    return len(same)
+
+
+def _refusal(entry: LedgerEntry) -> str:
+    """Why a call was refused: its own error, or that of the call it repeated."""
+    return entry.reused.text if entry.reused is not None else entry.error or ""
+
+
+def _unusable_notice(entry: LedgerEntry, count: int) -> tuple[str, str]:
+    """The model sent the same call it could not write right, again and again."""
+    what = "a tool call that is not valid JSON" if entry.name == BROKEN else _call_text(entry)
+    return (
+        f"The model sent the same unusable reply {count} times: {what}, refused each time "
+        f"with: {_gist(_refusal(entry), 300)}. brainchat stopped asking it.",
+        "Ask again naming the step and its values (for example 'band-pass 8-30 Hz'), or choose "
+        "a larger function-call model, or another tool calling mode, in the settings.",
     )
 
 
@@ -173,7 +227,7 @@ def next_step(
 ) -> Decision:
     """After a tool round: the limits first (answer with a notice), then the round's verdict."""
     if looped and loop_hits >= limits.loop_repeats_to_stop:
-        notice, hint = loop_notice(entries, loop_hits, tools)
+        notice, hint = loop_notice(entries, loop_hits, tools, ctx.ledger.entries)
         return Decision(
             "answer",
             "answer",

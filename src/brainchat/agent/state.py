@@ -25,6 +25,8 @@ class Seen:
     text: str  # the result, or the error
     round: int
     batch: bool = False  # the whole batch of the last round, state-changing calls included
+    changed: bool = False  # a state-changing call that succeeded: running it again applies it twice
+    mark: str | None = None  # the study's facts right after it ran (None: no study facts)
 
 
 @dataclass
@@ -43,6 +45,7 @@ class LedgerEntry:
     structured: Any = None
     cache_hit: bool = False
     reused: Seen | None = None  # set when an identical earlier call's outcome was handed back
+    invalid: bool = False  # the reply broke the call (bad JSON, unknown tool, bad arguments)
     started_at: float = field(default_factory=time.time)
     finished_at: float | None = None
 
@@ -141,10 +144,15 @@ class RunContext:
         """
         return max(self.deadline - time.perf_counter(), ANSWER_GRACE)
 
-    def remember(self, entry: LedgerEntry, read_only: bool, key: str | None = None) -> None:
-        """Record a call's outcome; a call that may change state invalidates everything seen."""
+    def remember(
+        self, entry: LedgerEntry, read_only: bool, key: str | None = None, mark: str | None = None
+    ) -> None:
+        """Record a call's outcome; a call that may have changed state invalidates everything
+        seen (`read_only`: it did not, e.g. it failed and the study's facts are unchanged).
+        `mark`: the study's facts now, kept to tell later whether the study is still the same."""
         if not read_only:
             self.seen.clear()
         text = entry.result if entry.status == "success" else entry.error or entry.status
         key = key or call_signature(entry.name, entry.args)
-        self.seen[key] = Seen(entry.status, text, entry.round)
+        changed = not read_only and entry.status == "success"
+        self.seen[key] = Seen(entry.status, text, entry.round, changed=changed, mark=mark)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from typing import Any
 
@@ -15,10 +15,14 @@ from pydantic import ValidationError
 
 from brainchat.agent.approval import Ask, Confirm, ask_for, request
 from brainchat.agent.policy import next_call
+from brainchat.agent.repair import repair_note, repaired, validation_text
 from brainchat.agent.state import LedgerEntry, RunContext, Seen, call_signature
 from brainchat.agent.textcalls import unknown_tool
 from brainchat.events import ToolCallStarted, ToolFinished, emit, set_tool_call
 from brainchat.tools.registry import flags_of
+
+ANONE = ": it asks the user first, and this run has no one to ask"  # headless refusal
+Facts = Callable[[], dict[str, Any]]  # the study's stage, steps and models (session/study_slot)
 
 
 class ToolRunner:
@@ -44,9 +48,12 @@ class ToolRunner:
         calls: list[dict[str, Any]],
         round_: int,
         last: list[LedgerEntry] | None = None,
+        facts: Facts | None = None,
     ) -> tuple[list[ToolMessage], list[LedgerEntry], bool]:
-        """Run a model response's calls (`last`: the round before); returns tool messages (in
-        order), entries, and whether all were repeats."""
+        """Run a model response's calls (`last`: the round before; `facts`: the study's, to tell
+        whether it is the same as when a call last ran); returns tool messages (in order),
+        entries, and whether all were repeats."""
+        calls = [repaired(c, self.tools.get(c["name"]), ctx.question) for c in calls]  # #23
         entries = [
             ctx.ledger.open(
                 c.get("id") or f"call_{round_}_{i}", c["name"], c.get("args") or {}, round_
@@ -55,12 +62,12 @@ class ToolRunner:
         ]
         for entry, call in zip(entries, calls, strict=True):
             if call.get("invalid"):
-                entry.error = call["invalid"]
+                entry.error, entry.invalid = call["invalid"], True
         cap = self.max_calls
         refused = {e.call_id for e in entries[cap:]}  # a reply of 200 calls runs the first `cap`
         again = self._same_batch(last or [], entries)
         runs = [
-            self._run_one(ctx, e, over_cap=e.call_id in refused, again=again.get(e.call_id))
+            self._run_one(ctx, e, facts, over_cap=e.call_id in refused, again=again.get(e.call_id))
             for e in entries
         ]
         if all(self._read_only(e.name) for e in entries) and len(runs) > 1:
@@ -70,7 +77,7 @@ class ToolRunner:
                 await run
         messages = [
             ToolMessage(
-                content=_renamed(c) + _for_model(e, self.tools),
+                content=_renamed(c) + repair_note(c) + _for_model(e, self.tools),
                 tool_call_id=e.call_id,
                 name=e.name,
                 status="success" if e.status == "success" else "error",
@@ -101,7 +108,13 @@ class ToolRunner:
         }
 
     async def _run_one(
-        self, ctx: RunContext, entry: LedgerEntry, *, over_cap: bool, again: Seen | None = None
+        self,
+        ctx: RunContext,
+        entry: LedgerEntry,
+        facts: Facts | None,
+        *,
+        over_cap: bool,
+        again: Seen | None = None,
     ) -> None:
         tool = self.tools.get(entry.name)
         source = flags_of(tool).source if tool else "unknown"
@@ -123,7 +136,10 @@ class ToolRunner:
                 # Checked here, not before the round: an earlier call of this round may have
                 # changed state, and then a repeat is no longer a loop.
                 key = _key(entry)
-                await self._execute(ctx, entry, tool, again or ctx.seen.get(key), key)
+                seen = ctx.seen.get(key)
+                if seen is not None and seen.mark is not None and seen.mark != _mark(facts):
+                    seen = None  # the study changed since (a replay, another tab): run it
+                await self._execute(ctx, entry, tool, again or seen, key, facts)
         except asyncio.CancelledError:
             entry.finish("cancelled", error="the run was cancelled")
             raise
@@ -143,6 +159,7 @@ class ToolRunner:
         tool: BaseTool | None,
         repeat: Seen | None,
         key: str,
+        facts: Facts | None = None,
     ) -> None:
         if repeat is not None:  # checked first: the same broken call twice is a loop too
             entry.reused = repeat
@@ -156,13 +173,22 @@ class ToolRunner:
         flags = flags_of(tool)
         ask = ask_for(tool)
         if ask is not None and not await self._confirmed(ctx, entry, ask):
+            # #23: a headless run (`brainchat ask`) asks no one; the 1.5B model's answer then
+            # read 'the user did not approve' as the user's refusal
+            nobody = "" if ctx.confirm or self.confirm else ANONE
             entry.finish(
                 "refused",
-                error=f"the user did not approve running {entry.name}; continue without it",
+                error=f"the user did not approve running {entry.name}{nobody}; continue without it",
             )
             return
+        before = None if flags.read_only else _mark(facts)
         await self._invoke(ctx, entry, tool)
-        ctx.remember(entry, flags.read_only)
+        after = _mark(facts)
+        # A local step that failed with the study's facts unchanged changed nothing (the study
+        # commits a step only when it succeeds): what was seen before it still holds, so
+        # band-pass, a failing epoch_data, band-pass again is a repeat, not a second filter (#23).
+        kept = entry.status != "success" and flags.source == "local" and before == after
+        ctx.remember(entry, flags.read_only or (kept and before is not None), mark=after)
 
     async def _invoke(self, ctx: RunContext, entry: LedgerEntry, tool: BaseTool) -> None:
         flags = flags_of(tool)
@@ -247,6 +273,14 @@ def _for_model(entry: LedgerEntry, tools: Collection[str] = ()) -> str:
                 f"and changes state, so running it again would apply it twice. {entry.name} gave:"
                 f"\n{entry.result}\nDo not send this batch again; go on with the next step."
             )
+        if entry.reused.changed:
+            return (
+                f"You already ran {entry.name} with these arguments in round "
+                f"{entry.reused.round}; it changed the study, and the study is the same since "
+                "(a failed call changes nothing), so running it again would apply it twice. It "
+                f"was not run again. Its result was:\n{entry.result}\nDo not call it again; "
+                "go on with the next step."
+            )
         if entry.reused.status == "success":
             return (
                 f"You already called {entry.name} with these arguments in round {entry.reused.round} "
@@ -275,6 +309,16 @@ def _outcome(entry: LedgerEntry) -> Seen:
     return Seen(entry.status, text, entry.round)
 
 
+def _mark(facts: Facts | None) -> str | None:
+    """The study's facts as one comparable text (None: no study, or its facts unreadable)."""
+    if facts is None:
+        return None
+    try:
+        return json.dumps(facts(), sort_keys=True, default=str)
+    except Exception:  # noqa: BLE001 - facts are a check, never fatal
+        return None
+
+
 def _key(entry: LedgerEntry) -> str:
     """A call's identity for loops; a call the reply broke (its error set before it runs) is
     told apart by what was wrong with it."""
@@ -283,6 +327,11 @@ def _key(entry: LedgerEntry) -> str:
 
 
 def _reuse_note(seen: Seen) -> str:
+    if seen.changed:
+        return (
+            f"not run again: it already ran in round {seen.round} and changed the study, which "
+            "is the same since; running it again would apply it twice"
+        )
     if seen.batch:
         return f"not run again: the same batch of calls ran in round {seen.round}; running it again would apply it twice"
     if seen.status == "success":
@@ -328,15 +377,6 @@ def _finished_event(entry: LedgerEntry, duration: float) -> ToolFinished:
         started_at=entry.started_at,
         finished_at=entry.finished_at or time.time(),
     )
-
-
-def validation_text(exc: ValidationError) -> str:
-    """A tool's bad arguments in one line: where and what, the first five (also mcpserver's)."""
-    parts = []
-    for err in exc.errors()[:5]:
-        where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
-        parts.append(f"{where}: {err.get('msg')}")
-    return "; ".join(parts)
 
 
 def _error_text(name: str, exc: BaseException) -> str:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
 ModelName = Literal["eegnet", "shallowconvnet", "sccnet", "csp_lda"]
 
@@ -24,6 +25,38 @@ class LoadArgs(BaseModel):
         max_length=200,
         description="file paths relative to the data folder (from list_data_files)",
     )
+
+    @classmethod
+    def repair(cls, args: dict[str, Any], question: str = "") -> tuple[dict[str, Any], list[str]]:
+        """The call's arguments with harmless, unambiguous slips fixed, and what was fixed."""
+        return repair_load_args(args)
+
+
+RECORDING_SUFFIXES = (".edf", ".bdf", ".gdf", ".fif", ".fif.gz", ".vhdr", ".set")
+SELECTORS = ("subjects", "sessions", "tasks", "runs")  # BIDS entities (eeg/tools/bids_tools.py)
+
+
+def repair_load_args(args: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """load_data naming single recording files and BIDS selectors beside them (issue #23: the
+    1.5B model filled every argument, `subjects: ["01"], runs: [""]`, and each load failed with
+    'select recordings of a BIDS dataset'): the selectors can only pick recordings inside a
+    dataset folder, so with files alone named they are left out, and said."""
+    files = args.get("files")
+    if (
+        not isinstance(files, list)
+        or not files
+        or not all(isinstance(f, str) and f.lower().endswith(RECORDING_SUFFIXES) for f in files)
+    ):
+        return args, []
+    given = [k for k in SELECTORS if k in args and args[k] is not None]
+    if not given:
+        return args, []
+    shown = ", ".join(f"{k} {json.dumps(args[k])}" for k in given)
+    note = (
+        f"{shown} left out: they select recordings inside a BIDS dataset folder, and files "
+        "names single files"
+    )
+    return {k: v for k, v in args.items() if k not in given}, [note]
 
 
 class BandpassArgs(BaseModel):
@@ -113,17 +146,142 @@ class EpochArgs(BaseModel):
     events: list[str] | None = Field(None, description="event names (classes) to use; default: all")
     baseline: tuple[float | None, float | None] | None = Field(
         None,
-        description="baseline interval (start, end) in s within tmin..tmax; None: no correction",
+        description="null (default): no baseline correction; or [start, end] in s within "
+        "tmin..tmax",
     )
     reject_uv: float | None = Field(
         None, gt=0, le=10000, description="drop epochs whose peak-to-peak exceeds this, in µV"
     )
 
+    @classmethod
+    def repair(cls, args: dict[str, Any], question: str = "") -> tuple[dict[str, Any], list[str]]:
+        """The call's arguments with harmless, unambiguous slips fixed, and what was fixed
+        (`question`: the user's request, which decides whether a baseline was asked for)."""
+        return repair_epoch_args(args, question)
+
+    @field_validator("baseline", mode="before")
+    @classmethod
+    def _baseline_shape(cls, value: Any, info: ValidationInfo) -> Any:
+        value, _ = _repaired_baseline(value)
+        if value is None or (
+            isinstance(value, list | tuple) and len(value) == 2 and all(map(_seconds, value))
+        ):
+            return value
+        tmin, tmax = info.data.get("tmin", 0.5), info.data.get("tmax", 2.5)
+        raise ValueError(
+            f"baseline {json.dumps(value, default=str)} is not an interval. "
+            + _baseline_rule(tmin, tmax)
+            + " Corrected call: "
+            + epoch_call({**info.data, "baseline": None})
+        )
+
     @model_validator(mode="after")
     def _order(self) -> EpochArgs:
+        own = self.model_dump(exclude_none=True)
         if self.tmin >= self.tmax:
-            raise ValueError(f"tmin ({self.tmin:g} s) must be before tmax ({self.tmax:g} s)")
+            fix = {"tmin": self.tmax, "tmax": self.tmin} if self.tmin > self.tmax else {}
+            raise ValueError(
+                f"tmin ({self.tmin:g} s) must be before tmax ({self.tmax:g} s)"
+                + (f". Corrected call: {epoch_call({**own, **fix})}" if fix else "")
+            )
+        if self.baseline is not None:
+            start, end = self.baseline
+            start = self.tmin if start is None else start
+            end = self.tmax if end is None else end
+            if start < self.tmin - 1e-9 or end > self.tmax + 1e-9 or start > end:
+                raise ValueError(
+                    f"baseline {json.dumps(list(self.baseline))} is outside the epoch "
+                    f"{self.tmin:g}..{self.tmax:g} s. "
+                    + _baseline_rule(self.tmin, self.tmax)
+                    + " Corrected call: "
+                    + epoch_call({**own, "baseline": None})
+                )
         return self
+
+
+NO_BASELINE = ("", "none", "null", "no", "false", "off")  # as text: no baseline correction
+
+
+def repair_epoch_args(args: dict[str, Any], question: str = "") -> tuple[dict[str, Any], list[str]]:
+    """epoch_data's `baseline` written harmlessly wrong in a way with one meaning (issue #23, a
+    small model): the text "None"/"null", an empty list, [null], false -> null (no correction);
+    a list written as text ("[0, 0.5]") -> that list. And a baseline outside the epoch when the
+    user's request asks for no baseline: the model made it up (the 1.5B model sent [0.0, 0.5],
+    then [0.0, 0.0], for 'epoch 0.5-2.5 s', and never the corrected call), and it cannot be
+    applied to that epoch, so it is left out. Anything else is left for the check."""
+    if "baseline" not in args:
+        return args, []
+    fixed, note = _repaired_baseline(args["baseline"])
+    if not note and "baseline" not in question.lower() and _outside(fixed, args):
+        note = (
+            f"baseline {json.dumps(fixed)} lies outside the epoch and the request asks for no "
+            "baseline correction, so it was left out (no baseline correction)"
+        )
+        fixed = None
+    return ({**args, "baseline": fixed}, [note]) if note else (args, [])
+
+
+def _outside(baseline: Any, args: dict[str, Any]) -> bool:
+    """A well-formed baseline interval that does not fit in the call's epoch."""
+    if not (isinstance(baseline, list | tuple) and len(baseline) == 2):
+        return False
+    if not all(map(_seconds, baseline)):
+        return False
+    try:
+        tmin, tmax = float(args.get("tmin", 0.5)), float(args.get("tmax", 2.5))
+    except (TypeError, ValueError):
+        return False
+    start = tmin if baseline[0] is None else float(baseline[0])
+    end = tmax if baseline[1] is None else float(baseline[1])
+    return start < tmin - 1e-9 or end > tmax + 1e-9 or start > end
+
+
+def _repaired_baseline(value: Any) -> tuple[Any, str]:
+    shown = json.dumps(value, default=str)
+    if value is False or (isinstance(value, str) and value.strip().lower() in NO_BASELINE):
+        return None, f"baseline {shown} was read as null (no baseline correction)"
+    if isinstance(value, list | tuple) and (
+        not value or (len(value) == 1 and (value[0] is None or value[0] in NO_BASELINE))
+    ):
+        return None, f"baseline {shown} was read as null (no baseline correction)"
+    if isinstance(value, str):
+        text = value.strip().replace("(", "[").replace(")", "]").replace("None", "null")
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError:
+            return value, ""
+        if isinstance(parsed, list):
+            return parsed, f"baseline {shown} (text) was read as the list {json.dumps(parsed)}"
+    return value, ""
+
+
+def _seconds(value: Any) -> bool:
+    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+
+
+def _baseline_rule(tmin: Any, tmax: Any) -> str:
+    return (
+        "Allowed: leave baseline out (null: no baseline correction, the usual choice before "
+        "CSP or a classifier), or [start, end] in seconds with "
+        f"{tmin:g} <= start <= end <= {tmax:g} (null for an end means the epoch's edge)."
+    )
+
+
+def epoch_call(args: dict[str, Any]) -> str:
+    """An epoch_data call as prompt mode writes it, from the model's own arguments (None left out)."""
+    kept = {k: v for k, v in args.items() if v is not None and k in EpochArgs.model_fields}
+    return json.dumps({"name": "epoch_data", "arguments": kept})
+
+
+def epoch_error(message: str, args: dict[str, Any]) -> str:
+    """epoch_data's error from the study, with the allowed values and a corrected call where the
+    error is the model's argument: unknown event names."""
+    if message.startswith("unknown event") and "available: " in message:
+        return (
+            f"{message}. Leave events out to use all of them, or name two or more of the "
+            f"available ones. Corrected call: {epoch_call({**args, 'events': None})}"
+        )
+    return message
 
 
 class SplitArgs(BaseModel):

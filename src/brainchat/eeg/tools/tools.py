@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, ToolException
 
 from brainchat.eeg.core.state import Op, StudyState
 from brainchat.eeg.io.listing import MAX_LISTED_ENTRIES
@@ -207,7 +207,10 @@ def _dataset_tools(study: Study) -> list[BaseTool]:
             "reject_uv": reject_uv,
         }
         op = guarded(epoch_op(tmin, tmax, events, base, reject_uv), epoch_need(tmin, tmax), limit)
-        return await run_op(study, op, record=record)
+        try:
+            return await run_op(study, op, record=record)
+        except ToolException as exc:  # #23 (realmodel): unknown events name a corrected call
+            raise ToolException(s.epoch_error(str(exc), record)) from None
 
     async def split_dataset(
         by: str = "trial", test_ratio: float = 0.2, val_ratio: float = 0.2, seed: int = 0
