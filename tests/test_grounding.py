@@ -150,6 +150,10 @@ async def test_chat_marks_a_citation_with_no_source(scripted_server) -> None:
         ("Sampling rate: 512 Hz.", ["sfreq 250.0"], True),
         ("14:00 in London is 22:00 in Tokyo.", [], False),  # clock times are not results
         ("```python\nacc = 0.123\n```\nSee above.", [], False),  # code quotes, it does not claim
+        # a p-value no tool gave is not a count of 1 read as 1 %: 0.010 is no "1 permutation"
+        ("The permutation test gave p = 0.010.", ["1 permutation, p = 0.5"], True),
+        ("Accuracy was 0.935.", ["accuracy 93.5 %"], False),  # a percentage, as a fraction
+        ("Accuracy was 0.935.", ["accuracy 93.5"], False),  # a decimal may be a percentage
     ],
 )
 def test_figures(answer: str, known: list[str], flagged: bool) -> None:

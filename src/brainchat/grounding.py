@@ -201,7 +201,7 @@ def _citations(sentence: str, ledger: Ledger) -> list[Flag]:
     return [Flag("citation", sentence, f"{marks} cites nothing: {found}")]
 
 
-def _figures(sentence: str, known: list[float]) -> list[Flag]:
+def _figures(sentence: str, known: list[tuple[float, bool]]) -> list[Flag]:
     body = LIST_ITEM.sub("", sentence, count=1)  # "1. Load ..." numbers a list, states nothing
     unknown = [
         text + (pct or "").strip()
@@ -259,10 +259,13 @@ def _ledger_texts(entries: Sequence[Called], sources: list[dict[str, Any]]) -> l
     return texts
 
 
-def _numbers(ledger_texts: list[str], known: Iterable[str]) -> list[float]:
-    found: list[float] = []
+def _numbers(ledger_texts: list[str], known: Iterable[str]) -> list[tuple[float, bool]]:
+    """Every number the run shows, and whether it may be a percentage: one with decimals or a
+    % sign (93.5, 93.5 %), never a bare whole number (1 permutation is not 1 %)."""
+    found: list[tuple[float, bool]] = []
     for text in [*ledger_texts, *known]:
-        found += [float(n) for n in re.findall(r"\d+(?:\.\d+)?", text)]
+        for number, pct in re.findall(r"(\d+(?:\.\d+)?)(\s?%)?", text):
+            found.append((float(number), "." in number or bool(pct)))
     return found
 
 
@@ -271,12 +274,15 @@ def _states_a_result(text: str, pct: str | None) -> bool:
     return "." in text or bool(pct) or float(text) >= 10
 
 
-def _grounded(text: str, percent: bool, known: list[float]) -> bool:
+def _grounded(text: str, percent: bool, known: list[tuple[float, bool]]) -> bool:
     """`text` is some known value as written: rounded to its decimals, or as a percentage."""
     value = float(text)
     decimals = len(text.split(".")[1]) if "." in text else 0
     tol = 0.5 * 10**-decimals + 1e-9
     forms = [(value, tol), (value / 100, tol / 100)]  # 93.5% is 0.935
-    if not percent:
-        forms.append((value * 100, tol * 100))  # 0.935 is 93.5 (%)
-    return any(abs(k - v) <= t for k in known for v, t in forms)
+    if any(abs(k - v) <= t for k, _ in known for v, t in forms):
+        return True
+    # 0.935 is 93.5 (%), but only a number that may be a percentage: 0.010 is no '1 permutation'
+    return not percent and any(
+        may_be_pct and abs(k - value * 100) <= tol * 100 for k, may_be_pct in known
+    )
