@@ -82,16 +82,16 @@ def main() -> int:
         "--blas-threads", type=int, default=None, help="BLAS threads of both sides (same limit)"
     )
     args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    import mne
+
+    mne.set_log_level("error")
+    warm_up()  # loads every BLAS library first: threadpool_limits limits the loaded ones
     with threadpool_limits(limits=args.blas_threads):
         return run(args)
 
 
 def run(args: argparse.Namespace) -> int:
-    warnings.filterwarnings("ignore")
-    import mne
-
-    mne.set_log_level("error")
-    warm_up()
     dataset = moabb_ref.synthetic_dataset(
         args.subjects, 1, args.trials, seed=args.seed, effect_size=0.2
     )

@@ -121,3 +121,17 @@ def test_what_learns_is_fitted_on_the_training_covariances_only(
 
 def _digest(a: np.ndarray) -> str:
     return hashlib.sha1(np.ascontiguousarray(a).tobytes()).hexdigest()
+
+
+def test_two_local_workers_give_the_same_scores(arrays, monkeypatch) -> None:
+    """The covariances are estimated on the workers too (one task per session); the scores
+    are those of the in-process run."""
+    X, y, subjects, sessions, sfreq = arrays
+    cfg = CVConfig("within_session", ("ts_lr", "csp_lda"), 3, permutations=1)
+    monkeypatch.delenv("BRAINCHAT_DASK_SCHEDULER", raising=False)
+    runs = []
+    for workers in ("1", "2"):
+        monkeypatch.setenv("BRAINCHAT_CV_WORKERS", workers)
+        res = cross_validate_arrays(cfg, X, y, subjects, sessions, sfreq)
+        runs.append([(r.pipeline, r.subject, r.session, r.score, r.null) for r in res.records])
+    assert runs[0] == runs[1]
