@@ -8,7 +8,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from brainchat.eeg.protocols.folds import FoldScore, FoldTask, run_fold, scorer_name
+from brainchat.eeg.protocols.folds import (
+    FoldScore,
+    FoldTask,
+    run_fold,
+    scorer_name,
+    trial_covariances,
+)
 from brainchat.eeg.protocols.splits import Fold, make_folds
 from brainchat.eeg.protocols.stats import (
     FoldRecord,
@@ -43,26 +49,82 @@ class CVResult:
     n_classes: int = 2
 
 
+def fold_pools(folds: list[Fold]) -> tuple[list[np.ndarray], list[int]]:
+    """The distinct groups of trials the folds draw from (a session, a subject, or all), and
+    each fold's group: a task carries only its group, so a process pool ships no more."""
+    pools: dict[bytes, int] = {}
+    arrays: list[np.ndarray] = []
+    of_fold: list[int] = []
+    for f in folds:
+        pool = np.union1d(f.train, f.test)
+        key = pool.tobytes()
+        if key not in pools:
+            pools[key] = len(arrays)
+            arrays.append(pool)
+        of_fold.append(pools[key])
+    return arrays, of_fold
+
+
+def shared_covariances(
+    cfg: CVConfig,
+    X: np.ndarray,
+    pools: list[np.ndarray],
+    should_stop: Callable[[], bool] | None = None,
+) -> list[np.ndarray] | None:
+    """Each trial's covariance, once per trial for every fold and pipeline that starts with it
+    (pipelines.PER_TRIAL_COVARIANCE; it learns nothing across trials), one task per group;
+    None when no pipeline needs it."""
+    from brainchat.eeg.protocols.pipelines import PER_TRIAL_COVARIANCE
+    from brainchat.eeg.protocols.runner import run_tasks
+
+    if not set(cfg.pipelines) & set(PER_TRIAL_COVARIANCE):
+        return None
+    return run_tasks(trial_covariances, [X[p] for p in pools], should_stop=should_stop)
+
+
 def fold_tasks(
-    cfg: CVConfig, X: np.ndarray, y: np.ndarray, folds: list[Fold], sfreq: float
+    cfg: CVConfig,
+    X: np.ndarray,
+    y: np.ndarray,
+    folds: list[Fold],
+    sfreq: float,
+    covs: list[np.ndarray] | None = None,
 ) -> list[FoldTask]:
-    """One task per pipeline and fold; each task holds only its fold's group of trials (a
-    session, a subject, or all), so a process pool ships no more than a fold needs."""
-    pools: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    """One task per pipeline and fold, holding its fold's group of trials (fold_pools); a
+    PER_TRIAL_COVARIANCE pipeline's task holds the group's covariances (`covs`, one array per
+    group) when given, its raw trials otherwise."""
+    from brainchat.eeg.protocols.pipelines import NETWORKS, PER_TRIAL_COVARIANCE
+
+    pools, of_fold = fold_pools(folds)
+    raw: dict[int, np.ndarray] = {}
     tasks = []
     params = {"epochs": cfg.epochs}
     for name in cfg.pipelines:
+        on_covs = covs is not None and name in PER_TRIAL_COVARIANCE
         for fold_id, f in enumerate(folds):
-            pool = np.union1d(f.train, f.test)
-            key = pool.tobytes()
-            if key not in pools:
-                pools[key] = (pool, X[pool], y[pool])
-            pool, Xp, yp = pools[key]
+            k = of_fold[fold_id]
+            pool = pools[k]
+            if on_covs:
+                Xp = covs[k]  # type: ignore[index]
+            else:
+                if k not in raw:
+                    raw[k] = X[pool]  # one copy per group, shared by its tasks
+                Xp = raw[k]
             train, test = np.searchsorted(pool, f.train), np.searchsorted(pool, f.test)
-            extra = params if name in ("eegnet", "shallowconvnet", "sccnet") else {}
+            extra = params if name in NETWORKS else {}
             tasks.append(
                 FoldTask(
-                    name, Xp, yp, train, test, sfreq, cfg.seed, fold_id, cfg.permutations, extra
+                    name,
+                    Xp,
+                    y[pool],
+                    train,
+                    test,
+                    sfreq,
+                    cfg.seed,
+                    fold_id,
+                    cfg.permutations,
+                    extra,
+                    covariances=on_covs,
                 )
             )
     return tasks
@@ -80,11 +142,15 @@ def cross_validate_arrays(
     should_stop: Callable[[], bool] | None = None,
 ) -> CVResult:
     """Every pipeline through every fold of the protocol, then the statistics."""
-    from brainchat.eeg.protocols.runner import run_tasks
+    from brainchat.eeg.protocols.runner import Cancelled, run_tasks
 
     y = np.asarray(y)
     folds, notes = make_folds(cfg.protocol, y, subjects, sessions, cfg.folds, cfg.seed)
-    tasks = fold_tasks(cfg, X, y, folds, sfreq)
+    try:
+        covs = shared_covariances(cfg, X, fold_pools(folds)[0], should_stop)
+    except Cancelled:
+        raise Cancelled(0, len(cfg.pipelines) * len(folds)) from None
+    tasks = fold_tasks(cfg, X, y, folds, sfreq, covs)
     scores: list[FoldScore] = run_tasks(run_fold, tasks, progress=progress, should_stop=should_stop)
     records = [
         FoldRecord(

@@ -25,6 +25,9 @@ class FoldTask:
     fold_id: int  # seeds this fold's label permutations (the same for every pipeline)
     permutations: int = 0
     params: dict[str, Any] = field(default_factory=dict)
+    # X holds each trial's covariance (pipelines.trial_covariances), estimated once for all
+    # folds; the pipeline is then built without its first step (PER_TRIAL_COVARIANCE only)
+    covariances: bool = False
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,14 @@ def run_fold(task: FoldTask) -> FoldScore:
     )
 
     def fit_score(labels: np.ndarray) -> float:
-        est = build(task.pipeline, task.X.shape[1], task.sfreq, task.seed, **task.params)
+        est = build(
+            task.pipeline,
+            task.X.shape[1],
+            task.sfreq,
+            task.seed,
+            **task.params,
+            on_covariances=task.covariances,
+        )
         with mne.utils.use_log_level("error"):
             est.fit(Xtr, labels)
         return score(est, Xte, yte, n_classes)
@@ -67,6 +77,13 @@ def run_fold(task: FoldTask) -> FoldScore:
         rng = np.random.default_rng([task.seed, task.fold_id, k])
         null.append(fit_score(rng.permutation(ytr)))
     return FoldScore(observed, tuple(null), seconds)
+
+
+def trial_covariances(X: np.ndarray) -> np.ndarray:
+    """The per-trial first step of a pool of trials (a picklable task for any runner)."""
+    from brainchat.eeg.protocols.pipelines import trial_covariances as covariances
+
+    return covariances(X)
 
 
 def score(est: Any, X: np.ndarray, y: np.ndarray, n_classes: int) -> float:

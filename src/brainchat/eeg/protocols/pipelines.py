@@ -17,10 +17,40 @@ NETWORKS = ("eegnet", "shallowconvnet", "sccnet")
 PIPELINES = (*CLASSICAL, *NETWORKS)
 # filter bank of FBCSP (Ang et al. 2008): 4 Hz bands from 4 to 40 Hz
 FB_BANDS = tuple((lo, lo + 4) for lo in range(4, 40, 4))
+# Pipelines whose first step is each trial's own covariance (pyriemann Covariances("oas"): the
+# shrinkage comes from that trial's samples alone, its fit learns nothing). The cross-validation
+# estimates it once per trial for every fold (trial_covariances) and fits the rest per fold.
+PER_TRIAL_COVARIANCE = ("ts_lr", "mdm")
 
 
-def build(name: str, n_channels: int, sfreq: float, seed: int = 0, epochs: int = 30) -> Any:
-    """A new, unfitted estimator for pipeline `name` (predict_proba, classes_)."""
+def trial_covariances(X: np.ndarray) -> np.ndarray:
+    """Each trial's covariance, exactly as the first step of the PER_TRIAL_COVARIANCE pipelines
+    computes it (n_trials x channels x channels)."""
+    from pyriemann.estimation import Covariances
+
+    return Covariances("oas").transform(X)
+
+
+def build(
+    name: str,
+    n_channels: int,
+    sfreq: float,
+    seed: int = 0,
+    epochs: int = 30,
+    *,
+    on_covariances: bool = False,
+) -> Any:
+    """A new, unfitted estimator for pipeline `name` (predict_proba, classes_). With
+    `on_covariances` (PER_TRIAL_COVARIANCE only) its input is trial_covariances(X): the same
+    pipeline without its first step."""
+    if on_covariances and name not in PER_TRIAL_COVARIANCE:
+        raise ValueError(f"pipeline '{name}' does not start with each trial's covariance")
+    whole = _whole(name, n_channels, sfreq, seed, epochs)
+    return whole[1:] if on_covariances else whole
+
+
+def _whole(name: str, n_channels: int, sfreq: float, seed: int, epochs: int) -> Any:
+    """Pipeline `name` with all its steps."""
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis as LDA
     from sklearn.pipeline import make_pipeline
 
