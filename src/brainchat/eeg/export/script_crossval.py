@@ -45,12 +45,13 @@ def _copied() -> str:
             (pipelines, "NETWORKS"),
             (pipelines, "PIPELINES"),
             (pipelines, "FB_BANDS"),
+            (pipelines, "PER_TRIAL_COVARIANCE"),
         )
     )
     parts: list[Any] = [
         splits.ProtocolError, splits.Fold, splits.make_folds, splits._ordered,
         splits._within_session, splits._cross_session, splits._cross_subject,
-        pipelines.build, pipelines.bands_below, pipelines.FilterBankCSP,
+        pipelines.build, pipelines._whole, pipelines.bands_below, pipelines.FilterBankCSP,
         folds.scorer_name, folds.score,
         stats.FoldRecord, stats.PipelineSummary, stats.PairedTest, stats._mean, stats.summarise,
         stats._by_subject, stats.paired_tests,
