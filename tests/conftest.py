@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import os
+
+# Under `dev.sh test`'s xdist workers (one per core) each process, and the apps and CV workers it
+# starts, gets one OpenMP/BLAS thread: with the libraries' default (a thread per core) two workers'
+# threads spun against each other and test_eeg_protocols took 137 s of CPU on -n 2, 32 s with one
+# thread. Set before numpy/torch are imported; a user's own setting wins.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+
+import hashlib  # noqa: E402 - after the thread settings above
+import inspect  # noqa: E402
 import shutil
 import subprocess
 from collections.abc import Iterator

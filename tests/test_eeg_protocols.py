@@ -47,13 +47,26 @@ class Harness:
         return result
 
 
-@pytest.fixture
-async def epoched(data_dir: Path) -> Harness:
+async def _epoch(data_dir: Path) -> Harness:
     h = Harness(data_dir)
     await h.call("load_data", {"files": FILES})
     await h.call("bandpass_filter", {"l_freq": 8, "h_freq": 30})
     await h.call("resample_data", {"sfreq": 125})  # half the samples: the folds fit faster
     await h.call("epoch_data", {"tmin": 0.5, "tmax": 2.5})
+    return h
+
+
+@pytest.fixture(scope="module")
+def epoched_state(data_dir: Path) -> object:
+    """The six recordings loaded, filtered and epoched once per module (3-6 s a test before):
+    the tests below only read the epochs (cross_validate commits nothing to the study)."""
+    return asyncio.run(_epoch(data_dir)).study.state
+
+
+@pytest.fixture
+def epoched(data_dir: Path, epoched_state: object) -> Harness:
+    h = Harness(data_dir)
+    h.study.state = epoched_state  # type: ignore[assignment]
     return h
 
 

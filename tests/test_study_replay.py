@@ -247,27 +247,44 @@ async def test_a_replay_failing_in_an_unexpected_way_keeps_what_it_rebuilt(
 
 
 async def test_a_stop_while_the_agent_restores_keeps_the_saved_study(
-    data_dir: Path, scripted_server
+    data_dir: Path, scripted_server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The agent's first EEG tool call replays a resumed study; the user stops the run then: the
-    conversation still saves the study's log, and the next turn restores it."""
+    conversation still saves the study's log, and the next turn restores it.
+
+    The replay is held at its start until the Stop has landed, so the Stop always comes during
+    the replay; the log is short, so the next turn's replay ends well within the tool's 30 s
+    (a 20-step log took 9 s at load 8, and at load 15-20 get_study_state ran out of its limit
+    and left the study pending: this test failed so twice)."""
+    import threading
+
+    from brainchat.eeg.study import replay as replay_module
     from brainchat.session import Session, Snapshot
     from brainchat.settings import Settings
     from brainchat.testing.scripted_server import Call, Text, ToolCalls
 
     from support import collect, spec, wait_until
 
+    started, go, real = threading.Event(), threading.Event(), replay_module.replay
+
+    def held(*args: object) -> object:
+        started.set()
+        go.wait(120)  # never hangs the suite
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay_module, "replay", held)
     srv = scripted_server
     session = Session(Settings(function_call_model=spec(srv, "fc"), answer_model=spec(srv, "ans"),
                                default_mode="agent", data_dir=data_dir))  # fmt: skip
-    log = filtered_log(20)
+    log = filtered_log(2)
     session.restore(Snapshot(study=log))  # what ui/resume.restore hands over for a resumed thread
     srv.queue("fc", ToolCalls([Call("get_study_state", {})]))  # stopped in this call: no answer
     task = asyncio.create_task(collect(session.ask("what is in my study?")))
-    await wait_until(session.study._lock.locked, what="the replay to start")
+    await wait_until(started.is_set, timeout=120, what="the replay to start")
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     assert list(session.snapshot().study) == log
+    go.set()  # the stopped replay's thread sees its stop flag and ends without committing
     await session.study.settled()
     srv.queue("fc", ToolCalls([Call("get_study_state", {})]), Text("That is the study."))
     srv.queue("ans", Text("state"))

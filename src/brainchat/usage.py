@@ -95,6 +95,9 @@ class UsageLedger:
         self.specs = specs
         self.names = {**(names or {}), **{role: spec.name for role, spec in specs.items()}}
         self.rows: dict[str, RoleStats] = {}  # running totals; cost is filled in by stats()
+        # per role: every call's own time to its first token, summed (agent/pace.py's speed; a
+        # row's `ttft` is the first call's alone, and a cold first reply is not every reply's)
+        self.waited: dict[str, float] = {}
 
     def row(self, role: str) -> RoleStats:
         if role not in self.rows:
@@ -119,6 +122,7 @@ class UsageLedger:
         row.output_tokens += output_tokens
         row.estimated = row.estimated or estimated
         row.seconds += seconds
+        self.waited[role] = self.waited.get(role, 0.0) + (ttft or 0.0)
         if row.ttft is None and ttft is not None:
             row.ttft = ttft
 

@@ -42,6 +42,12 @@ MODEL_VARS = ("CHAT_MODEL", "AGENT_FUNCTION_CALL_MODEL", "AGENT_ANSWER_MODEL", "
               "OPENAI_BASE_URL", "OPENAI_MODEL", "DEEPSEEK_API_KEY", "DEFAULT_MODE", "MCP_CONFIG")  # fmt: skip
 
 
+# How long a page waits for a condition (a selector, a function) unless a test says otherwise: far
+# above what any step takes, so only a broken app waits it out. At 20 s, waits ran out at load 6-8
+# (the suite's own workers beside other work): "Second answer." and a download in CI.
+WAIT_MS = 60_000
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -185,12 +191,14 @@ def watch_runs(browser: Any) -> None:
 
     def page(*args: Any, **kw: Any) -> Any:
         made = new_page(*args, **kw)
+        made.set_default_timeout(WAIT_MS)
         made.add_init_script(RUN_WATCH)
         made.context.add_init_script(RUN_WATCH)  # its own context: later pages in it count too
         return made
 
     def context(*args: Any, **kw: Any) -> Any:
         made = new_context(*args, **kw)
+        made.set_default_timeout(WAIT_MS)
         made.add_init_script(RUN_WATCH)
         return made
 
@@ -200,7 +208,6 @@ def watch_runs(browser: Any) -> None:
 def open_chat(browser: Any, url: str) -> Any:
     """A new page on a fresh conversation, once the input is ready."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
     page.goto(url)
     page.wait_for_selector("#chat-input")
     page.wait_for_selector("text=/brainchat is (ready|not ready)/")  # the session has started
@@ -212,7 +219,7 @@ def send(page: Any, text: str) -> None:
     page.click("#chat-submit")
 
 
-def wait_idle(page: Any, timeout: float = 30_000) -> None:
+def wait_idle(page: Any, timeout: float = WAIT_MS) -> None:
     """Wait until the run the test started has ended: a run this page saw end (Chainlit's
     `task_end`) since the last `wait_idle`, then the stop button gone and the submit button back."""
     if page.evaluate("() => window.__bcRunsEnded") is None:
@@ -266,7 +273,7 @@ def pick_mode(page: Any, name: str, answer: str | None = "Switch to Agent") -> N
         page.get_by_role("button", name=answer).click()
         if answer != "Switch to Agent":
             return
-    deadline = time.time() + 20
+    deadline = time.time() + WAIT_MS / 1000
     while page.locator(said).count() <= before and time.time() < deadline:
         page.wait_for_timeout(100)
     assert page.locator(said).count() > before, f"no '{name} mode is on' after picking {name}"
@@ -314,7 +321,7 @@ def show_setting(page: Any, widget_id: str) -> None:
     tabs = page.locator("#chat-settings [role=tab]")
     for i in range(tabs.count()):
         tabs.nth(i).click()
-        expect(tabs.nth(i)).to_have_attribute("data-state", "active")
+        expect(tabs.nth(i)).to_have_attribute("data-state", "active", timeout=WAIT_MS)
         if box.count():
             return
     raise AssertionError(f"no section of the settings panel shows #{widget_id}")

@@ -48,7 +48,7 @@ class ChainlitSocket:
         auth = {"clientType": "webapp", "sessionId": self.session_id, "threadId": thread_id,
                 "userEnv": "{}", "chatProfile": None}  # fmt: skip
         await self.sio.connect(url, headers=headers, auth=auth, transports=[transport],
-                               socketio_path=SOCKET_PATH, wait_timeout=10)  # fmt: skip
+                               socketio_path=SOCKET_PATH, wait_timeout=60)  # fmt: skip
 
     @property
     def thread_id(self) -> str | None:
@@ -58,7 +58,7 @@ class ChainlitSocket:
                 return str(json.loads(data)["thread_id"])
         return None
 
-    async def wait_thread_id(self, timeout: float = 30) -> str:
+    async def wait_thread_id(self, timeout: float = 60) -> str:
         """The thread id; Chainlit sends first_interaction after its own thread write, which on a
         loaded machine can come after the turn's answer."""
         async with asyncio.timeout(timeout):
@@ -69,7 +69,7 @@ class ChainlitSocket:
     def text(self) -> str:
         return "\n".join(data for _, data in self.events)
 
-    async def wait_for(self, needle: str, timeout: float = 30) -> None:
+    async def wait_for(self, needle: str, timeout: float = 60) -> None:
         """Wait until some received event contains `needle`."""
         async with asyncio.timeout(timeout):
             while needle not in self.text():

@@ -19,7 +19,7 @@ from sqlalchemy import inspect, text
 from brainchat.store.config import async_url, sqlite_url
 from brainchat.store.database import make_engine
 from brainchat.testing.scripted_server import Text
-from conftest import open_settings, pick_mode, save_settings, screenshot, send, wait_idle
+from conftest import WAIT_MS, open_settings, pick_mode, save_settings, screenshot, send, wait_idle
 
 pytestmark = pytest.mark.browser
 # Not key-shaped: only `redact.remember` (the key a user typed) can keep it out of logs and pages.
@@ -59,7 +59,7 @@ def database_dump(env: dict[str, str], home: Path, only: str | None = None) -> s
 def open_page(browser: Any, url: str, frames: list[str]) -> Any:
     """A new conversation, recording every websocket frame the page receives."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(WAIT_MS)
     page.on("websocket", lambda ws: ws.on("framereceived", lambda data: frames.append(str(data))))
     page.goto(url)
     page.wait_for_selector("#chat-input")

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from brainchat.testing.scripted_server import Text
-from conftest import ROOT, send, spec
+from conftest import ROOT, WAIT_MS, send, spec
 
 pytestmark = pytest.mark.browser
 ANSWER = "Alpha is 8-12 Hz."
@@ -36,7 +36,7 @@ def watched_page(browser: Any, url: str) -> tuple[Any, dict[str, list[Any]]]:
     context.on("response", lambda r: r.status >= 400 and seen["failed"].append((r.url, r.status)))
     context.on("console", lambda m: seen["console"].append(f"{m.type}: {m.text} {m.location}"))
     page = context.new_page()
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(WAIT_MS)
     page.goto(url)
     page.wait_for_selector("text=/brainchat is (ready|not ready)/")  # the session has started
     return page, seen

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from brainchat.testing.scripted_server import Text
-from conftest import open_chat, send, spec, wait_idle
+from conftest import WAIT_MS, open_chat, send, spec, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -71,7 +71,7 @@ def test_a_page_on_another_port_cannot_read_or_open_the_socket(
 ):
     context = browser.new_context()  # the user has the app open in the same browser
     own = context.new_page()
-    own.set_default_timeout(20_000)
+    own.set_default_timeout(WAIT_MS)
     own.goto(app)
     own.wait_for_selector("text=/brainchat is (ready|not ready)/")
     page = context.new_page()

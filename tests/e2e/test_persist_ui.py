@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
-from conftest import ROOT, expand_all_steps, open_chat, pick_mode, send, spec, wait_idle
+from conftest import ROOT, WAIT_MS, expand_all_steps, open_chat, pick_mode, send, spec, wait_idle
 
 pytestmark = pytest.mark.browser
 THREAD = re.compile(r"/thread/([0-9a-f-]{36})")
@@ -45,7 +45,7 @@ def thread_id(page: Any) -> str:
 def reopen(browser: Any, url: str, tid: str) -> Any:
     """A new browser page on the app; the thread is picked in the sidebar, as a user would."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(WAIT_MS)
     page.goto(url)
     page.wait_for_selector("#chat-input")
     page.click(f"#thread-{tid} a")
@@ -150,7 +150,7 @@ def test_password_login_refuses_a_wrong_password_and_logs_out(model_server, app_
     add_user(tmp_path, env, "ana", "correct horse battery")
     url = app_factory(env, home=tmp_path)
     page = browser.new_page()
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(WAIT_MS)
     page.goto(url)
     page.fill("#email", "ana")
     page.fill("#password", "wrong horse battery")

@@ -198,7 +198,7 @@ def test_with_accounts_an_upload_lands_in_the_users_own_folder_once(
     import subprocess
     import sys
 
-    from conftest import ROOT
+    from conftest import ROOT, WAIT_MS
 
     env = {"AGENT_FUNCTION_CALL_MODEL": spec(model_server, "fc-m"), "BRAINCHAT_AUTH": "password"}
     subprocess.run([sys.executable, "-m", "brainchat.cli", "users", "add", "ana"],
@@ -206,7 +206,7 @@ def test_with_accounts_an_upload_lands_in_the_users_own_folder_once(
                    env={**os.environ, "BRAINCHAT_DATA_DIR": str(tmp_path / "data"), **env})  # fmt: skip
     url = app_factory(env, home=tmp_path)
     page = browser.new_page()
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(WAIT_MS)
     page.goto(url)
     page.fill("#email", "ana")
     page.fill("#password", "correct horse battery")

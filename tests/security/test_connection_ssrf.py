@@ -166,24 +166,40 @@ async def said_after(
             await asyncio.sleep(0.05)
 
 
+async def turn_over(client: ChainlitSocket, before: int, timeout: float = 60) -> str:
+    """The text of the events after `before`, once a run ended after it and none runs now (the
+    last task event is a `task_end`). Each step waits so for its own turn: a `task_end` alone may
+    be an earlier turn's, arriving late on a loaded machine (the /connect turn's once came after
+    "Connected", was taken for the save's, and the save's for the question's answer)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        names = [event for event, _ in client.events]
+        tasks = [n for n in names if n in ("task_start", "task_end")]
+        if "task_end" in names[before:] and tasks[-1] == "task_end":
+            return "\n".join(f"{event} {data}" for event, data in client.events[before:])
+        assert loop.time() < deadline, f"no turn ended within {timeout:g} s: {names}"
+        await asyncio.sleep(0.05)
+
+
 async def connect(client: ChainlitSocket, name: str, url: str, key: str = "") -> str:
-    """Submit the "Add a model connection" form; the app's answer."""
+    """Submit the "Add a model connection" form; the app's answer, once its turn has ended."""
     before = len(client.events)
     await client.add_connection(name, url, key)
     said = await said_after(client, before, "Connection not added", "Connected `")
     if "Connection not added" in said:  # the form is offered again: left unanswered, it closes
-        said = await said_after(client, before, "closed after no answer")
-    return said
+        await said_after(client, before, "closed after no answer")
+    return await turn_over(client, before)
 
 
 async def pick_and_ask(client: ChainlitSocket, label: str, text: str) -> str:
     """Pick `label` as the chat model, then ask; what the turn said."""
     before = len(client.events)
     await client.sio.emit("chat_settings_change", {"chat_model": label})
-    await said_after(client, before, "task_end")  # the save's answer
+    await turn_over(client, before)  # the save's answer
     before = len(client.events)
     await client.send(text)
-    return await said_after(client, before, "task_end", timeout=60)
+    return await turn_over(client, before)
 
 
 SPELLINGS = [  # 127.0.0.1 as a URL may spell it (before the fix each reached it, or crashed the save)

@@ -38,13 +38,17 @@ def default_reserve(limit: float) -> float:
     return min(limit * 0.2, 15.0)
 
 
-def measured(row: Any) -> Speed | None:
-    """A usage row's speed: output tokens over the time after the first token."""
+def measured(row: Any, waited: float | None = None) -> Speed | None:
+    """A usage row's speed: output tokens over the time after each call's first token.
+
+    `waited` is the row's calls' times to first token summed (UsageLedger.waited); without it
+    the first call's stands for every call's (#22: a cold first reply then made a slow model
+    look ten times faster and its answer was cut)."""
     if row is None or row.output_tokens < MIN_MEASURED or row.seconds <= 0:
         return None
-    ttft = row.ttft or 0.0
-    writing = max(row.seconds - ttft * row.calls, row.seconds * 0.1)
-    return Speed(row.output_tokens / writing, ttft)
+    waited = (row.ttft or 0.0) * row.calls if waited is None else waited
+    writing = max(row.seconds - waited, row.seconds * 0.1)
+    return Speed(row.output_tokens / writing, waited / row.calls)
 
 
 def answer_speed(d: Deps, ctx: RunContext) -> Speed | None:
@@ -53,7 +57,8 @@ def answer_speed(d: Deps, ctx: RunContext) -> Speed | None:
     fc, ans = d.specs.get("function_call"), d.specs.get("answer")
     key = habits.model_key(ans)
     same = key is not None and key == habits.model_key(fc)
-    if same and (speed := measured(ctx.usage.rows.get("function_call"))) is not None:
+    fc_waited = ctx.usage.waited.get("function_call")  # #22: each call's own wait
+    if same and (speed := measured(ctx.usage.rows.get("function_call"), fc_waited)) is not None:
         return speed
     known = habits.recall(ans)
     if isinstance(known.get("answer_tps"), int | float) and known["answer_tps"] > 0:
@@ -106,7 +111,7 @@ def facts_instead(d: Deps, ctx: RunContext) -> AgentState | None:
 
 def remember_speed(d: Deps, ctx: RunContext) -> None:
     """After an answer: the answer model's speed, for the next runs' reserve."""
-    speed = measured(ctx.usage.rows.get("answer"))
+    speed = measured(ctx.usage.rows.get("answer"), ctx.usage.waited.get("answer"))
     if speed is not None:
         habits.remember(
             d.specs.get("answer"), answer_tps=round(speed.tps, 2), answer_ttft=round(speed.ttft, 2)
