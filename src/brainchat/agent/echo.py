@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from brainchat.agent.state import ToolLedger
 
@@ -31,16 +32,36 @@ def echoed(answer: str, instructions: Iterable[str]) -> str | None:
 
 
 def facts_answer(ledger: ToolLedger, why: str) -> str:
-    """brainchat's own answer from the ledger: each successful call's first line, each failure."""
+    """brainchat's own answer from the ledger: each successful call's first line (a search's
+    sources by title and address), each failure; a result repeated by identical calls once."""
     lines = [f"brainchat writes this answer itself: {why}. What this run shows:", ""]
+    blocks: dict[tuple[str, ...], int] = {}
     for e in ledger.entries:
         if e.status == "success":
-            lines += _result_lines(e.name, e.result)
+            block = tuple(_sources_lines(e.name, e.sources) or _result_lines(e.name, e.result))
         elif e.status in ("error", "refused", "skipped"):
-            lines.append(f"- {e.name} {e.status}: {(e.error or '')[:200]}")
+            block = (f"- {e.name} {e.status}: {(e.error or '')[:200]}",)
+        else:
+            continue
+        blocks[block] = blocks.get(block, 0) + 1
+    for block, times in blocks.items():
+        again = f" (the same, {times} times)" if times > 1 else ""
+        lines += [block[0] + again, *block[1:]]
     if not any(e.status == "success" for e in ledger.entries):
         lines.append("- No tool call succeeded, so nothing was gathered.")
     return "\n".join(lines)
+
+
+def _sources_lines(name: str, sources: list[dict[str, Any]]) -> list[str]:
+    """A search's results by title and address, without [n] markers: this answer cites
+    nothing, it names what was found."""
+    if not sources:
+        return []
+    out = [f"- {name}: {len(sources)} result(s):"]
+    for s in sources[:LISTED]:
+        url = f" ({str(s.get('url'))[:200]})" if s.get("url") else ""
+        out.append(f"  - {str(s.get('title') or 'untitled')[:160]}{url}")
+    return out
 
 
 LISTED = 12  # items of a list result kept (a 1.5B run's facts named no file of its listing)
