@@ -187,3 +187,41 @@ async def test_a_made_up_baseline_outside_the_epoch_is_left_out_and_said(scripte
         "epoch and the request asks for no baseline correction, so it was left out (no baseline "
         "correction)."
     )
+
+
+# the 1.5B model's epoch_data call on quiet cores (bench/README, 25 Nov 08:36, all 3 runs): a
+# rejection threshold of 2 µV nobody asked for, which dropped every epoch
+TINY_REJECT = fenced(
+    "epoch_data",
+    {"tmin": 0.5, "tmax": 2.5, "events": ["left_hand", "right_hand"], "baseline": None,
+     "reject_uv": 2.0},
+)  # fmt: skip
+
+
+async def test_a_made_up_tiny_rejection_threshold_is_left_out_and_said(scripted_server, study):
+    s = scripted_server
+    s.queue("fc", Text(LOAD), Text(BANDPASS), Text(TINY_REJECT), Text("Done."))
+    s.queue("ans", Text("Epoched."))
+    events = await collect(agent(s, study).run(PIPELINE))
+    (ran,) = epochs_of(events)
+    assert ran.status == "success" and study.state.stage == "epoched", ran
+    started = [e for e in of(events, "tool_call_started") if e.name == "epoch_data"]
+    assert "reject_uv" not in started[0].args
+    (notice,) = [n for n in of(events, "notice") if "reject_uv" in n.message]
+    assert "reject_uv 2 µV would drop every epoch" in notice.message
+    assert "left out (no rejection)" in notice.message
+
+
+async def test_an_asked_for_tiny_threshold_runs_and_its_error_says_what_to_write(
+    scripted_server, study
+):
+    s = scripted_server
+    asks = PIPELINE.replace("epoch 0.5-2.5 s", "epoch 0.5-2.5 s, rejecting epochs above 2 µV")
+    s.queue("fc", Text(LOAD), Text(BANDPASS), Text(TINY_REJECT), Text("Done."))
+    s.queue("ans", Text("No epochs."))
+    events = await collect(agent(s, study).run(asks))
+    (failed,) = epochs_of(events)
+    assert failed.status == "error"
+    assert "reject_uv=2 µV dropped all" in failed.error
+    assert "typical thresholds are 100-200 µV" in failed.error
+    assert "raise reject_uv or leave it out" in failed.error

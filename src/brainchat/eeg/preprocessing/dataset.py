@@ -76,7 +76,13 @@ def make_epochs(
         sessions += [rec.session] * len(ep)
         info = ep.info
     if not xs or sum(len(x) for x in xs) == 0:
-        raise ToolException("no epochs left (all rejected?); raise reject_uv or remove it")
+        why = (
+            f"reject_uv={reject_uv:g} µV dropped all {dropped} epoch(s) (EEG peak-to-peak is "
+            "usually 50-150 µV; typical thresholds are 100-200 µV)"
+            if reject_uv
+            else "the recordings have no epochs of these events"
+        )
+        raise ToolException(f"no epochs left: {why}; raise reject_uv or leave it out")
     y = np.concatenate(ys)
     return EpochSet(
         np.concatenate(xs),

@@ -209,8 +209,9 @@ def repair_epoch_args(args: dict[str, Any], question: str = "") -> tuple[dict[st
     user's request asks for no baseline: the model made it up (the 1.5B model sent [0.0, 0.5],
     then [0.0, 0.0], for 'epoch 0.5-2.5 s', and never the corrected call), and it cannot be
     applied to that epoch, so it is left out. Anything else is left for the check."""
+    args, notes = _repaired_reject(args, question)
     if "baseline" not in args:
-        return args, []
+        return args, notes
     fixed, note = _repaired_baseline(args["baseline"])
     if not note and "baseline" not in question.lower() and _outside(fixed, args):
         note = (
@@ -218,7 +219,31 @@ def repair_epoch_args(args: dict[str, Any], question: str = "") -> tuple[dict[st
             "baseline correction, so it was left out (no baseline correction)"
         )
         fixed = None
-    return ({**args, "baseline": fixed}, [note]) if note else (args, [])
+    return ({**args, "baseline": fixed}, [note, *notes]) if note else (args, notes)
+
+
+REJECT_FLOOR_UV = 20.0  # no EEG epoch's peak-to-peak is this small: a lower limit drops them all
+REJECT_WORDS = ("reject", "artifact", "artefact", "threshold", "peak", "µv", "uv")
+
+
+def _repaired_reject(args: dict[str, Any], question: str) -> tuple[dict[str, Any], list[str]]:
+    """A `reject_uv` under REJECT_FLOOR_UV that the request never asked for: the model made it up
+    (the 1.5B model sent 2.0 for 'epoch 0.5-2.5 s', and every epoch was dropped), so it is left
+    out. Asked for, it stays, and the tool's error says what to write."""
+    value = args.get("reject_uv")
+    low = question.lower()
+    if (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and 0 < value < REJECT_FLOOR_UV
+        and not any(word in low for word in REJECT_WORDS)
+    ):
+        note = (
+            f"reject_uv {value:g} µV would drop every epoch (EEG peak-to-peak is far larger) and "
+            "the request asks for no rejection, so it was left out (no rejection)"
+        )
+        return {k: v for k, v in args.items() if k != "reject_uv"}, [note]
+    return args, []
 
 
 def _outside(baseline: Any, args: dict[str, Any]) -> bool:
