@@ -305,3 +305,53 @@ document.addEventListener(
     });
   }).observe(document.documentElement, { subtree: true, childList: true, attributes: true, attributeFilter: ["src"] });
 })();
+
+// brainchat: a draft in the message box survives Chainlit building a new box. The conversation's
+// first interaction (a message, or answering the Agent switch question) makes Chainlit load the
+// thread list and then move the page to /thread/<id>, which mounts a new, empty message box:
+// whatever the user typed while the list loaded (seconds on a busy server) was gone. The old box
+// keeps its text after it leaves the page (a sent message empties it first), so that text is put
+// into the new box when the page stayed or made that first move; never when the user opened
+// another conversation (a click on a thread link or New chat just before).
+(() => {
+  "use strict";
+  const INPUT = "chat-input";
+  let box = null;
+  let path = window.location.pathname;
+  let leftAt = -Infinity; // when the user last clicked to open another conversation
+
+  function isThread(p) {
+    return /\/thread\/[^/]+\/?$/.test(p);
+  }
+
+  function put(into, text) {
+    // the textarea's own setter, then an input event: React's onChange takes the text as typed
+    const setter = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value").set;
+    setter.call(into, text);
+    into.dispatchEvent(new Event("input", { bubbles: true }));
+  }
+
+  function check() {
+    const now = document.getElementById(INPUT);
+    if (!(now instanceof HTMLTextAreaElement) || now === box) return;
+    const old = box;
+    const before = path;
+    box = now;
+    path = window.location.pathname;
+    const draft = old ? old.value : "";
+    if (!draft || now.value || performance.now() - leftAt < 10000) return;
+    if (before === path || (!isThread(before) && isThread(path))) put(now, draft);
+  }
+
+  document.addEventListener(
+    "click",
+    (e) => {
+      const at = e.target instanceof Element ? e.target : null;
+      if (at && at.closest('a[href*="/thread/"], #new-chat-button, #new-chat-dialog #confirm')) {
+        leftAt = performance.now();
+      }
+    },
+    true,
+  );
+  new MutationObserver(check).observe(document.documentElement, { subtree: true, childList: true });
+})();

@@ -210,3 +210,47 @@ def test_destructive_tool_waits_for_approval_then_runs_or_is_refused(model_serve
     assert "did not approve" in str(tool_msgs[-1].get("content"))
     expand_all_steps(page)
     page.close()
+
+
+def test_a_draft_typed_right_after_the_switch_survives_the_move_to_the_threads_page(
+    model_server, app, browser
+):
+    """Answering the switch question is the conversation's first interaction: Chainlit fetches
+    the thread list, then moves the page to /thread/<id>, which builds a new message box. A
+    user who types while the list loads (slow under load: CI saw 60 s of a disabled send
+    button) lost the draft; it is kept and can be sent."""
+    page = open_chat(browser, app)
+    held: list = []
+    page.route("**/project/threads", lambda route: held.append(route))  # the list loads slowly
+    pick_mode(page, "Agent")
+    assert page.url.rstrip("/") == app and held  # still on the start page, the list pending
+    draft = "Which bands separate eyes-open from eyes-closed?"
+    page.fill("#chat-input", draft)
+    old_box = page.locator("#chat-input").element_handle()
+    for route in held:
+        route.continue_()
+    page.unroute("**/project/threads")
+    page.wait_for_url(re.compile(r"/thread/"))
+    page.wait_for_function("box => !box.isConnected", arg=old_box)  # a new message box
+    page.wait_for_function(
+        "draft => document.getElementById('chat-input')?.value === draft", arg=draft
+    )
+    model_server.queue("fc-m", Text("No tools needed."))
+    model_server.queue("ans-m", Text("Alpha rises with eyes closed."))
+    page.click("#chat-submit")  # the send button works with the kept draft
+    page.wait_for_selector("text=Alpha rises with eyes closed.")
+    wait_idle(page)
+    sent = model_server.requests_for("fc-m")[-1].messages
+    assert any(draft in str(m.get("content")) for m in sent), sent
+    assert page.input_value("#chat-input") == ""  # sent: not restored again
+    thread = page.url
+    # a draft stays where it was typed when the user opens another conversation
+    page.click("#new-chat-button")
+    page.get_by_role("button", name="Confirm").click()
+    page.wait_for_selector("text=/brainchat is ready/")
+    page.fill("#chat-input", "a draft for the new conversation")
+    page.locator(f"a[href$='{thread.split('/thread/')[1]}']").first.click()
+    page.wait_for_url(thread)
+    page.wait_for_selector("text=Alpha rises with eyes closed.")
+    assert page.input_value("#chat-input") == ""
+    page.close()
