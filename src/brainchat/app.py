@@ -37,6 +37,7 @@ connect.install()  # a user's keys are masked in their own output, not as an ora
 uploads.install(load_settings())  # Chainlit's upload size bound never below brainchat's
 upload_route.install(load_settings())  # uploads streamed to disk; size and quota kept as they come
 files_folder.install()  # this process's own upload folder: stopping another never deletes it
+mcp_plug.install()  # a plug-button server's question mid-call is a form, as a configured one's
 runtime.install()  # C asyncio tasks, a quieter GC: less CPU per turn (bench/concurrency.py)
 
 

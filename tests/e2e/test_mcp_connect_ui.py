@@ -23,6 +23,8 @@ from mcp_servers.study_notes import PROTOCOL
 pytestmark = pytest.mark.browser
 PLUG = "#message-composer button:has(> svg.lucide-plug)"  # the MCP button in the message bar
 DIALOG = "#mcp-servers"
+FORM = "#brainchat-elicitation-form"
+ELICIT_LAB = ROOT / "tests" / "mcp_servers" / "elicit_lab.py"
 STEP_BODY = "xpath=ancestor::div[starts-with(@id, 'step-')][1]"  # a step title's whole step
 ALLOWED = re.compile(r"allowed_urls = \[[^\]]*\]")
 
@@ -40,15 +42,23 @@ def notes_url():
 
 
 @pytest.fixture(scope="module")
+def elicit_url():
+    with http_lab("--http", ELICIT_LAB) as url:  # its tools ask the user mid-call
+        yield url
+
+
+@pytest.fixture(scope="module")
 def dead_url() -> str:
     return f"http://127.0.0.1:{free_port()}/mcp"  # nothing listens there
 
 
 @pytest.fixture(scope="module")
-def app(model_server, app_factory, tmp_path_factory, lab_url, notes_url, dead_url):
+def app(model_server, app_factory, tmp_path_factory, lab_url, notes_url, dead_url, elicit_url):
     root = tmp_path_factory.mktemp("approot")
     (root / ".chainlit").mkdir()
-    origins = [re.match(r"http://[^/]+", u).group(0) for u in (lab_url, notes_url, dead_url)]
+    origins = [
+        re.match(r"http://[^/]+", u).group(0) for u in (lab_url, notes_url, dead_url, elicit_url)
+    ]
     config = (ROOT / ".chainlit" / "config.toml").read_text()
     assert len(ALLOWED.findall(config)) == 1, "the repo config has one user-server allowlist"
     config = ALLOWED.sub(f"allowed_urls = {origins!r}".replace("'", '"'), config)
@@ -207,4 +217,38 @@ def test_a_connected_servers_prompts_are_commands_and_its_resources_attach(
     wait_idle(page)
     users = [m for m in model_server.requests_for("fc-m")[-1].messages if m["role"] == "user"]
     assert users[-1]["content"].startswith("Summarise subject S03 in a short style")
+    page.close()
+
+
+def test_a_connected_server_asks_its_question_in_a_form_and_gets_the_answer(
+    model_server, app, browser, elicit_url
+):
+    """Chainlit opens a plug-button server's session itself: brainchat still declares form
+    elicitation there and routes the server's question to the run whose call is open."""
+    page = open_chat(browser, app)
+    pick_mode(page, "Agent")
+    connect(page, "registry", elicit_url)
+    page.wait_for_selector("text=/MCP server registry connected/")
+    close_dialog(page)
+    result = "registered Ada <ada@example.org>, 36 y, 70 kg, consent=True"
+    model_server.queue("fc-m", ToolCalls([Call("register_participant", {})]), Text("Enough."))
+    model_server.queue("ans-m", Text("Ada is registered with your server."))
+    send(page, "Register the participant on my server")
+    approve_for_conversation(page, "register_participant")
+    form = page.locator(FORM)
+    form.wait_for(timeout=90_000)
+    body = page.inner_text("body")
+    assert "MCP server registry asks" in body and "Who is the participant?" in body
+    form.get_by_label("Name *").fill("Ada")
+    form.get_by_label("Email *").fill("ada@example.org")
+    form.get_by_label("Age *").fill("36")
+    form.get_by_label("Consent *").check()
+    form.locator("#elicit_accept").click()
+    page.wait_for_selector("text=Ada is registered with your server.", timeout=90_000)
+    wait_idle(page)
+    assert page.locator(FORM).count() == 0
+    told = [m for m in model_server.requests_for("ans-m")[-1].messages if result in str(m)]
+    assert told  # the server's result, made of the answers, reached the answer model
+    expand_all_steps(page)
+    page.wait_for_selector(f"text={result}")
     page.close()

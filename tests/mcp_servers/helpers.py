@@ -37,11 +37,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_lab(mode: str = "--http") -> Iterator[str]:
-    """Run the test server over streamable HTTP (or SSE) on a free port; yield its URL."""
+def http_lab(mode: str = "--http", script: Path = EEG_LAB) -> Iterator[str]:
+    """Run a test server (the EEG lab unless `script` names another) over streamable HTTP (or
+    SSE) on a free port; yield its URL."""
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(EEG_LAB), mode, str(port)],
+        [sys.executable, str(script), mode, str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

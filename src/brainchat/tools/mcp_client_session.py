@@ -1,6 +1,7 @@
 """The ClientSession brainchat opens to a configured server: it tells the server when a request
 is given up, answers a server's questions (elicitation) beside its receive loop, and declares
-form-mode elicitation only."""
+form-mode elicitation only. A server the user plugs in gets the same session (`PluggedSession`),
+though Chainlit opens it."""
 
 from __future__ import annotations
 
@@ -8,9 +9,13 @@ import asyncio
 import contextlib
 from typing import Any
 
-from mcp import ClientSession, types
+import mcp
+from mcp import types
 
-from brainchat.tools.mcp_elicit_route import elicit_aside
+# the class itself, not `mcp.ClientSession`, which `use_for_plugged_servers` replaces
+from mcp.client.session import ClientSession
+
+from brainchat.tools.mcp_elicit_route import Elicitations, elicit_aside
 
 
 class CancellingSession(ClientSession):
@@ -46,3 +51,39 @@ def _form_elicitation_only(request: Any) -> None:
     if isinstance(root, types.InitializeRequest) and root.params.capabilities.elicitation:
         form = types.ElicitationCapability(form=types.FormElicitationCapability())
         root.params.capabilities.elicitation = form
+
+
+class PluggedSession(CancellingSession):
+    """The session of a server the user connects with the plug button (#25 elicit).
+
+    Chainlit opens it (`chainlit.server.connect_mcp` builds `mcp.ClientSession(...,
+    sampling_callback=None)`, looked up at each connect) and passes no elicitation callback, so
+    the server would be told the client cannot ask the user. Made with none, this session
+    declares form elicitation and routes a question, like a configured server's, to the run
+    whose call is open (`elicitations`; brainchat names the server at connect). Until a call is
+    open, a question gets `cancel`.
+    """
+
+    def __init__(  # ClientSession's own order: a positional caller gets the same meaning
+        self,
+        read_stream: Any,
+        write_stream: Any,
+        read_timeout_seconds: Any = None,
+        sampling_callback: Any = None,
+        elicitation_callback: Any = None,
+        *args: Any,
+        **kwargs: Any,
+    ) -> None:
+        self.elicitations: Elicitations | None = None
+        if elicitation_callback is None:
+            self.elicitations = elicitation_callback = Elicitations("(plugged)")
+        super().__init__(read_stream, write_stream, read_timeout_seconds, sampling_callback,
+                         elicitation_callback, *args, **kwargs)  # fmt: skip
+
+
+def use_for_plugged_servers() -> None:
+    """From now on `mcp.ClientSession` (the name Chainlit's plug button looks up when it
+    connects) is PluggedSession. A library attribute is replaced because Chainlit offers no hook
+    for the session it builds; the subclass changes nothing for a caller that passes its own
+    elicitation callback."""
+    mcp.ClientSession = PluggedSession  # type: ignore[misc]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import contextvars
 import hashlib
 import json
@@ -275,18 +276,20 @@ async def tools_from_session(
     """
     mcp_tools = await list_all_tools(session)
     names = assign_names({server_name: [t.name for t in mcp_tools]}, reserved_names)
+    asking = _question_route(session, server_name)
 
     async def call(
         tool: str, args: dict[str, Any], seconds: float, progress: ProgressFn | None = None
     ) -> types.CallToolResult:
         try:
-            async with asyncio.timeout(seconds):
-                return await session.call_tool(
-                    tool,
-                    args,
-                    read_timeout_seconds=timedelta(seconds=seconds),
-                    progress_callback=progress,
-                )
+            with asking(tool, seconds):  # #25 elicit: who answers the server's question now
+                async with asyncio.timeout(seconds):
+                    return await session.call_tool(
+                        tool,
+                        args,
+                        read_timeout_seconds=timedelta(seconds=seconds),
+                        progress_callback=progress,
+                    )
         except TimeoutError:
             raise ToolException(
                 f"MCP server '{server_name}', tool '{tool}' did not answer within {seconds:g} s"
@@ -316,6 +319,16 @@ async def tools_from_session(
         )
         for t in mcp_tools
     ]
+
+
+def _question_route(session: ClientSession, server_name: str) -> Callable[[str, float], Any]:
+    """`calling(tool, seconds)`: the run whose call is open answers the server's questions
+    (a plugged session, mcp_client_session.PluggedSession, routes them; another asks nobody)."""
+    route = getattr(session, "elicitations", None)
+    if route is None:
+        return lambda tool, seconds: contextlib.nullcontext()
+    route.server = server_name
+    return route.calling  # type: ignore[no-any-return]
 
 
 def _user_flags(mcp_tool: types.Tool, read_only: bool, destructive: bool) -> dict[str, bool]:

@@ -1,5 +1,5 @@
 """Servers the user connects with Chainlit's plug button: their tools, prompts and resources
-join this conversation, and leave with the server."""
+join this conversation, and leave with the server; their questions (elicitation) are forms."""
 
 from __future__ import annotations
 
@@ -7,8 +7,15 @@ from typing import Any
 
 import chainlit as cl
 
+from brainchat.tools.mcp_client_session import use_for_plugged_servers
 from brainchat.ui import commands
 from brainchat.ui.render import AUTHOR
+
+
+def install() -> None:
+    """A plug-button server may ask the user mid-call (elicitation), as a configured one does:
+    Chainlit opens its session as brainchat's PluggedSession."""
+    use_for_plugged_servers()
 
 
 async def connected(session: Any, name: str, client: Any) -> None:
