@@ -7,10 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,7 +23,7 @@ from brainchat.tools.mcp import McpHub
 from brainchat.tools.mcp_config import McpServerConfig
 from brainchat.tools.mcp_elicit import Form, Reply
 from brainchat.tools.mcp_elicit_route import answering
-from mcp_servers.helpers import free_port
+from mcp_servers.helpers import http_lab
 
 from support import collect, of, spec
 
@@ -36,30 +33,6 @@ PERSON = {"name": "Ada", "email": "ada@example.org", "age": "36", "consent": "ye
 
 def lab(**kwargs: Any) -> McpServerConfig:
     return McpServerConfig(name="elicit", command=sys.executable, args=[str(LAB)], **kwargs)
-
-
-@contextmanager
-def http_lab() -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(LAB), "--http", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 90  # a loaded machine starts it slowly
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None, "the elicit-lab HTTP server exited"
-                assert time.monotonic() < deadline, f"elicit-lab not on port {port} in 90 s"
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(10)
 
 
 class Scripted:
@@ -87,7 +60,7 @@ async def approve(name: str, args: dict[str, Any]) -> bool:
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_accepted_answers_reach_the_servers_tool(transport):
-    with http_lab() if transport == "http" else _nothing() as url:
+    with http_lab("--http", LAB) if transport == "http" else _nothing() as url:
         config = lab() if url is None else McpServerConfig(name="elicit", transport="http", url=url)
         async with McpHub([config]) as hub:
             asker = Scripted(Reply("accept", PERSON))
