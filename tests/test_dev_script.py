@@ -86,8 +86,8 @@ def test_dev_script_runs_the_tests_on_workers_unless_told_otherwise(fake_venv):
         "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup", "-q", "-rfE",
     ]  # fmt: skip
     fast = pytest_args(fake_venv, "--fast", "-q")
-    assert fast == ["-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup",
-                    "-m", "not browser and not slow", "-q"]  # fmt: skip
+    assert fast == ["-p", "no:cacheprovider", "-n", "3", "--dist", "loadgroup",
+                    "-m", "not browser and not slow", "-q"]  # fmt: skip  # no browsers: 3
     # the user's own worker count (or none: -n 0) replaces the default, in any spelling
     for own in (["-n", "0"], ["-n2"], ["--numprocesses", "3"], ["--numprocesses=auto"]):
         args = pytest_args(fake_venv, *own, "tests/test_cli.py")
@@ -95,3 +95,4 @@ def test_dev_script_runs_the_tests_on_workers_unless_told_otherwise(fake_venv):
     assert pytest_args(fake_venv, "-p", "no:xdist")[-2:] == ["-p", "no:xdist"]
     assert "-n" not in pytest_args(fake_venv, "-p", "no:xdist")
     assert pytest_args(fake_venv, BRAINCHAT_TEST_WORKERS="3")[2:4] == ["-n", "3"]
+    assert pytest_args(fake_venv, "--fast", BRAINCHAT_TEST_WORKERS="2")[2:4] == ["-n", "2"]
