@@ -584,6 +584,29 @@ async def test_success_limit_fires_at_the_defaults_and_continue_picks_up(
     assert "step(5)" in str(s.requests_for("ans")[1].messages[-1]["content"])
 
 
+async def test_a_request_that_names_a_pipeline_gets_a_round_for_each_step(
+    scripted_server, tmp_path: Path
+) -> None:
+    """#23's bench: six named steps (and the listing brainchat runs first) for a model that
+    calls one tool a round; at the default 5 successful rounds the run stopped before training
+    every time. Such a request may take its steps + 2, then the same limit answers."""
+    s = scripted_server
+    settings = Settings(function_call_model=spec(s, "fc"), answer_model=spec(s, "ans"),
+                        data_dir=tmp_path, search_backend="fixture",
+                        search_fixture=write_fixture(tmp_path / "fx.json"))  # fmt: skip
+    session = Session(settings, extra_tools=None)
+    session.set_mode("agent")
+    session.add_user_tools("steps", [note_tool("step", read_only=False)])
+    s.queue("fc", *[ToolCalls([Call("step", {"x": i})]) for i in range(8)])
+    s.queue("ans", Text("Eight steps are done."))
+    question = ("Load the first two files, band-pass 8-30 Hz, epoch 0.5-2.5 s, split by trial, "
+                "train CSP+LDA, test accuracy?")  # fmt: skip
+    events = await collect(session.ask(question))
+    assert len(s.requests_for("fc")) == 8  # 6 named steps + 2, not the default 5
+    assert of(events, "run_finished")[0].reason == "round_limit"
+    assert "8 successful tool rounds" in of(events, "notice")[-1].message
+
+
 @pytest.mark.scripted_lenient("the iteration limit stops the run before the model's queued rounds")
 async def test_iteration_limit_fires_at_the_defaults(scripted_server) -> None:
     s = scripted_server

@@ -71,7 +71,7 @@ async def test_the_same_step_after_the_study_changed_runs_again(scripted_server,
     again is a new step (the user may well want 8-30 Hz after 1-40 Hz)."""
     s = scripted_server
     other = fenced("bandpass_filter", {"l_freq": 1, "h_freq": 40})
-    s.queue("fc", Text(LOAD), Text(BANDPASS), Text(other), Text(BANDPASS))
+    s.queue("fc", Text(LOAD), Text(BANDPASS), Text(other), Text(BANDPASS), Text("Filtered."))
     s.queue("ans", Text("Filtered three times."))
     events = await collect(agent(s, study).run(ASKS_BASELINE))
     assert ran(events, "bandpass_filter") == ["success", "success", "success"]

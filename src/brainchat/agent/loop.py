@@ -7,7 +7,7 @@ from langgraph.runtime import Runtime
 from brainchat.agent.context import AgentContext, AgentState
 from brainchat.agent.exits import Exit
 from brainchat.agent.plan_run import PlanRun, plan_limits
-from brainchat.agent.policy import next_step
+from brainchat.agent.policy import next_step, request_limits
 from brainchat.events import Evaluation, emit
 
 
@@ -58,7 +58,7 @@ async def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> AgentSt
         verdict = outcome
     decision = next_step(
         run,
-        plan_limits(d.limits, plan_),
+        plan_limits(request_limits(d.limits, str(state["messages"][0].content)), plan_),
         round_,
         tool_rounds,
         verdict,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from brainchat.agent.state import LedgerEntry, RunContext, call_signature
@@ -59,6 +59,33 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+# The steps of an EEG pipeline a request may name, each one tool round for a model that calls
+# one tool a round (#23: "Load the first two files, band-pass 8-30 Hz, epoch 0.5-2.5 s, split by
+# trial, train CSP+LDA, test accuracy?" is six, and brainchat lists the data folder first).
+PIPELINE_STEPS = tuple(
+    re.compile(p, re.I)
+    for p in (
+        r"\bload\w*",
+        r"\b(band-?pass|filter\w*|notch|high-?pass|low-?pass|re-?referenc\w*|ica)\b",
+        r"\bepoch\w*",
+        r"\bsplit\w*",
+        r"\b(train\w*|fit)\b",
+        r"\b(evaluat\w*|accuracy|test (metrics|scores?))\b",
+    )
+)
+
+
+def request_limits(limits: AgentLimits, question: str) -> AgentLimits:
+    """A request that names a pipeline of n steps (3 or more) may take n + 2 successful rounds
+    (the listing brainchat runs first, and one more) even past auto mode's limit, as a plan may:
+    at the default 5, the 1.5B model of #23's bench did load, band-pass, epoch and split, and
+    the limit stopped it before train_model every time."""
+    named = sum(1 for step in PIPELINE_STEPS if step.search(question))
+    if named < 3:
+        return limits
+    return replace(limits, max_auto_rounds=max(limits.max_auto_rounds, named + 2))
 
 
 RoundVerdict = Literal["enough", "continue", "not_enough"]
