@@ -225,3 +225,24 @@ async def test_an_asked_for_tiny_threshold_runs_and_its_error_says_what_to_write
     assert "reject_uv=2 µV dropped all" in failed.error
     assert "typical thresholds are 100-200 µV" in failed.error
     assert "raise reject_uv or leave it out" in failed.error
+
+
+async def test_events_that_name_the_recordings_task_use_all_events_and_say_so(
+    scripted_server, study
+):
+    """Quiet bench run with 8 rounds: the 1.5B model sent events=["mi"] (the task in
+    `sub-01_ses-01_task-mi_eeg.edf`), got the corrected call, sent the same call again, and the
+    loop stop ended the run. A label of the loaded files' names is no event: all events run."""
+    s = scripted_server
+    task = fenced("epoch_data", {"tmin": 0.5, "tmax": 2.5, "events": ["mi"], "baseline": None})
+    s.queue("fc", Text(LOAD), Text(BANDPASS), Text(task), Text("Done."))
+    s.queue("ans", Text("Epoched."))
+    events = await collect(agent(s, study).run(PIPELINE))
+    (ran,) = epochs_of(events)
+    assert ran.status == "success" and study.state.stage == "epoched", ran
+    said = (
+        'events ["mi"] name the recordings (labels in their file names), not events, so all '
+        "events were used (left_hand, right_hand)"
+    )
+    assert said in ran.content
+    assert any(said in t for t in tool_messages(s, 3))  # the model is told too

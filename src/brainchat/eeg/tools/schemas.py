@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
@@ -296,6 +297,28 @@ def epoch_call(args: dict[str, Any]) -> str:
     """An epoch_data call as prompt mode writes it, from the model's own arguments (None left out)."""
     kept = {k: v for k, v in args.items() if v is not None and k in EpochArgs.model_fields}
     return json.dumps({"name": "epoch_data", "arguments": kept})
+
+
+BIDS_LABEL = re.compile(r"(?:^|[_/])[a-z]+-([A-Za-z0-9]+)")  # sub-01, ses-02, task-mi, run-1
+
+
+def events_naming_recordings(
+    events: list[str] | None, names: list[str], available: list[str]
+) -> str | None:
+    """A note when every event the model named is unknown and is a label in the loaded
+    recordings' BIDS file names (the 1.5B model sent events=["mi"], the task of
+    `sub-01_ses-01_task-mi_eeg.edf`, and then the same call again): those name recordings, not
+    events, so epoch_data uses all events. None when any named event exists, or a name is
+    neither an event nor such a label (the tool's error then lists the events)."""
+    if not events or any(e in available for e in events):
+        return None
+    labels = {m.group(1).lower() for name in names for m in BIDS_LABEL.finditer(name)}
+    if not all(str(e).lower() in labels for e in events):
+        return None
+    return (
+        f"events {json.dumps(events)} name the recordings (labels in their file names), not "
+        f"events, so all events were used ({', '.join(available)})"
+    )
 
 
 def epoch_error(message: str, args: dict[str, Any]) -> str:

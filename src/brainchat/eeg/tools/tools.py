@@ -185,6 +185,17 @@ def _channel_tools(study: Study) -> list[BaseTool]:
     ]
 
 
+def _events_naming_recordings(study: Study, events: list[str] | None) -> str | None:
+    """schemas.events_naming_recordings for the study's loaded recordings and their events."""
+    if not events:
+        return None
+    from brainchat.eeg.io.loading import class_names
+
+    state = study.state
+    available = sorted({c for raw in state.raws for c in class_names(raw)})
+    return s.events_naming_recordings(events, [r.name for r in state.recordings], available)
+
+
 def _dataset_tools(study: Study) -> list[BaseTool]:
     async def epoch_data(
         tmin: float = 0.5,
@@ -196,6 +207,8 @@ def _dataset_tools(study: Study) -> list[BaseTool]:
         from brainchat.eeg.preprocessing.dataset import epoch_op
         from brainchat.eeg.study.memory import epoch_need, guarded
 
+        note = _events_naming_recordings(study, events)  # #23: events=["mi"]
+        events = None if note else events
         limit = study.max_operation_mb
         base = tuple(baseline) if baseline is not None else None
         record = {
@@ -208,7 +221,8 @@ def _dataset_tools(study: Study) -> list[BaseTool]:
         }
         op = guarded(epoch_op(tmin, tmax, events, base, reject_uv), epoch_need(tmin, tmax), limit)
         try:
-            return await run_op(study, op, record=record)
+            done = await run_op(study, op, record=record)
+            return f"{done}\nnote: {note}" if note else done
         except ToolException as exc:  # #23 (realmodel): unknown events name a corrected call
             raise ToolException(s.epoch_error(str(exc), record)) from None
 
