@@ -87,6 +87,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--skip-golden", action="store_true", help="leave out `brainchat eval`")
     p.add_argument("--golden", nargs="+", default=None, help="scenarios (default: real-model)")
     p.add_argument("--time-limit", type=float, default=300.0, help="AGENT_MAX_EXECUTION_TIME")
+    p.add_argument("--tool-rounds", type=int, help="AGENT_MAX_TOOL_ROUNDS (default: the app's)")
     p.add_argument(
         "--model-timeout",
         type=float,
@@ -129,6 +130,8 @@ def model_env(opts: argparse.Namespace, base_url: str, mode: str) -> dict[str, s
         BRAINCHAT_SEARCH_FIXTURE=str(FIXTURE),
         DEFAULT_MODE="agent",
     )
+    if opts.tool_rounds is not None:
+        env["AGENT_MAX_TOOL_ROUNDS"] = str(opts.tool_rounds)
     if opts.api_key_env and opts.api_key_env in os.environ:
         env[opts.api_key_env] = os.environ[opts.api_key_env]
     return env
