@@ -24,7 +24,7 @@ from test_prompt_epoch_args import (
     fenced,
     tool_messages,
 )
-from test_prompt_pipeline import LOAD, agent
+from test_prompt_pipeline import LOAD, PIPELINE, agent
 
 from support import collect, of
 
@@ -147,3 +147,29 @@ async def test_the_same_unusable_reply_is_a_loop_and_the_stop_says_so(
     assert notice.message.startswith(f"The model sent the same unusable reply 3 times: {what}")
     assert "invalid_tool_call" not in notice.message + notice.hint
     assert notice.hint.startswith("Ask again naming the step and its values")
+
+
+async def test_the_evaluation_asked_for_again_ends_the_run_with_an_ordinary_answer(
+    scripted_server, study
+):
+    """Quiet bench, 8 rounds (runs 1 and 3): the whole pipeline ran, evaluate_model gave 0.974,
+    and the model called evaluate_model twice more. The loop stop ended the run and told the
+    answer model the loop was cut before the request may be complete; it listed the steps
+    without the accuracy. The first repeat of the request's last step now ends the tool loop
+    as done: no loop stop, and the answer request is the ordinary one."""
+    s = scripted_server
+    evaluate = Text(fenced("evaluate_model", {"model": "csp_lda"}))
+    s.queue("fc", Text(LOAD), Text(BANDPASS),
+            Text(fenced("epoch_data", {"tmin": 0.5, "tmax": 2.5})),
+            Text(fenced("split_dataset", {"by": "trial"})),
+            Text(fenced("train_model", {"model": "csp_lda"})), evaluate, evaluate)  # fmt: skip
+    s.queue("ans", Text("CSP+LDA reached a test accuracy of 1.000."))
+    events = await collect(agent(s, study).run(PIPELINE))
+    done = [(e.name, e.status) for e in of(events, "tool_finished")][-2:]
+    assert done == [("evaluate_model", "success"), ("evaluate_model", "skipped")]
+    assert len(s.requests_for("fc")) == 7  # no request after the repeat
+    assert of(events, "run_finished")[0].reason == "answered"
+    assert not [n for n in of(events, "notice") if n.kind == "loop"]
+    assert "already gave the result the request asks for" in of(events, "evaluation")[-1].reason
+    asked = s.requests_for("ans")[0].messages[-1]["content"]
+    assert "loop detection" not in asked and "cut by" not in asked

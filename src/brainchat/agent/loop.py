@@ -7,7 +7,7 @@ from langgraph.runtime import Runtime
 from brainchat.agent.context import AgentContext, AgentState
 from brainchat.agent.exits import Exit
 from brainchat.agent.plan_run import PlanRun, plan_limits
-from brainchat.agent.policy import next_step, request_limits
+from brainchat.agent.policy import finished_request, next_step, request_limits
 from brainchat.events import Evaluation, emit
 
 
@@ -56,9 +56,12 @@ async def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> AgentSt
                 "tool_rounds": tool_rounds,
             }
         verdict = outcome
+    question = str(state["messages"][0].content)
+    if state.get("looped") and (done := finished_request(question, entries, run.ledger.entries)):
+        verdict, found = "enough", done  # the request's last step is done: answer, not a loop
     decision = next_step(
         run,
-        plan_limits(request_limits(d.limits, str(state["messages"][0].content)), plan_),
+        plan_limits(request_limits(d.limits, question), plan_),
         round_,
         tool_rounds,
         verdict,

@@ -88,6 +88,28 @@ def request_limits(limits: AgentLimits, question: str) -> AgentLimits:
     return replace(limits, max_auto_rounds=max(limits.max_auto_rounds, named + 2))
 
 
+FINAL_STEPS = ("evaluate_model",)  # a pipeline's last step: its result is what was asked for
+
+
+def finished_request(question: str, entries: list[LedgerEntry], ledger: list[LedgerEntry]) -> str:
+    """Why the run is done although the model goes on ("" if it is not): the request names a
+    pipeline ending in its evaluation, that step succeeded, nothing failed since, and this round
+    only asked for it again (#23: after evaluate_model gave 0.974 the 1.5B model called it twice
+    more, the loop stop ended the run, and the answer, told the loop was cut, left out 0.974)."""
+    named = [bool(step.search(question)) for step in PIPELINE_STEPS]
+    if sum(named) < 3 or not named[-1] or not entries:
+        return ""
+    if not all(e.name in FINAL_STEPS and e.reused is not None for e in entries):
+        return ""
+    done = [i for i, e in enumerate(ledger) if e.name in FINAL_STEPS and e.status == "success"]
+    if not done or any(e.status == "error" for e in ledger[done[-1] :]):
+        return ""
+    return (
+        f"{ledger[done[-1]].name} already gave the result the request asks for and the model "
+        "asked for it again; answering from it"
+    )
+
+
 RoundVerdict = Literal["enough", "continue", "not_enough"]
 RoundRule = Callable[[list[LedgerEntry], list[Verdict], AgentLimits], tuple[RoundVerdict, str]]
 
