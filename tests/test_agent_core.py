@@ -558,17 +558,22 @@ async def test_round_rule_is_pluggable(scripted_server) -> None:
 
 
 # -- 4. both limits fire at their defaults ----------------------------------------------------
-async def test_success_limit_fires_at_the_defaults_and_continue_picks_up(
-    scripted_server, tmp_path: Path
-) -> None:
-    s = scripted_server
+def stepping_session(s, tmp_path: Path) -> Session:
+    """An Agent-mode session at the default limits with one state-changing `step` tool."""
     settings = Settings(function_call_model=spec(s, "fc"), answer_model=spec(s, "ans"),
                         data_dir=tmp_path, search_backend="fixture",
                         search_fixture=write_fixture(tmp_path / "fx.json"))  # fmt: skip
     session = Session(settings, extra_tools=None)
     session.set_mode("agent")
-    step = note_tool("step", read_only=False)
-    session.add_user_tools("steps", [step])
+    session.add_user_tools("steps", [note_tool("step", read_only=False)])
+    return session
+
+
+async def test_success_limit_fires_at_the_defaults_and_continue_picks_up(
+    scripted_server, tmp_path: Path
+) -> None:
+    s = scripted_server
+    session = stepping_session(s, tmp_path)
     s.queue("fc", *[ToolCalls([Call("step", {"x": i})]) for i in range(8)])
     s.queue("ans", Text("Steps 0-4 are done; 5-7 remain. Reply continue."))
     events = await collect(session.ask("run steps 0 to 7"))
@@ -591,12 +596,7 @@ async def test_a_request_that_names_a_pipeline_gets_a_round_for_each_step(
     calls one tool a round; at the default 5 successful rounds the run stopped before training
     every time. Such a request may take its steps + 2, then the same limit answers."""
     s = scripted_server
-    settings = Settings(function_call_model=spec(s, "fc"), answer_model=spec(s, "ans"),
-                        data_dir=tmp_path, search_backend="fixture",
-                        search_fixture=write_fixture(tmp_path / "fx.json"))  # fmt: skip
-    session = Session(settings, extra_tools=None)
-    session.set_mode("agent")
-    session.add_user_tools("steps", [note_tool("step", read_only=False)])
+    session = stepping_session(s, tmp_path)
     s.queue("fc", *[ToolCalls([Call("step", {"x": i})]) for i in range(8)])
     s.queue("ans", Text("Eight steps are done."))
     question = ("Load the first two files, band-pass 8-30 Hz, epoch 0.5-2.5 s, split by trial, "
