@@ -180,6 +180,24 @@ async def test_prompt_mode_broken_json_gets_a_repair_hint_then_the_call_runs(
     assert len(s.requests_for("fc")) == 3
 
 
+async def test_prompt_mode_an_empty_json_block_is_a_call_to_repair_not_the_answer(
+    scripted_server, search
+):
+    """Real 1.5B model, bench run 2 (quiet, 25 Nov): after load and band-pass its reply was an
+    empty ```json block; taken as its final reply, the run ended and the answer model wrote
+    Python code instead of running the pipeline. It is a broken call: a hint, then the call."""
+    s = scripted_server
+    good = call_text([Call("web_search", {"query": "EEG"})])
+    s.queue("fc", Text("```json\n```"), Text(good), Text("Enough."))
+    s.queue("ans", Text("Answer."))
+    events = await collect(agent(s, [search], tool_calling="prompt").run("EEG?"))
+    failed, ok = of(events, "tool_finished")
+    assert failed.status == "error" and "json block was empty" in failed.error
+    assert ok.name == "web_search" and ok.status == "success"
+    hint = s.requests_for("fc")[1].messages[-1]["content"]
+    assert "json block was empty" in hint and '{"name": "<tool name>"' in hint
+
+
 @pytest.mark.scripted_lenient(
     "the iteration limit stops the repairs before the model's queued retries"
 )

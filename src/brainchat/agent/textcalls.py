@@ -158,6 +158,12 @@ def read_calls(
     blocks = [m for m in FENCE.finditer(text) if m.group(1).lower() in ("", "json", "tool_call")]
     for match in blocks:
         body = match.group(2).strip()
+        if strict and not body:  # "```json\n```": a call begun and left empty (#23), no answer
+            broken.append(
+                f"your ```json block was empty. Reply with one ```json block holding {CALL_FORM}"
+            )
+            rest = rest.replace(match.group(0), "")
+            continue
         if not body.startswith(("{", "[")):
             continue
         try:
