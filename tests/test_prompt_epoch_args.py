@@ -246,3 +246,20 @@ async def test_events_that_name_the_recordings_task_use_all_events_and_say_so(
     )
     assert said in ran.content
     assert any(said in t for t in tool_messages(s, 3))  # the model is told too
+
+
+async def test_python_literals_in_the_call_are_read_as_json(scripted_server, study):
+    """Quiet bench, 25 Nov: the 1.5B model wrote `"baseline": [None, None]` (Python, not JSON);
+    the call was refused as bad JSON, the model went back to the band-pass, and the loop stop
+    ended the run. None/True/False outside strings have one meaning: null/true/false."""
+    s = scripted_server
+    python = (
+        '```json\n{"name": "epoch_data", "arguments": {"tmin": 0.5, "tmax": 2.5, '
+        '"events": ["left_hand", "right_hand"], "baseline": None}}\n```'
+    )
+    s.queue("fc", Text(LOAD), Text(BANDPASS), Text(python), Text("Done."))
+    s.queue("ans", Text("Epoched."))
+    events = await collect(agent(s, study).run(PIPELINE))
+    (ran,) = epochs_of(events)
+    assert ran.status == "success" and study.state.stage == "epoched", ran
+    assert not [e for e in of(events, "tool_finished") if e.status == "error"]

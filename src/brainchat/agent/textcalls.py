@@ -26,6 +26,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from brainchat.agent.jsonvalues import json_values
+
 FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
 NAME_KEYS = ("name", "tool", "tool_name", "function")
 ARGS_KEYS = ("arguments", "args", "parameters", "input", "tool_input")
@@ -167,7 +169,7 @@ def read_calls(
         if not body.startswith(("{", "[")):
             continue
         try:
-            found.extend(_values(body))
+            found.extend(json_values(body))
         except json.JSONDecodeError as exc:
             if not strict and not CALL_SHAPED.search(body):
                 continue  # not a call: text as any other
@@ -196,26 +198,6 @@ def _call_shaped(raw: Any, call: dict[str, Any], schemas: dict[str, dict[str, An
         return True
     inner = raw.get("function") if isinstance(raw.get("function"), dict) else {}
     return any(k in raw or k in inner for k in ARGS_KEYS)
-
-
-def _values(body: str) -> list[Any]:
-    """One JSON value, or several one after another (a call per line, as small models write
-    them inside one fence, optionally comma-separated); raises for anything else."""
-    try:
-        return [json.loads(body)]
-    except json.JSONDecodeError as first:
-        decoder = json.JSONDecoder()
-        values: list[Any] = []
-        pos = 0
-        while pos < len(body):
-            try:
-                value, pos = decoder.raw_decode(body, pos)
-            except json.JSONDecodeError:
-                raise first from None
-            values.append(value)
-            while pos < len(body) and (body[pos].isspace() or body[pos] == ","):
-                pos += 1
-        return values
 
 
 def _bare(text: str) -> tuple[list[Any], list[str], str]:
