@@ -138,6 +138,25 @@ async def test_chat_marks_a_citation_with_no_source(scripted_server) -> None:
     assert of(events, "stats")[-1].unverified == 1
 
 
+async def test_a_marker_repeated_on_every_line_is_marked_at_each_line_once(
+    scripted_server,
+) -> None:
+    """Real 1.5B model, quiet bench run (25 Nov): the answer ended eight lines with "[1]" and
+    the run found no source. All eight findings were put after the first line, each repeating
+    the reason, and the notice listed them eight times. Now each line carries its own mark, and
+    the notice names the finding once, with how often."""
+    lines = ["- **Loading:** 2 files loaded. [1]", "- **Epoching:** 192 epochs. [1]",
+             "- **Testing:** accuracy as computed. [1]"]  # fmt: skip
+    scripted_server.queue("chat-m", Text("\n".join(lines)))
+    events = await collect(stream_chat(spec(scripted_server, "chat-m"), [], "results?"))
+    answer = of(events, "run_finished")[0].answer
+    why = "⚠️ *(not shown by this run: [1] cites nothing: this run found no source)*"
+    assert answer.splitlines() == [f"{line} {why}" for line in lines]
+    assert of(events, "stats")[-1].unverified == 3  # each place still counts
+    (notice,) = [n for n in of(events, "notice") if n.kind == "ungrounded"]
+    assert notice.message.count("cites nothing") == 1 and "(×3)" in notice.message
+
+
 @pytest.mark.parametrize(
     ("answer", "known", "flagged"),
     [

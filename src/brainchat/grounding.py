@@ -134,11 +134,20 @@ def ground(
         Notice(
             kind="ungrounded",
             message="The answer says what this run does not show; it is marked (⚠️) where it "
-            "does: " + "; ".join(f"“{_short(f.sentence)}”: {f.why}" for f in flags),
+            "does: " + _findings(flags),
             hint="Trust only what the steps above show; ask again to run what is missing.",
         )
     )
     return marked, len(flags)
+
+
+def _findings(flags: list[Flag]) -> str:
+    """Each distinct finding once, with how often the answer has it ("×8")."""
+    counts: dict[str, int] = {}
+    for f in flags:
+        line = f"“{_short(f.sentence)}”: {f.why}"
+        counts[line] = counts.get(line, 0) + 1
+    return "; ".join(line + (f" (×{n})" if n > 1 else "") for line, n in counts.items())
 
 
 def _short(sentence: str, limit: int = 90) -> str:
@@ -176,16 +185,28 @@ def sentences(text: str) -> list[str]:
 
 
 def mark(answer: str, flags: list[Flag]) -> str:
-    """The answer with each flagged sentence followed by what the run shows instead."""
-    by_sentence: dict[str, list[str]] = {}
+    """The answer with each flagged sentence followed by what the run shows instead.
+
+    A sentence written several times ("[1]" after every line of a list, as a small model did)
+    is marked at each place it is flagged, not eight times after the first: flags come in the
+    answer's order, one per kind for each place, so a kind seen again starts the next place."""
+    places: list[tuple[str, list[str], set[str]]] = []
     for f in flags:
-        by_sentence.setdefault(f.sentence, []).append(f.why)
-    for sentence, whys in by_sentence.items():
+        if places and places[-1][0] == f.sentence and f.kind not in places[-1][2]:
+            places[-1][1].append(f.why)
+            places[-1][2].add(f.kind)
+        else:
+            places.append((f.sentence, [f.why], {f.kind}))
+    cursor = 0
+    for sentence, whys, _ in places:
         note = f" ⚠️ *(not shown by this run: {'; '.join(whys)})*"
-        at = answer.find(sentence)
+        at = answer.find(sentence, cursor)
+        if at < 0:
+            at = answer.find(sentence)
         if at >= 0:
             end = at + len(sentence)
             answer = answer[:end] + note + answer[end:]
+            cursor = end + len(note)
         else:  # the sentence held inline code, left out when it was read: quote it at the end
             answer += f"\n\n“{sentence}”{note}"
     return answer
