@@ -115,7 +115,14 @@ def exported(data_dir: Path) -> dict[str, Any]:
         await h.call("set_reference", {"ref": "average"})
         await h.call("select_channels", {"drop": ["fz"]})  # any case, as the tool accepts
         await h.call("set_montage", {"name": "standard_1005"})
-        await h.call("epoch_data", {"tmin": 0.5, "tmax": 2.5, "baseline": [0.5, 0.7]})
+        # the classes named in another order than the recordings': the script keeps theirs too
+        epochs = {
+            "tmin": 0.5,
+            "tmax": 2.5,
+            "baseline": [0.5, 0.7],
+            "events": ["right_hand", "left_hand"],
+        }
+        await h.call("epoch_data", epochs)
         split = {"by": "session", "test_ratio": 0.25, "val_ratio": 0.2, "seed": 3}
         await h.call("split_dataset", split)
         await h.call("train_model", {"model": "csp_lda"})

@@ -220,7 +220,7 @@ def make_epochs(raws, recordings, tmin, tmax, events, baseline, reject_uv) -> di
     """Every recording cut around its class events, stacked
     (brainchat.eeg.preprocessing.dataset.make_epochs)."""
     available = sorted({c for raw in raws for c in class_names(raw)})
-    classes = list(dict.fromkeys(events)) if events else available
+    classes = [c for c in available if c in set(events)] if events else available  # any order
     reject = {"eeg": reject_uv * 1e-6} if reject_uv else None
     xs, ys, subjects, sessions, dropped, sfreq = [], [], [], [], 0, None
     for rec, raw in zip(recordings, raws, strict=True):
