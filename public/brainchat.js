@@ -306,19 +306,48 @@ document.addEventListener(
   }).observe(document.documentElement, { subtree: true, childList: true, attributes: true, attributeFilter: ["src"] });
 })();
 
-// brainchat: a draft in the message box survives Chainlit building a new box. The conversation's
-// first interaction (a message, or answering the Agent switch question) makes Chainlit load the
-// thread list and then move the page to /thread/<id>, which mounts a new, empty message box:
-// whatever the user typed while the list loaded (seconds on a busy server) was gone. The old box
-// keeps its text after it leaves the page (a sent message empties it first), so that text is put
-// into the new box when the page stayed or made that first move; never when the user opened
-// another conversation (a click on a thread link or New chat just before).
+// brainchat: the first move keeps what the user was doing. The conversation's first interaction
+// (a message, or answering the Agent switch question) makes Chainlit load the thread list and then
+// move the page to /thread/<id>, which builds the page anew: a new, empty message box, every dialog
+// closed, the keyboard focus dropped. On a busy server the list takes seconds, and whatever the user
+// did meanwhile was gone: a draft, a half-filled "Connect an MCP" form, the place of a keyboard user.
+// So the move waits while a dialog or a list is open (the thread list's answer is held until it
+// closes), a draft in the old box is put into the new one, and the focus goes to the new twin of
+// the control that had it. None of this when the user opened another conversation (a click on a
+// thread link or New chat just before), and a sent message empties the box first.
+(() => {
+  "use strict";
+  const OPEN = '[role="dialog"], [role="alertdialog"], [role="listbox"], [role="menu"]'; // not tooltips
+  const fetchNow = window.fetch.bind(window);
+
+  function moving(input) {
+    // the thread list, asked for while the page has not yet made its first move
+    const url = new URL(typeof input === "string" ? input : input.url, window.location.href);
+    return /\/project\/threads$/.test(url.pathname) && !/\/thread\/[^/]+\/?$/.test(window.location.pathname);
+  }
+
+  function closed() {
+    return new Promise((done) => {
+      const look = () => (document.querySelector(OPEN) ? setTimeout(look, 200) : done());
+      look();
+    });
+  }
+
+  window.fetch = async function (input, init) {
+    const answer = await fetchNow(input, init);
+    if (!moving(input) || !document.querySelector(OPEN)) return answer;
+    const body = await answer.arrayBuffer();
+    await closed();
+    return new Response(body, { status: answer.status, statusText: answer.statusText, headers: answer.headers });
+  };
+})();
 (() => {
   "use strict";
   const INPUT = "chat-input";
   let box = null;
   let path = window.location.pathname;
   let leftAt = -Infinity; // when the user last clicked to open another conversation
+  let focused = []; // the last two elements that took the focus, newest first
 
   function isThread(p) {
     return /\/thread\/[^/]+\/?$/.test(p);
@@ -338,9 +367,20 @@ document.addEventListener(
     const before = path;
     box = now;
     path = window.location.pathname;
+    if (performance.now() - leftAt < 10000 || !(before === path || (!isThread(before) && isThread(path)))) return;
     const draft = old ? old.value : "";
-    if (!draft || now.value || performance.now() - leftAt < 10000) return;
-    if (before === path || (!isThread(before) && isThread(path))) put(now, draft);
+    if (draft && !now.value) put(now, draft);
+    refocus(now);
+  }
+
+  function refocus(newBox) {
+    // the control that had the focus was rebuilt: its twin (same id) takes it back from the new
+    // message box (Chainlit focuses that on every build)
+    const was = focused.find((el) => el && !el.isConnected && el.id && el.id !== INPUT);
+    const twin = was ? document.getElementById(was.id) : null;
+    const at = document.activeElement;
+    if (twin && (at === newBox || at === document.body || at === null)) twin.focus();
+    focused = [];
   }
 
   document.addEventListener(
@@ -353,5 +393,14 @@ document.addEventListener(
     },
     true,
   );
+  document.addEventListener("focusin", (e) => {
+    focused = [e.target, focused[0]];
+  });
+  document.addEventListener("focusout", (e) => {
+    // the user moved away (the control is still there and nothing has the focus): forget it
+    setTimeout(() => {
+      if (e.target.isConnected && document.activeElement === document.body) focused = [];
+    });
+  });
   new MutationObserver(check).observe(document.documentElement, { subtree: true, childList: true });
 })();
