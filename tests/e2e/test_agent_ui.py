@@ -222,7 +222,7 @@ def test_a_draft_typed_right_after_the_switch_survives_the_move_to_the_threads_p
     page = open_chat(browser, app)
     held: list = []
     page.route("**/project/threads", lambda route: held.append(route))  # the list loads slowly
-    pick_mode(page, "Agent")
+    pick_mode(page, "Agent", moved=False)
     assert page.url.rstrip("/") == app and held  # still on the start page, the list pending
     draft = "Which bands separate eyes-open from eyes-closed?"
     page.fill("#chat-input", draft)

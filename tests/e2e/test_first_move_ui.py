@@ -46,7 +46,8 @@ def let_go(page, held: list) -> None:
 def test_a_form_being_filled_when_the_list_comes_stays_open_and_the_page_moves_after(app, browser):
     page = open_chat(browser, app)
     held = hold_thread_list(page)
-    pick_mode(page, "Agent")  # the first interaction: the list is asked for, and held
+    pick_mode(page, "Agent", moved=False)  # the first interaction: the list is held
+    assert page.evaluate("window.__bcMoveTo")  # the harness saw it (conftest.settle waits on it)
     page.click(PLUG)
     dialog = page.locator(DIALOG)
     dialog.get_by_role("tab", name="Connect an MCP").click()
