@@ -168,7 +168,11 @@ RUN_WATCH = """(() => {
     const m = /^42(?:\\/[^,]*,)?\\d*\\["(task_start|task_end|first_interaction)"/.exec(packet);
     if (!m) return;
     if (m[1] === 'first_interaction') {
-      try { window.__bcMoveTo = JSON.parse(packet.slice(packet.indexOf('['))).at(-1).thread_id; } catch (e) {}
+      // Chainlit moves only on a first interaction with text (a message with files only: none)
+      try {
+        const first = JSON.parse(packet.slice(packet.indexOf('['))).at(-1);
+        if (first.interaction) window.__bcMoveTo = first.thread_id;
+      } catch (e) {}
     } else if (m[1] === 'task_start') running = true;
     else if (running) { running = false; window.__bcRunsEnded += 1; }
   };
