@@ -23,7 +23,6 @@ from brainchat.agent.budget import Budget, Fitted, cut_text, fit_run, message_to
 from brainchat.agent.context import AgentContext, AgentState, Deps, no_room
 from brainchat.agent.exits import Exit
 from brainchat.agent.plan_run import PlanRun
-from brainchat.agent.policy import unasked_steps
 from brainchat.agent.state import RunContext
 from brainchat.events import Evaluation, Notice, ThinkingDone, emit
 from brainchat.llm import describe_error
@@ -91,7 +90,6 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
         emit(Notice(kind="info", message=told, hint=hint))
     asked = automode.Asked(system, pending)  # #23: auto's one prompt-mode try asks this again
     calls, thought = await _calls(d, run, reply, round_, started, asked)
-    calls, done = _asked_only(run, calls)
     ai = AIMessage(
         content=thought,
         tool_calls=[
@@ -100,8 +98,7 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
         ],
     )
     if not calls:
-        why = done or "the model needs no (more) tools"
-        emit(Evaluation(verdict="answer", reason=why, round=round_))
+        emit(Evaluation(verdict="answer", reason="the model needs no (more) tools", round=round_))
         return {"round": round_, "messages": [*state["messages"], ai], "last_verdict": None}
     return {
         "round": round_,
@@ -120,16 +117,6 @@ DATA_QUESTION = re.compile(
 # first, and the 1.5B model then loaded files instead of searching (#23 golden run)
 NOT_THE_FOLDER = re.compile(r"\b(search|web|online|cite|sources?|papers?|articles?)\b", re.I)
 LISTING = "list_data_files"
-
-
-def _asked_only(run: RunContext, calls: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
-    """The calls to run, and why none are ("" when they all are): once the request's own steps
-    are done, a further pipeline step nobody asked for goes to the answer instead (#23)."""
-    why = unasked_steps(run.question, [str(c.get("name")) for c in calls], run.ledger.entries)
-    if not why:
-        return calls, ""
-    emit(Notice(kind="info", message=why, hint="Ask for the next step if you want it run."))
-    return [], why
 
 
 def _list_first(d: Deps, run: RunContext, state: AgentState, round_: int) -> AgentState | None:

@@ -88,43 +88,6 @@ def request_limits(limits: AgentLimits, question: str) -> AgentLimits:
     return replace(limits, max_auto_rounds=max(limits.max_auto_rounds, named + 2))
 
 
-# the tools that make each step of PIPELINE_STEPS, in the same order
-STEP_TOOLS = (
-    ("load_data",),
-    ("bandpass_filter", "notch_filter", "set_reference", "ica_fit", "ica_apply"),
-    ("epoch_data",),
-    ("split_dataset",),
-    ("train_model",),
-    ("evaluate_model",),
-)
-
-
-def unasked_steps(question: str, calls: list[str], ledger: list[LedgerEntry]) -> str:
-    """Why these calls are not run ("" if they are): every step the request names has
-    succeeded, nothing failed since, and each call is a further pipeline step the request does
-    not name (#23 golden: asked to load both sessions, or to load, band-pass and epoch, the
-    1.5B model went on to epoch and split on its own, and the study ended at another stage).
-    The evaluation changes nothing and reports on what was trained: it runs."""
-    named = {i for i, step in enumerate(PIPELINE_STEPS) if step.search(question)}
-    kinds = [next((i for i, t in enumerate(STEP_TOOLS) if c in t), None) for c in calls]
-    kinds = [None if c in FINAL_STEPS else k for c, k in zip(calls, kinds, strict=True)]
-    if not named or not calls or any(k is None or k in named for k in kinds):
-        return ""
-    done = [
-        j
-        for j, e in enumerate(ledger)
-        if e.status == "success" and any(e.name in STEP_TOOLS[i] for i in named)
-    ]
-    steps_done = {i for i in named for j in done if ledger[j].name in STEP_TOOLS[i]}
-    if steps_done != named or any(e.status == "error" for e in ledger[done[-1] :]):
-        return ""
-    asked = ", ".join(sorted({c for c in calls}))
-    return (
-        f"Every step the request asks for is done; the model went on to {asked}, which it "
-        "does not ask for, so brainchat did not run it and answers from what was done."
-    )
-
-
 FINAL_STEPS = ("evaluate_model",)  # a pipeline's last step: its result is what was asked for
 
 
