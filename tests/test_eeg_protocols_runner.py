@@ -150,14 +150,12 @@ def scheduler(folder: Path) -> tuple[subprocess.Popen, str]:
 
 
 def end(procs: list[subprocess.Popen]) -> None:
+    """Kill them: nothing here tests a graceful exit, and in the whole suite a worker given
+    SIGTERM waited out all 30 s of a terminate-then-kill (two whole-suite runs, 25 Nov)."""
     for proc in procs:
-        proc.terminate()
+        proc.kill()
     for proc in procs:
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        proc.wait()
 
 
 @pytest.fixture(scope="module")
