@@ -244,6 +244,13 @@ def test_cli_table_and_reports(tmp_path: Path) -> None:
     assert "| scripted | 50% |" in report and "**bad**" in report
     data = json.loads((tmp_path / "rep" / "results.json").read_text(encoding="utf-8"))
     assert data["summary"]["pass_rate"] == 0.5 and len(data["results"]) == 2
+    # each run's trace says what it did, to read a failure by (a real model's run is not
+    # repeatable): the calls in order with their round, status and result, and the answer
+    bad = next(r for r in data["results"] if r["scenario"] == "bad")
+    (call,) = bad["trace"]["calls"]
+    assert call["name"] == "web_search" and call["status"] == "success" and call["round"] == 1
+    assert "EEGNet" in call["result"] and len(call["result"]) <= 300
+    assert bad["trace"]["answer"] == "nothing cited" and bad["trace"]["error"] is None
 
 
 def test_cli_bad_options_name_what_is_wrong(tmp_path: Path) -> None:

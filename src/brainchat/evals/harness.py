@@ -24,6 +24,9 @@ class Result:
     passed: bool
     failures: list[dict[str, str]]
     metrics: dict[str, Any]
+    # what the run did, for reading a failure: each call (name, args, round, status, result
+    # excerpt), the study's stage and steps, and the answer (a real model's run is not repeatable)
+    trace: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -34,6 +37,7 @@ class Result:
             "passed": self.passed,
             "failures": self.failures,
             **self.metrics,
+            "trace": self.trace,
         }
 
 
@@ -121,7 +125,27 @@ def _valid(call: Any, error: str, schemas: dict[str, dict[str, Any]]) -> bool:
 def score(scenario: Scenario, pair: ModelPair, run: RunRecord) -> Result:
     metrics = metrics_of(run)
     failures = evaluate(scenario.checks, run, metrics)
-    return Result(scenario.name, pair, not failures, [f.to_dict() for f in failures], metrics)
+    passed, found = not failures, [f.to_dict() for f in failures]
+    return Result(scenario.name, pair, passed, found, metrics, trace_of(run))
+
+
+RESULT_EXCERPT = 300  # characters of each tool result kept in the trace
+
+
+def trace_of(run: RunRecord) -> dict[str, Any]:
+    """The run's calls in order, the study it left and its answer (results.json, --json)."""
+    starts = run.of("tool_call_started")  # run.calls() is made from them, in the same order
+    calls = [
+        {**c, "round": e.round, "result": c["result"][:RESULT_EXCERPT]}
+        for c, e in zip(run.calls(), starts, strict=True)
+    ]
+    return {
+        "calls": calls,
+        "stage": run.stage,
+        "steps": run.steps,
+        "answer": run.answer(),
+        "error": run.error,
+    }
 
 
 def summarize(results: list[Result]) -> list[PairSummary]:
