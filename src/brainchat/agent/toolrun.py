@@ -14,6 +14,7 @@ from langchain_core.tools import BaseTool
 from pydantic import ValidationError
 
 from brainchat.agent.approval import Ask, Confirm, ask_for, request
+from brainchat.agent.asked import unasked_step
 from brainchat.agent.policy import next_call
 from brainchat.agent.repair import repair_note, repaired, validation_text
 from brainchat.agent.state import LedgerEntry, RunContext, Seen, call_signature
@@ -169,6 +170,10 @@ class ToolRunner:
             unknown = f"unknown tool {unknown_tool(entry.name, self.tools)}"
             entry.finish("error", error=entry.error or unknown)
             ctx.remember(entry, read_only=True, key=key)
+            return
+        if why := unasked_step(ctx.question, entry.name, ctx.ledger.entries):  # #23 golden
+            entry.finish("refused", error=why)
+            ctx.remember(entry, read_only=True, key=key)  # asked again: a repeat, then a loop
             return
         flags = flags_of(tool)
         ask = ask_for(tool)

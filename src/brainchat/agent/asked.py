@@ -1,0 +1,86 @@
+"""Pipeline steps nobody asked for (#23 golden): asked to load both sessions of sub-01, or to
+load, band-pass and epoch, the 1.5B model of the real-model bench went on to epoch and split
+on its own, and the study ended at another stage than the one asked for.
+
+Once every pipeline step the request names has succeeded, with no failure since, a further
+pipeline step the request does not name is not run: its call is refused with a result that
+tells the model so, and the run goes on (the model may call a tool the request does ask for,
+or answer). Nothing else is held back:
+- a request that names no pipeline step (a question, "cross-validate ...") holds nothing;
+- before every named step has succeeded, a step the request needs first (loading before an
+  asked-for epoching) runs;
+- after a failure (cross_validate needing epochs after a reload), the step it points to runs;
+- evaluate_model changes nothing and reports on what was trained: it runs.
+
+A step counts as named when the request uses any of its words; the words are wide on purpose
+("trials", "Hz", "CSP"), since a step wrongly taken as named is only run, while one wrongly
+taken as unnamed would be refused. "the loaded recordings" names no loading: an adjective
+("loaded", "epoched", "filtered") describes the study, it does not ask for the step.
+"""
+
+from __future__ import annotations
+
+import re
+
+from brainchat.agent.state import LedgerEntry
+
+# each step of an EEG pipeline: the words that ask for it, and the tools that make it
+STEPS = tuple(
+    (re.compile(words, re.I), tools)
+    for words, tools in (
+        (r"\b(load(s|ing)?|open|read|import)\b", ("load_data",)),
+        (
+            r"\b(band-?pass\w*|filter(s|ing)?|notch|high-?pass|low-?pass|re-?referenc(e|ing)|"
+            r"ica|artefacts?|artifacts?|clean|\d+(\.\d+)?\s*(-|–|to)\s*\d+(\.\d+)?\s*Hz)\b",
+            ("bandpass_filter", "notch_filter", "set_reference", "ica_fit", "ica_apply"),
+        ),
+        (r"\b(epoch(s|ing)?|trials?|segment\w*|cut)\b", ("epoch_data",)),
+        (
+            r"\b(split(s|ting)?|train/test|held-?out|hold-?out|test set|validation)\b",
+            ("split_dataset",),
+        ),
+        (
+            r"\b(train(s|ing)?|fit(s|ting)?|classif\w*|decod\w*|csp|lda|eegnet|\w*convnet|sccnet|"
+            r"models?)\b",
+            ("train_model",),
+        ),
+        (
+            r"\b(evaluat\w*|accuracy|test(s|ed|ing)?|scores?|performance|kappa|auc)\b",
+            ("evaluate_model",),
+        ),
+        (
+            r"\b(cross-?validat\w*|folds?|protocols?|chance|p-?values?|permutations?|"
+            r"leave[- ]one|across (sessions|subjects|people)|never seen|generali[sz]\w*)\b",
+            ("cross_validate",),
+        ),
+    )
+)
+# never refused: they change nothing in the study (they report on it), yet a request that names
+# them keeps the steps they need running until they have succeeded
+RUNS_ANYWAY = ("evaluate_model", "cross_validate")
+
+
+def unasked_step(question: str, name: str, ledger: list[LedgerEntry]) -> str:
+    """Why the call `name` is not run ("" when it is; see the module's docstring)."""
+    step = next((i for i, (_, tools) in enumerate(STEPS) if name in tools), None)
+    if step is None or name in RUNS_ANYWAY:
+        return ""
+    named = {i for i, (words, _) in enumerate(STEPS) if words.search(question)}
+    if not named or step in named:
+        return ""
+    finished = [e for e in ledger if e.status != "pending"]
+    done = {i for i in named for e in finished if e.status == "success" and e.name in STEPS[i][1]}
+    if done != named:
+        return ""
+    last = max(j for j, e in enumerate(finished) if e.status == "success" and _makes(e, named))
+    if any(e.status == "error" for e in finished[last:]):
+        return ""
+    asked = ", ".join(tool for i in sorted(named) for tool in STEPS[i][1][:1])
+    return (
+        f"not run: the request does not ask for {name}, and every step it asks for ({asked}) is "
+        "done. Answer now from the results above, or call a tool the request asks for"
+    )
+
+
+def _makes(entry: LedgerEntry, named: set[int]) -> bool:
+    return any(entry.name in STEPS[i][1] for i in named)

@@ -1,0 +1,130 @@
+"""Once the request's own steps are done, a further pipeline step nobody asked for is not run,
+and the model is told so and goes on (issue #23, golden run of 2026-11-25): asked "Load both
+sessions of sub-01." or "Load sub-01 ses-01, band-pass 8-30 Hz, then epoch 0.5-2.5 s.",
+Qwen2.5-Coder-1.5B went on to epoch and split on its own, and both runs ended with the study at
+`split`. A first version ended the run at such a call, and cut off the tool the request did ask
+for after it (golden 2/12): here the run goes on. The replies are replayed in the form the model
+writes them, through the scripted server over real HTTP, against the real EEG tools."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from brainchat.agent.asked import unasked_step
+from brainchat.agent.state import ToolLedger
+from brainchat.eeg.io.synthetic import write_demo_set
+from brainchat.eeg.study.study import Study
+from brainchat.testing.scripted_server import Text
+from test_prompt_epoch_args import BANDPASS, fenced
+from test_prompt_pipeline import LOAD, agent
+
+from support import collect, of
+
+EPOCH = fenced("epoch_data", {"tmin": 0.5, "tmax": 2.5})
+SPLIT = fenced("split_dataset", {"by": "trial"})
+
+
+@pytest.fixture
+def study(tmp_path) -> Study:
+    data = tmp_path / "data"
+    write_demo_set(data / "demo", subjects=1, sessions=2, trials=8, seed=1)
+    return Study(data)
+
+
+def ran(events) -> list[tuple[str, str]]:
+    return [(e.name, e.status) for e in of(events, "tool_finished")]
+
+
+async def test_a_load_request_does_not_epoch_and_the_model_is_told_and_goes_on(
+    scripted_server, study
+):
+    s = scripted_server
+    s.queue("fc", Text(LOAD), Text(EPOCH), Text("Both sessions are loaded."))
+    s.queue("ans", Text("Both sessions of sub-01 are loaded."))
+    events = await collect(agent(s, study).run("Load both sessions of sub-01."))
+    assert ran(events) == [
+        ("list_data_files", "success"), ("load_data", "success"), ("epoch_data", "refused")
+    ]  # fmt: skip
+    assert study.state.stage == "loaded"  # not epoched behind the user's back
+    told = json.dumps(s.requests_for("fc")[2].messages)  # the model reads why, and goes on
+    assert "not run: the request does not ask for epoch_data" in told and "load_data" in told
+    assert of(events, "run_finished")[0].reason == "answered"
+
+
+async def test_calls_in_one_reply_past_the_asked_step_are_refused_one_by_one(
+    scripted_server, study
+):
+    """The model's usual form: every call in one fenced block. The load runs; the epoching and
+    the split after it, which nobody asked for, do not."""
+    s = scripted_server
+    batch = "\n".join(
+        x.removeprefix("```json\n").removesuffix("\n```") for x in (LOAD, EPOCH, SPLIT)
+    )
+    s.queue("fc", Text(f"```json\n{batch}\n```"), Text("Loaded."))
+    s.queue("ans", Text("Both sessions of sub-01 are loaded."))
+    events = await collect(agent(s, study).run("Load both sessions of sub-01."))
+    assert ran(events)[1:] == [
+        ("load_data", "success"), ("epoch_data", "refused"), ("split_dataset", "refused")
+    ]  # fmt: skip
+    assert study.state.stage == "loaded"
+
+
+async def test_a_named_pipeline_runs_to_its_last_asked_step_and_no_further(scripted_server, study):
+    """Steps nobody named still run while the request's own are not all done (a band-pass
+    before the asked epoching here); once the epochs exist, the split is not run."""
+    s = scripted_server
+    s.queue("fc", Text(LOAD), Text(BANDPASS), Text(EPOCH), Text(SPLIT), Text("Done."))
+    s.queue("ans", Text("Loaded, filtered and epoched."))
+    events = await collect(agent(s, study).run("Load both files, then epoch 0.5-2.5 s."))
+    assert ran(events)[1:] == [
+        ("load_data", "success"), ("bandpass_filter", "success"), ("epoch_data", "success"),
+        ("split_dataset", "refused"),
+    ]  # fmt: skip
+    assert study.state.stage == "epoched"
+
+
+async def test_after_a_failure_the_next_step_runs(scripted_server, study):
+    """The asked steps succeeded, but a call failed after them: the model's next step runs."""
+    s = scripted_server
+    bad = fenced("load_data", {"files": ["demo/sub-09_ses-01_task-mi_eeg.edf"]})  # no such file
+    s.queue("fc", Text(LOAD), Text(bad), Text(EPOCH), Text("Done."))
+    s.queue("ans", Text("Loaded and epoched."))
+    events = await collect(agent(s, study).run("Load both sessions of sub-01."))
+    assert [st for n, st in ran(events) if n == "load_data"] == ["success", "error"]
+    assert ("epoch_data", "success") in ran(events) and study.state.stage == "epoched"
+
+
+async def test_a_request_naming_no_step_holds_nothing_back(scripted_server, study):
+    """ "the loaded recordings" describes the study, it does not ask to load: nothing is named,
+    so nothing is refused (a reload, then the epoching the cross-validation needs)."""
+    s = scripted_server
+    s.queue("fc", Text(LOAD), Text(EPOCH), Text("Done."))
+    s.queue("ans", Text("Epoched."))
+    events = await collect(agent(s, study).run("What do the loaded recordings look like?"))
+    assert ("epoch_data", "success") in ran(events) and study.state.stage == "epoched"
+
+
+@pytest.mark.parametrize(
+    ("question", "call", "refused"),
+    [
+        ("Load both sessions of sub-01.", "epoch_data", True),
+        ("Load sub-01 and cut it into trials from 0.5 to 2.5 s.", "epoch_data", False),
+        ("Load sub-01 and tell me its test accuracy with CSP+LDA.", "epoch_data", False),
+        ("Load sub-01, band-pass 8-30 Hz.", "epoch_data", True),
+        ("Load sub-01 and filter it 8 to 30 Hz.", "bandpass_filter", False),
+        ("Load sub-01 and check it across sessions.", "epoch_data", False),  # cross_validate
+        ("Load sub-01.", "evaluate_model", False),  # reports, changes nothing
+        ("Load sub-01.", "cross_validate", False),
+        ("Load sub-01.", "list_data_files", False),  # not a pipeline step
+    ],
+)
+def test_the_words_that_name_a_step(question: str, call: str, refused: bool) -> None:
+    """Wide on purpose: a step wrongly taken as named only runs, one wrongly taken as unnamed
+    would be refused."""
+    ledger = ToolLedger()
+    ledger.open("c1", "load_data", {"files": ["x.edf"]}, 1).finish("success", result="loaded")
+    if "band-pass" in question:
+        ledger.open("c2", "bandpass_filter", {}, 2).finish("success", result="filtered")
+    assert bool(unasked_step(question, call, ledger.entries)) is refused
