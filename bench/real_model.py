@@ -101,7 +101,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--keep",
         type=Path,
         help="keep every run's events (`ask --json` lines: the model's replies, calls, answer) "
-        "in this folder, one file per run, and the golden run's report in DIR/eval",
+        "in this folder, one file per run, and the golden runs (each with its trace: calls, study, "
+        "answer) in DIR/eval/results.jsonl",
     )
     p.add_argument("--setup-only", action="store_true", help="build/fetch into the cache, exit")
     opts = p.parse_args(argv)
@@ -291,6 +292,9 @@ def golden(opts: argparse.Namespace, base_url: str) -> tuple[int, int, float, li
         start = time.perf_counter()
         done = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True)
         seconds = time.perf_counter() - start
+    if opts.keep:  # each scenario's line carries its trace: calls, study, answer
+        (opts.keep / "eval").mkdir(parents=True, exist_ok=True)
+        (opts.keep / "eval" / "results.jsonl").write_text(done.stdout, encoding="utf-8")
     runs = [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{")]
     runs = [r for r in runs if r.get("type") == "scenario"]
     if not runs:
