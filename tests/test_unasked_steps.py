@@ -128,3 +128,18 @@ def test_the_words_that_name_a_step(question: str, call: str, refused: bool) -> 
     if "band-pass" in question:
         ledger.open("c2", "bandpass_filter", {}, 2).finish("success", result="filtered")
     assert bool(unasked_step(question, call, ledger.entries)) is refused
+
+
+async def test_a_failed_call_nobody_asked_for_opens_nothing(scripted_server, study):
+    """Golden run of 25 Nov (eeg-load-both-sessions): after the asked-for load, the model called
+    evaluate_model ("no epochs yet: call epoch_data first"), then epoch_data. Only a failure of
+    a call the request asks for lets the step its error points to run."""
+    s = scripted_server
+    evaluate = fenced("evaluate_model", {})
+    s.queue("fc", Text(LOAD), Text(evaluate), Text(EPOCH), Text("Loaded."))
+    s.queue("ans", Text("Both sessions of sub-01 are loaded."))
+    events = await collect(agent(s, study).run("Load both sessions of sub-01."))
+    assert ran(events)[1:] == [
+        ("load_data", "success"), ("evaluate_model", "error"), ("epoch_data", "refused")
+    ]  # fmt: skip
+    assert study.state.stage == "loaded"

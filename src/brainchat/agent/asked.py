@@ -9,7 +9,9 @@ or answer). Nothing else is held back:
 - a request that names no pipeline step (a question, "cross-validate ...") holds nothing;
 - before every named step has succeeded, a step the request needs first (loading before an
   asked-for epoching) runs;
-- after a failure (cross_validate needing epochs after a reload), the step it points to runs;
+- after a failure of a call the request asks for (cross_validate needing epochs after a
+  reload), the step it points to runs; a failed call nobody asked for (an evaluate_model
+  "call epoch_data first" after an asked-for load) opens nothing;
 - evaluate_model changes nothing and reports on what was trained: it runs.
 
 A step counts as named when the request uses any of its words; the words are wide on purpose
@@ -73,8 +75,8 @@ def unasked_step(question: str, name: str, ledger: list[LedgerEntry]) -> str:
     if done != named:
         return ""
     last = max(j for j, e in enumerate(finished) if e.status == "success" and _makes(e, named))
-    if any(e.status == "error" for e in finished[last:]):
-        return ""
+    if any(e.status == "error" and _makes(e, named) for e in finished[last:]):
+        return ""  # an asked-for call failed since: the step its error points to runs
     asked = ", ".join(tool for i in sorted(named) for tool in STEPS[i][1][:1])
     return (
         f"not run: the request does not ask for {name}, and every step it asks for ({asked}) is "
