@@ -212,6 +212,29 @@ async def test_a_made_up_tiny_rejection_threshold_is_left_out_and_said(scripted_
     assert "left out (no rejection)" in notice.message
 
 
+# verbatim from the golden run of 25 Nov (eeg-load-filter-epoch): "0" for no rejection, which the
+# schema refused ("Input should be greater than 0"); the model never sent the call again
+ZERO_REJECT = fenced(
+    "epoch_data",
+    {"tmin": 0.5, "tmax": 2.5, "events": ["left_hand", "right_hand"], "baseline": [None, None],
+     "reject_uv": 0},
+)  # fmt: skip
+
+
+async def test_a_zero_rejection_threshold_means_none_and_the_epoching_runs(scripted_server, study):
+    s = scripted_server
+    asks = PIPELINE.replace("epoch 0.5-2.5 s", "epoch 0.5-2.5 s with no artifact rejection")
+    s.queue("fc", Text(LOAD), Text(BANDPASS), Text(ZERO_REJECT), Text("Done."))
+    s.queue("ans", Text("Epoched."))
+    events = await collect(agent(s, study).run(asks))  # even where the request names rejection
+    (ran,) = epochs_of(events)
+    assert ran.status == "success" and study.state.stage == "epoched", ran
+    started = [e for e in of(events, "tool_call_started") if e.name == "epoch_data"]
+    assert "reject_uv" not in started[0].args
+    (notice,) = [n for n in of(events, "notice") if "reject_uv" in n.message]
+    assert "reject_uv 0 means no rejection, so it was left out" in notice.message
+
+
 async def test_an_asked_for_tiny_threshold_runs_and_its_error_says_what_to_write(
     scripted_server, study
 ):

@@ -233,6 +233,11 @@ def _repaired_reject(args: dict[str, Any], question: str) -> tuple[dict[str, Any
     out. Asked for, it stays, and the tool's error says what to write."""
     value = args.get("reject_uv")
     low = question.lower()
+    if isinstance(value, int | float) and not isinstance(value, bool) and value <= 0:
+        # "0" for "no rejection" (the 1.5B model, golden run of 25 Nov: the schema refused it,
+        # and the model never sent the call again): one meaning, whatever the request says
+        note = f"reject_uv {value:g} means no rejection, so it was left out (no rejection)"
+        return {k: v for k, v in args.items() if k != "reject_uv"}, [note]
     if (
         isinstance(value, int | float)
         and not isinstance(value, bool)
