@@ -198,6 +198,25 @@ async def test_prompt_mode_an_empty_json_block_is_a_call_to_repair_not_the_answe
     assert "json block was empty" in hint and '{"name": "<tool name>"' in hint
 
 
+async def test_prompt_mode_an_empty_json_block_after_the_hint_goes_to_the_answer(
+    scripted_server, search
+):
+    """Golden run of 25 Nov (refuse-clear-study, eeg-load-filter-epoch): after its steps the
+    1.5B model wrote an empty ```json block three times in a row; the loop stop ended the run
+    and the answer model, told of the loop, repeated its instructions. A second empty block
+    right after the hint means the model has no more calls: the run goes to the answer."""
+    s = scripted_server
+    good = call_text([Call("web_search", {"query": "EEG"})])
+    s.queue("fc", Text(good), Text("```json\n```"), Text("```json\n\n```"))
+    s.queue("ans", Text("Answer."))
+    events = await collect(agent(s, [search], tool_calling="prompt").run("EEG?"))
+    assert [e.status for e in of(events, "tool_finished")] == ["success", "error"]
+    assert len(s.requests_for("fc")) == 3  # the hint was sent once; no third block asked for
+    (done,) = of(events, "run_finished")
+    assert done.reason == "answered" and "Answer." in done.answer
+    assert "empty call block again" in of(events, "evaluation")[-1].reason
+
+
 @pytest.mark.scripted_lenient(
     "the iteration limit stops the repairs before the model's queued retries"
 )
