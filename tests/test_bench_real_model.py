@@ -83,3 +83,22 @@ def test_a_run_against_the_scripted_server_is_judged_and_tabled(
     assert run["passed"] and run["calls"] == ["list_data_files:success"], run
     kept = [json.loads(x) for x in (tmp_path / "events" / "files-prompt-1.jsonl").open()]
     assert {"tool_finished", "run_finished"} <= {e["type"] for e in kept}  # replayable runs
+
+
+def test_the_golden_runs_are_kept_with_their_traces(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """--keep keeps the golden runs too: a real model's run is not repeatable, and a failure is
+    read from its trace (the calls, the study, the answer)."""
+    bench = load_bench()
+    with ScriptedServer(responder=respond) as server:
+        argv = ["--base-url", server.base_url, "--model", "stand-in", "--modes", "prompt"]
+        argv += ["--tasks", "--golden", "eeg-list-files", "--keep", str(tmp_path / "k")]
+        bench.main(argv)
+    assert "golden subset, prompt mode: " in capsys.readouterr().out
+    lines = (tmp_path / "k" / "eval" / "results.jsonl").read_text().splitlines()
+    (run,) = [json.loads(x) for x in lines if '"scenario"' in x]
+    assert run["scenario"] == "eeg-list-files"
+    calls = run["trace"]["calls"]
+    assert calls and calls[0]["name"] == "list_data_files" and calls[0]["status"] == "success"
+    assert "sub-01_ses-01_task-mi_eeg.edf" in run["trace"]["answer"]
