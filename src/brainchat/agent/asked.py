@@ -86,3 +86,21 @@ def unasked_step(question: str, name: str, ledger: list[LedgerEntry]) -> str:
 
 def _makes(entry: LedgerEntry, named: set[int]) -> bool:
     return any(entry.name in STEPS[i][1] for i in named)
+
+
+def nothing_more(question: str, entries: list[LedgerEntry], ledger: list[LedgerEntry]) -> str:
+    """Why the run goes to the answer after this round ("" when it goes on): every step the
+    request names has succeeded, and this round ran nothing (only refused, failed, invalid or
+    repeated calls). Golden reruns of 25 Nov: after the asked-for steps the 1.5B model sent a
+    refused split three times, or empty blocks and a made-up tool, until the loop stop, and the
+    answer model, told the loop had cut the request short, repeated that instruction."""
+    if not entries or any(e.status == "success" for e in entries):
+        return ""
+    named = {i for i, (words, _) in enumerate(STEPS) if words.search(question)}
+    finished = [e for e in ledger if e.status == "success"]
+    if not named or {i for i in named for e in finished if e.name in STEPS[i][1]} != named:
+        return ""
+    return (
+        "every step the request asks for is done, and this round ran nothing new "
+        f"({', '.join(sorted({e.name for e in entries}))}): answering"
+    )

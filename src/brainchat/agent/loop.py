@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
+from brainchat.agent.asked import nothing_more
 from brainchat.agent.context import AgentContext, AgentState
 from brainchat.agent.exits import Exit
 from brainchat.agent.plan_run import PlanRun, plan_limits
@@ -59,6 +60,8 @@ async def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> AgentSt
     question = str(state["messages"][0].content)
     if state.get("looped") and (done := finished_request(question, entries, run.ledger.entries)):
         verdict, found = "enough", done  # the request's last step is done: answer, not a loop
+    elif plan_ is None and (done := nothing_more(question, entries, run.ledger.entries)):
+        verdict, found = "enough", done  # #23: the asked steps are done, the model adds nothing
     decision = next_step(
         run,
         plan_limits(request_limits(d.limits, question), plan_),
