@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import threading
 from dataclasses import asdict, replace
 from typing import Any, Literal
@@ -55,6 +57,41 @@ class CrossValidateArgs(BaseModel):
     @classmethod
     def _distinct(cls, v: list[str]) -> list[str]:
         return list(dict.fromkeys(v))
+
+    @classmethod
+    def repair(cls, args: dict[str, Any], question: str = "") -> tuple[dict[str, Any], list[str]]:
+        """The pipelines the request names, where the call sent the default list (copied from
+        the schema) or none: asked to "compare CSP+LDA with Riemannian MDM", the 1.5B model of
+        the golden run (25 Nov) sent csp_lda and ts_lr, and MDM was never run."""
+        named = named_pipelines(question)
+        sent = args.get("pipelines")
+        default = cls.model_fields["pipelines"].default
+        if not named or (sent is not None and sent != default) or set(named) == set(default):
+            return args, []
+        note = (
+            f"pipelines {json.dumps(sent or default)} became {json.dumps(named)}, the ones the "
+            "request names"
+        )
+        return {**args, "pipelines": named}, [note]
+
+
+# how a request names each pipeline (for `repair`)
+PIPELINE_WORDS = {
+    "csp_lda": r"\bcsp\s*(\+|and|with|/)?\s*lda\b|\bcsp_lda\b",
+    "ts_lr": r"\btangent[- ]space\b|\bts[_+ ]?lr\b",
+    "mdm": r"\bmdm\b|minimum distance to (the )?mean",
+    "fbcsp": r"\bfbcsp\b|filter[- ]bank",
+    "eegnet": r"\beegnet\b",
+    "shallowconvnet": r"\bshallow\s*conv\s*net\b|\bshallowconvnet\b",
+    "sccnet": r"\bsccnet\b",
+}
+
+
+def named_pipelines(question: str) -> list[str]:
+    """The pipelines a request names, in the order it names them."""
+    found = [(m.start(), name) for name, words in PIPELINE_WORDS.items()
+             if (m := re.search(words, question, re.I))]  # fmt: skip
+    return [name for _, name in sorted(found)]
 
 
 def _progress(done: int, total: int) -> None:
