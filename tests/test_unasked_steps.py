@@ -165,3 +165,14 @@ async def test_a_failed_call_nobody_asked_for_opens_nothing(scripted_server, stu
         ("load_data", "success"), ("evaluate_model", "error"), ("epoch_data", "refused")
     ]  # fmt: skip
     assert study.state.stage == "loaded"
+
+
+async def test_a_failed_call_outside_the_pipeline_does_not_end_the_run(scripted_server, study):
+    """The request asks for more than its pipeline steps ("plot"): once the load is done, a
+    failed plot is work still to do, and the model's next try runs."""
+    s = scripted_server
+    bad = fenced("plot_raw", {"file": "demo/nope.edf"})
+    s.queue("fc", Text(LOAD), Text(bad), Text(fenced("plot_raw", {})), Text("Done."))
+    s.queue("ans", Text("Loaded and plotted."))
+    events = await collect(agent(s, study).run("Load both sessions of sub-01 and plot them."))
+    assert [st for n, st in ran(events) if n == "plot_raw"] == ["error", "success"]

@@ -90,11 +90,12 @@ def _makes(entry: LedgerEntry, named: set[int]) -> bool:
 
 def nothing_more(question: str, entries: list[LedgerEntry], ledger: list[LedgerEntry]) -> str:
     """Why the run goes to the answer after this round ("" when it goes on): every step the
-    request names has succeeded, and this round ran nothing (only refused, failed, invalid or
-    repeated calls). Golden reruns of 25 Nov: after the asked-for steps the 1.5B model sent a
+    request names has succeeded, and this round ran nothing (only refused, invalid or repeated
+    calls, unknown tools, or failed pipeline steps; a failed search or plot may be work the
+    request asks for beyond its pipeline steps, and the model may try it again). Golden reruns of 25 Nov: after the asked-for steps the 1.5B model sent a
     refused split three times, or empty blocks and a made-up tool, until the loop stop, and the
     answer model, told the loop had cut the request short, repeated that instruction."""
-    if not entries or any(e.status == "success" for e in entries):
+    if not entries or not all(_adds_nothing(e) for e in entries):
         return ""
     named = {i for i, (words, _) in enumerate(STEPS) if words.search(question)}
     finished = [e for e in ledger if e.status == "success"]
@@ -104,3 +105,12 @@ def nothing_more(question: str, entries: list[LedgerEntry], ledger: list[LedgerE
         "every step the request asks for is done, and this round ran nothing new "
         f"({', '.join(sorted({e.name for e in entries}))}): answering"
     )
+
+
+def _adds_nothing(entry: LedgerEntry) -> bool:
+    if entry.status in ("refused", "skipped") or entry.invalid:
+        return True
+    if entry.status != "error":
+        return False
+    pipeline = any(entry.name in tools for _, tools in STEPS)
+    return pipeline or (entry.error or "").startswith("unknown tool")
