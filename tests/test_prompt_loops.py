@@ -173,3 +173,23 @@ async def test_the_evaluation_asked_for_again_ends_the_run_with_an_ordinary_answ
     assert "already gave the result the request asks for" in of(events, "evaluation")[-1].reason
     asked = s.requests_for("ans")[0].messages[-1]["content"]
     assert "loop detection" not in asked and "cut by" not in asked
+
+
+async def test_an_unreadable_call_is_never_named_as_a_tool_to_either_model(scripted_server, study):
+    """Golden run of 25 Nov (eeg-load-both-sessions): the history named an unreadable call
+    `invalid_tool_call` (its result block and the evaluation note), and the 1.5B model then
+    called a tool of that name. The model reads what was wrong and the form to write; the
+    answer model reads that a reply held no readable call, without the repair instruction it
+    could repeat as the answer."""
+    s = scripted_server
+    s.queue("fc", Text(LOAD), Text(UNREADABLE), Text("Done."))
+    s.queue("ans", Text("sub-01 is loaded."))
+    events = await collect(agent(s, study).run(ASKS_BASELINE))
+    assert ran(events, "load_data") == ["success"]
+    after = " ".join(str(m["content"]) for m in s.requests_for("fc")[2].messages)
+    assert "your tool call was not valid JSON" in after  # the repair hint still reaches it
+    assert "Reply with one ```json block holding" in after
+    assert "invalid_tool_call" not in after
+    told = " ".join(str(m["content"]) for m in s.requests_for("ans")[0].messages)
+    assert "a reply whose tool call could not be read (not valid JSON" in told
+    assert "invalid_tool_call" not in told and "Reply with one ```json" not in told

@@ -7,11 +7,11 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from brainchat.agent import automode
+from brainchat.agent import automode, textcalls
 from brainchat.agent.budget import cut_text, fit_history, message_tokens
 from brainchat.agent.context import Deps
 from brainchat.agent.plan import Plan, answer_section
-from brainchat.agent.state import RunContext, clip
+from brainchat.agent.state import LedgerEntry, RunContext, clip
 from brainchat.events import Notice, emit
 from brainchat.prompts import load_prompt
 
@@ -92,7 +92,7 @@ def answer_input(
         lines.append("Tool calls that failed (do not use them as evidence):")
         if old_failed:
             lines.append(f"- ({len(old_failed)} earlier failure(s): {_names(old_failed)})")
-        lines += [f"- {e.name}: {clip(e.error or e.status, min(chars, 300))}" for e in failed]
+        lines += [f"- {clip(_failure(e), min(chars, 300))}" for e in failed]
     if plan is not None:
         lines.append("\n" + answer_section(plan))
     if stop_reason in LIMIT_STOPS:
@@ -104,6 +104,13 @@ def answer_input(
 
 
 MIN_ANSWER_SHARE = 100  # tokens per result below which dropping older results reads better
+
+
+def _failure(entry: LedgerEntry) -> str:
+    """A failed call as the answer model reads it; an invalid one without its repair hint."""
+    if entry.invalid:
+        return textcalls.what_was_wrong(entry.name, entry.error or "invalid")
+    return f"{entry.name}: {entry.error or entry.status}"
 
 
 def _newest(items: list[Any], keep: int | None) -> tuple[list[Any], list[Any]]:

@@ -26,6 +26,8 @@ def default_evaluator(min_chars: int) -> Evaluator:
     """Empty or too-short results do not count as enough; each verdict says what came back."""
 
     def evaluate(entry: LedgerEntry) -> Verdict:
+        if entry.name == BROKEN:  # no tool ran: no name for a small model to call (#23)
+            return Verdict(False, f"your reply held no readable tool call: {entry.error}")
         if entry.status != "success":
             return Verdict(False, f"{entry.name} {entry.status}: {entry.error or 'no result'}")
         if entry.sources:

@@ -317,6 +317,20 @@ def _broken(body: str, exc: json.JSONDecodeError) -> str:
     )
 
 
+INSTRUCTION = re.compile(r"(?:;|\.)\s*(?:Reply with|Call one of|Fix them|write )[\s\S]*$")
+
+
+def what_was_wrong(name: str, error: str) -> str:
+    """An invalid call as the answer model reads it: what was wrong, without the repair
+    instruction meant for the function-call model (#23: the answer model repeats instructions
+    as the answer) and without the name `BROKEN`, which is no tool."""
+    said = INSTRUCTION.sub("", error).strip()
+    if name != BROKEN:
+        return f"{name}: {said}"
+    said = said.removeprefix("your tool call was ").removeprefix("your ")
+    return f"a reply whose tool call could not be read ({said})"
+
+
 RESULT_TAG = re.compile(r"<(\s*/?\s*tool_result)", re.IGNORECASE)
 
 
@@ -336,6 +350,9 @@ def as_plain(messages: list[BaseMessage]) -> list[BaseMessage]:
     for message in messages:
         if isinstance(message, ToolMessage):
             text = message.content if isinstance(message.content, str) else str(message.content)
+            if message.name == BROKEN:  # brainchat's own hint: no tool name to imitate (#23)
+                results.append(f"(Your last reply held no readable tool call. {text})")
+                continue
             results.append(tool_result_block(message.name or "the tool", text))
             continue
         if results:
