@@ -308,3 +308,25 @@ async def test_plan_checks_pass_and_fail_with_the_right_score(scripted_server) -
             assert failure["check"] == "plan" and message in failure["message"], (name, failure)
     [summary] = summarize(results)
     assert summary.passed == 1 and summary.failures_by_check == {"plan": 5}
+
+
+def test_a_trace_keeps_the_answer_models_words_and_what_the_check_flagged(tmp_path: Path) -> None:
+    """Golden runs of 25 Nov: an answer replaced by brainchat's facts, or marked, kept no trace
+    of what the answer model had written, so the failure could not be read afterwards."""
+    suite = tmp_path / "mini"
+    suite.mkdir()
+    data = {
+        "question": "What is EEGNet?",
+        "setup": {"search_fixture": SEARCH_RESULTS},
+        "script": {"function_call": SEARCH, "answer": [text("EEGNet reaches 0.987 accuracy [1].")]},
+        "checks": {"answer": {"cites_source": True}},
+    }
+    (suite / "made_up.json").write_text(json.dumps(data), encoding="utf-8")
+    out = run_cli(["--suite", str(suite), "--models", "scripted", "--json"], tmp_path)
+    (run, _summary) = [json.loads(line) for line in out.stdout.splitlines()]
+    trace = run["trace"]
+    assert trace["streamed"] == "EEGNet reaches 0.987 accuracy [1]."  # the model's own words
+    (flag,) = trace["flags"]
+    assert flag["kind"] == "figure" and "0.987" in flag["sentence"]
+    assert trace["answer"] != trace["streamed"] and "0.987" in trace["answer"]  # marked in place
+    assert run["unverified"] == 1

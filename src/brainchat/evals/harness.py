@@ -133,17 +133,24 @@ RESULT_EXCERPT = 300  # characters of each tool result kept in the trace
 
 
 def trace_of(run: RunRecord) -> dict[str, Any]:
-    """The run's calls in order, the study it left and its answer (results.json, --json)."""
+    """The run's calls in order, the study it left, its answer, and what the answer check
+    flagged (results.json, --json)."""
     starts = run.of("tool_call_started")  # run.calls() is made from them, in the same order
     calls = [
         {**c, "round": e.round, "result": c["result"][:RESULT_EXCERPT]}
         for c, e in zip(run.calls(), starts, strict=True)
     ]
+    answer = run.answer()
+    streamed = "".join(e.text for e in run.of("answer_token"))
     return {
         "calls": calls,
         "stage": run.stage,
         "steps": run.steps,
-        "answer": run.answer(),
+        "answer": answer,
+        # what the answer check found, and the answer model's own words when the check changed
+        # them (#23: an answer replaced by brainchat's facts kept no trace of what was echoed)
+        "flags": [f for e in run.of("answer_checked") for f in e.flags],
+        "streamed": streamed if streamed.strip() != answer.strip() else None,
         "error": run.error,
     }
 
