@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from brainchat.agent.echo import facts_answer
 from brainchat.agent.state import ToolLedger
+from brainchat.agent.textcalls import BROKEN
 from brainchat.grounding import NoTools, check_answer
 
 RESULTS = [
@@ -45,3 +46,19 @@ def test_a_listing_still_names_its_items() -> None:
     assert "- list_data_files: 2 file(s) in the data folder:" in text
     assert "  - demo/a.edf (1 MB)" in text and "  - demo/b.edf (1 MB)" in text
     assert "(the same" not in text
+
+
+def test_an_unreadable_call_is_said_without_its_made_up_name_or_repair_hint() -> None:
+    """brainchat's own answer listed 'invalid_tool_call error: ... Reply with one ```json
+    block ...' to the user: no tool of that name exists, and the hint was meant for the model."""
+    ledger = ToolLedger()
+    hint = (
+        "your tool call was not valid JSON (Expecting ',' delimiter at line 1 column 63, near "
+        '\'x\'). Reply with one ```json block holding {"name": "<tool name>", ...}'
+    )
+    entry = ledger.open("c1", BROKEN, {}, 1)
+    entry.error, entry.invalid = hint, True
+    entry.finish("error", error=hint)
+    text = facts_answer(ledger, "the answer model repeated its instructions")
+    assert "- a reply whose tool call could not be read (not valid JSON (Expecting ','" in text
+    assert BROKEN not in text and "Reply with" not in text

@@ -57,6 +57,17 @@ STEPS = tuple(
         ),
     )
 )
+LOAD, FILTER, EPOCH, SPLIT, TRAIN, EVALUATE, CROSSVAL = range(len(STEPS))
+# A cross-validation request ("Would a CSP+LDA decoder work on a person it has never seen?")
+# names its pipelines and a test, and cross_validate makes the folds, trains and tests each
+# pipeline itself: the split, training and evaluation steps count as named only by these words
+# (#23 golden, eeg-crossval-new-subject: the 1.5B model split by trial, trained and evaluated,
+# and never cross-validated, answering another question than the one asked)
+EXPLICIT = {
+    SPLIT: re.compile(r"\b(split(s|ting)?|train/test|held-?out|hold-?out|test set)\b", re.I),
+    TRAIN: re.compile(r"\b(train(s|ed|ing)?|fit(s|ted|ting)?)\b", re.I),
+    EVALUATE: re.compile(r"\b(evaluate_model|held-?out|hold-?out|test set)\b", re.I),
+}
 # never refused: they change nothing in the study (they report on it), yet a request that names
 # them keeps the steps they need running until they have succeeded
 RUNS_ANYWAY = ("evaluate_model", "cross_validate")
@@ -67,9 +78,15 @@ def unasked_step(question: str, name: str, ledger: list[LedgerEntry]) -> str:
     step = next((i for i, (_, tools) in enumerate(STEPS) if name in tools), None)
     if step is None or name in RUNS_ANYWAY:
         return ""
-    named = {i for i, (words, _) in enumerate(STEPS) if words.search(question)}
+    named = _named(question)
     if not named or step in named:
         return ""
+    if CROSSVAL in named and step in EXPLICIT and not _done(ledger, "cross_validate"):
+        return (
+            f"not run: the request asks for a cross-validated result, and cross_validate makes "
+            f"its own folds and trains and tests each pipeline on them, so {name} is not "
+            "needed. Call cross_validate now"
+        )
     finished = [e for e in ledger if e.status != "pending"]
     done = {i for i in named for e in finished if e.status == "success" and e.name in STEPS[i][1]}
     if done != named:
@@ -82,6 +99,23 @@ def unasked_step(question: str, name: str, ledger: list[LedgerEntry]) -> str:
         f"not run: the request does not ask for {name}, and every step it asks for ({asked}) is "
         "done. Answer now from the results above, or call a tool the request asks for"
     )
+
+
+def asks_crossval(question: str) -> bool:
+    """The request asks for a cross-validated result (its steps are cross_validate's)."""
+    return CROSSVAL in _named(question)
+
+
+def _named(question: str) -> set[int]:
+    """The steps the request names (a cross-validation request: see EXPLICIT)."""
+    named = {i for i, (words, _) in enumerate(STEPS) if words.search(question)}
+    if CROSSVAL in named:
+        named -= {i for i, words in EXPLICIT.items() if not words.search(question)}
+    return named
+
+
+def _done(ledger: list[LedgerEntry], name: str) -> bool:
+    return any(e.name == name and e.status == "success" for e in ledger)
 
 
 def _makes(entry: LedgerEntry, named: set[int]) -> bool:
@@ -97,7 +131,7 @@ def nothing_more(question: str, entries: list[LedgerEntry], ledger: list[LedgerE
     answer model, told the loop had cut the request short, repeated that instruction."""
     if not entries or not all(_adds_nothing(e) for e in entries):
         return ""
-    named = {i for i, (words, _) in enumerate(STEPS) if words.search(question)}
+    named = _named(question)
     finished = [e for e in ledger if e.status == "success"]
     if not named or {i for i in named for e in finished if e.name in STEPS[i][1]} != named:
         return ""

@@ -19,6 +19,7 @@ from langgraph.runtime import Runtime
 
 from brainchat import llm
 from brainchat.agent import automode, pace, textcalls
+from brainchat.agent.asked import asks_crossval
 from brainchat.agent.budget import Budget, Fitted, cut_text, fit_run, message_tokens
 from brainchat.agent.context import AgentContext, AgentState, Deps, no_room
 from brainchat.agent.exits import Exit
@@ -60,7 +61,7 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
     """Ask the function-call model for its next step: calls go to act, none to the answer."""
     d, run = runtime.context.deps, runtime.context.run
     round_ = state.get("round", 0) + 1
-    pending = _run_messages(d, state)
+    pending = _run_messages(d, run, state)
     if (listed := _list_first(d, run, state, round_)) is not None:  # #23: no guessed file name
         return listed
     messages = _request(d, run, pending)
@@ -171,6 +172,10 @@ def _list_first(d: Deps, run: RunContext, state: AgentState, round_: int) -> Age
     }
 
 
+CROSSVAL_STEP = {
+    "loaded": "epoch_data, then cross_validate",
+    **dict.fromkeys(("epoched", "split", "trained"), "cross_validate (it makes its own folds)"),
+}
 PIPELINE_QUESTION = re.compile(r"\b(epoch\w*|split\w*|train\w*|accuracy|evaluat\w*)\b", re.I)
 NEXT_STEP = {
     "loaded": "bandpass_filter (or other preprocessing the request names), then epoch_data",
@@ -180,28 +185,32 @@ NEXT_STEP = {
 }
 
 
-def _next_pipeline_step(d: Deps, state: AgentState) -> str | None:
+def _next_pipeline_step(d: Deps, run: RunContext, state: AgentState) -> str | None:
     """Prompt mode, a request that names pipeline steps: the study's stage and the tool that
     comes next, as a note after the run's messages (issue #23: with data loaded, the 1.5B model
     called split_dataset and evaluate_model before epoch_data, and clear_study twice)."""
-    if d.tool_calling != "prompt" or d.facts is None or not state.get("round"):
+    if d.tool_calling != "prompt" or d.facts is None:
         return None
-    if not PIPELINE_QUESTION.search(str(state["messages"][0].content)):
+    question = str(state["messages"][0].content)
+    crossval = asks_crossval(question)  # its folds are cross_validate's: no split or training
+    if not crossval and not (state.get("round") and PIPELINE_QUESTION.search(question)):
         return None
     stage = str(d.facts().get("stage", ""))
-    if stage not in NEXT_STEP:
+    done = any(e.name == "cross_validate" and e.status == "success" for e in run.ledger.entries)
+    step = CROSSVAL_STEP.get(stage) if crossval and not done else None
+    if step is None and (crossval or stage not in NEXT_STEP):
         return None
-    return f"(Study stage: {stage}. The next pipeline step for this request: {NEXT_STEP[stage]}.)"
+    return f"(Study stage: {stage}. The next pipeline step for this request: {step or NEXT_STEP[stage]}.)"
 
 
-def _run_messages(d: Deps, state: AgentState) -> list[BaseMessage]:
+def _run_messages(d: Deps, run: RunContext, state: AgentState) -> list[BaseMessage]:
     """The run's messages with the last evaluation's note and the plan's progress."""
     messages = list(state["messages"])
     if note := state.get("verdict_note"):
         # The note repeats tool errors and gists: bounded, so it never crowds out the run.
         note = cut_text(note, NOTE_TOKENS)
         messages.append(HumanMessage(f"(Evaluation of your last tool round: {note}.)"))
-    if (step := _next_pipeline_step(d, state)) is not None:
+    if (step := _next_pipeline_step(d, run, state)) is not None:
         messages.append(HumanMessage(step))
     plan = state.get("plan")
     if plan is not None and (progress := PlanRun(d).prompt(plan)):

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from brainchat.agent import textcalls
 from brainchat.agent.state import ToolLedger
 
 MIN_SENTENCE = 25  # shorter instruction fragments ("Tool results:") may occur in any answer
@@ -39,6 +40,8 @@ def facts_answer(ledger: ToolLedger, why: str) -> str:
     for e in ledger.entries:
         if e.status == "success":
             block = tuple(_sources_lines(e.name, e.sources) or _result_lines(e.name, e.result))
+        elif e.invalid:  # a call the model could not write: what was wrong, no repair hint
+            block = (f"- {textcalls.what_was_wrong(e.name, e.error or 'invalid')[:200]}",)
         elif e.status in ("error", "refused", "skipped"):
             block = (f"- {e.name} {e.status}: {(e.error or '')[:200]}",)
         else:
