@@ -129,14 +129,19 @@ def _users(args: list[str]) -> int:
     return users_main(args)
 
 
-def _session() -> Any:
+def _session(settings: Any = None) -> Any:
+    from brainchat.session import Session
+
+    return Session(settings if settings is not None else _settings())
+
+
+def _settings() -> Any:
     import logging
 
-    from brainchat.session import Session
     from brainchat.settings import load_settings
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    return Session(load_settings())
+    return load_settings()
 
 
 def _ask(args: list[str]) -> int:
@@ -150,11 +155,13 @@ def _ask(args: list[str]) -> int:
     )
     parser.add_argument("question", nargs="+")
     opts = parser.parse_args(args)
-    session = _session()
-    problem = session.config_problem()
-    if problem:
+    # a headless run has no connections of a user's: the settings alone say whether it can
+    # run, before the agent's libraries load (a config error is told in half a second)
+    settings = _settings()
+    if problem := settings.problem():
         print(problem, file=sys.stderr)
         return 2
+    session = _session(settings)
     if opts.mode:
         session.set_mode(opts.mode)
     question = " ".join(opts.question)

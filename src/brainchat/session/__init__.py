@@ -6,8 +6,8 @@ make them directly. `ask` dispatches a question to Chat or Agent mode and yields
 """
 
 from brainchat.session.core import EDIT_KEEPS_STUDY, Session
-from brainchat.session.models import NOT_CONFIGURED
 from brainchat.session.snapshot import Snapshot
 from brainchat.session.transcript import Turn
+from brainchat.settings.load import NOT_CONFIGURED
 
 __all__ = ["EDIT_KEEPS_STUDY", "NOT_CONFIGURED", "Session", "Snapshot", "Turn"]

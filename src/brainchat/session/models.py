@@ -11,12 +11,6 @@ from typing import Any, Literal
 from brainchat.connections import Connection
 from brainchat.settings import MODEL_VARS, ConfigError, ModelSpec, Settings, with_overrides
 
-NOT_CONFIGURED = (
-    "No model is configured. Set CHAT_MODEL (or AGENT_FUNCTION_CALL_MODEL) to a JSON model spec, "
-    'e.g. CHAT_MODEL=\'{"provider": "openai", "model": "gpt-4o-mini"}\' with OPENAI_API_KEY set, '
-    "or just OPENAI_API_KEY for the default model; then restart. See README.md, Configuration."
-)
-
 
 @dataclass
 class ModelsInForce:
@@ -131,12 +125,7 @@ class ModelsInForce:
         errors = self.settings.errors
         if errors and self._models_picked_from_connections():
             errors = tuple(e for e in errors if not _model_variable(e.variable))
-        if errors:
-            lines = "\n".join(f"- {err}" for err in errors)
-            return f"The configuration has {len(errors)} problem(s):\n{lines}"
-        if not self.settings.configured:
-            return NOT_CONFIGURED
-        return None
+        return self.settings.problem(errors)
 
     def _models_picked_from_connections(self) -> bool:
         picked = list(self.connection_models().values())

@@ -99,6 +99,22 @@ class Settings:
     def configured(self) -> bool:
         return self.chat_model is not None or self.function_call_model is not None
 
+    def problem(self, errors: tuple[ConfigError, ...] | None = None) -> str | None:
+        """The message a user sees instead of an answer when the configuration is unusable
+        (`errors`: the ones that still count; all of them by default)."""
+        errors = self.errors if errors is None else errors
+        if errors:
+            lines = "\n".join(f"- {err}" for err in errors)
+            return f"The configuration has {len(errors)} problem(s):\n{lines}"
+        return None if self.configured else NOT_CONFIGURED
+
+
+NOT_CONFIGURED = (
+    "No model is configured. Set CHAT_MODEL (or AGENT_FUNCTION_CALL_MODEL) to a JSON model spec, "
+    'e.g. CHAT_MODEL=\'{"provider": "openai", "model": "gpt-4o-mini"}\' with OPENAI_API_KEY set, '
+    "or just OPENAI_API_KEY for the default model; then restart. See README.md, Configuration."
+)
+
 
 def read_env(dotenv: bool = True) -> dict[str, str]:
     """The environment over `.env` (real variables win)."""
