@@ -102,6 +102,28 @@ async def test_the_loop_stop_names_the_repeated_step_what_failed_and_the_next_ca
     assert "ephrase" not in notice.hint and "searching" not in notice.message
 
 
+async def test_an_unreadable_reply_in_between_is_not_the_step_the_loop_stop_names(
+    scripted_server, study
+):
+    """The bench's pipeline run of 27 Nov: band-pass, a failing epoch_data, a split that failed
+    for want of epochs, an empty ```json block, then the band-pass twice. The stop named the
+    empty block's made-up tool: 'Next step: call invalid_tool_call with different arguments'.
+    It names the last real failure and the call its error points to."""
+    s = scripted_server
+    split = fenced("split_dataset", {"by": "trial", "test_ratio": 0.2, "val_ratio": 0.2})
+    empty = "```json\n\n```"
+    s.queue("fc", Text(LOAD), Text(BANDPASS), Text(BAD_BASELINE), Text(split), Text(empty))
+    s.queue("fc", Text(BANDPASS), Text(BANDPASS))
+    s.queue("ans", Text("The band-pass ran."))
+    events = await collect(agent(s, study).run(ASKS_BASELINE))
+    assert of(events, "run_finished")[0].reason == "loop" and bandpasses(study) == 1
+    (notice,) = [n for n in of(events, "notice") if n.kind == "loop"]
+    assert "In between, split_dataset(by='trial'" in notice.message
+    assert "no epochs yet: call epoch_data first" in notice.message
+    assert notice.hint == "Next step: call epoch_data next. You can ask for that directly."
+    assert "invalid_tool_call" not in notice.message + notice.hint
+
+
 async def test_the_same_bad_epoch_call_twice_points_to_the_corrected_call(scripted_server, study):
     s = scripted_server
     s.queue("fc", Text(LOAD), Text(BAD_BASELINE), Text(BAD_BASELINE), Text(BAD_BASELINE))

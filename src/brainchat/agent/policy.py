@@ -203,7 +203,16 @@ def loop_notice(
         )
         if not between:
             return said, "The results are in the steps above; ask for the next step by name."
-        bad = between[-1]
+        # a real tool's failure says what to do next; an unreadable reply in between names no
+        # tool (the bench's pipeline run, 27 Nov: "call invalid_tool_call with different
+        # arguments" after an empty ```json block, where a split had failed for want of epochs)
+        bad = ([e for e in between if e.name != BROKEN] or between)[-1]
+        if bad.name == BROKEN:
+            return (
+                f"{said} In between, the model sent a tool call brainchat could not read: "
+                f"{_gist(bad.error or '', 300)}.",
+                "Ask again naming the next step and its values (for example 'epoch 0.5-2.5 s').",
+            )
         return (
             f"{said} In between, {_call_text(bad)} failed: {_gist(bad.error or '', 300)}.",
             f"Next step: {next_call(bad.name, bad.error or '', tools)}. You can ask for that "
