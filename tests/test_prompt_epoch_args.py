@@ -208,8 +208,30 @@ async def test_a_made_up_tiny_rejection_threshold_is_left_out_and_said(scripted_
     started = [e for e in of(events, "tool_call_started") if e.name == "epoch_data"]
     assert "reject_uv" not in started[0].args
     (notice,) = [n for n in of(events, "notice") if "reject_uv" in n.message]
-    assert "reject_uv 2 µV would drop every epoch" in notice.message
+    assert "reject_uv 2 µV is under EEG's usual peak-to-peak (50-150 µV)" in notice.message
     assert "left out (no rejection)" in notice.message
+
+
+# verbatim: the bench's pipeline run 1 of 27 Nov (--keep): after load and band-pass, 20 µV nobody
+# asked for dropped all 192 epochs; the model then split (no epochs), sent an empty block and
+# the band-pass twice more, and the loop stop ended the run without an accuracy
+TWENTY_REJECT = fenced(
+    "epoch_data",
+    {"tmin": 0.5, "tmax": 2.5, "events": ["mi"], "baseline": [0.0, 0.0], "reject_uv": 20.0},
+)
+
+
+async def test_a_made_up_threshold_under_eeg_peak_to_peak_is_left_out(scripted_server, study):
+    s = scripted_server
+    s.queue("fc", Text(LOAD), Text(BANDPASS), Text(TWENTY_REJECT), Text("Done."))
+    s.queue("ans", Text("Epoched."))
+    events = await collect(agent(s, study).run(PIPELINE))
+    (ran,) = epochs_of(events)
+    assert ran.status == "success" and study.state.stage == "epoched", ran
+    started = [e for e in of(events, "tool_call_started") if e.name == "epoch_data"]
+    assert "reject_uv" not in started[0].args and started[0].args["baseline"] is None
+    (notice,) = [n for n in of(events, "notice") if "reject_uv" in n.message]
+    assert "reject_uv 20 µV is under EEG's usual peak-to-peak" in notice.message
 
 
 # verbatim from the golden run of 25 Nov (eeg-load-filter-epoch): "0" for no rejection, which the

@@ -223,14 +223,16 @@ def repair_epoch_args(args: dict[str, Any], question: str = "") -> tuple[dict[st
     return ({**args, "baseline": fixed}, [note, *notes]) if note else (args, notes)
 
 
-REJECT_FLOOR_UV = 20.0  # no EEG epoch's peak-to-peak is this small: a lower limit drops them all
+# EEG's peak-to-peak is usually 50-150 µV: a made-up limit under it drops most epochs or all
+# (the bench's pipeline run of 27 Nov: reject_uv 20 nobody asked for dropped all 192 epochs)
+REJECT_FLOOR_UV = 50.0
 REJECT_WORDS = ("reject", "artifact", "artefact", "threshold", "peak", "µv", "uv")
 
 
 def _repaired_reject(args: dict[str, Any], question: str) -> tuple[dict[str, Any], list[str]]:
     """A `reject_uv` under REJECT_FLOOR_UV that the request never asked for: the model made it up
-    (the 1.5B model sent 2.0 for 'epoch 0.5-2.5 s', and every epoch was dropped), so it is left
-    out. Asked for, it stays, and the tool's error says what to write."""
+    (the 1.5B model sent 2.0, and once 20.0, for 'epoch 0.5-2.5 s', and every epoch was
+    dropped), so it is left out. Asked for, it stays, and the tool's error says what to write."""
     value = args.get("reject_uv")
     low = question.lower()
     if isinstance(value, int | float) and not isinstance(value, bool) and value <= 0:
@@ -245,8 +247,9 @@ def _repaired_reject(args: dict[str, Any], question: str) -> tuple[dict[str, Any
         and not any(word in low for word in REJECT_WORDS)
     ):
         note = (
-            f"reject_uv {value:g} µV would drop every epoch (EEG peak-to-peak is far larger) and "
-            "the request asks for no rejection, so it was left out (no rejection)"
+            f"reject_uv {value:g} µV is under EEG's usual peak-to-peak (50-150 µV), so it would "
+            "drop most epochs or all, and the request asks for no rejection: it was left out "
+            "(no rejection)"
         )
         return {k: v for k, v in args.items() if k != "reject_uv"}, [note]
     return args, []
