@@ -212,6 +212,15 @@ def test_the_demo_refuses_a_host_other_than_loopback_even_with_password_login(tm
     assert not (tmp_path / "state").exists()  # refused before anything was written
 
 
+def test_the_demo_refuses_a_pace_that_is_not_a_number_from_0_to_10(tmp_path) -> None:
+    env = {"BRAINCHAT_DATA_DIR": str(tmp_path / "data"), "BRAINCHAT_DEMO_PACE": "fast"}
+    done = run(["--demo"], env, tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "BRAINCHAT_DEMO_PACE" in done.stderr and "0" in done.stderr and "10" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "state").exists()  # refused before anything was written
+
+
 def served_settings(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[str, dict[str, Any]]:
     """Start the web app with `cmd` in `cwd`, check the project's script is served, and return
     the first page and Chainlit's /project/settings as the browser reads them."""

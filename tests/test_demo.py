@@ -53,9 +53,29 @@ class Conversation:
         return answer, done, events
 
 
+def test_the_demo_pace_is_read_from_its_variable_and_checked() -> None:
+    from brainchat.settings.errors import ConfigError
+
+    assert demo.pace({}) == 1.0  # like a served model
+    assert demo.pace({"BRAINCHAT_DEMO_PACE": "0"}) == 0.0
+    assert demo.pace({"BRAINCHAT_DEMO_PACE": " 2.5 "}) == 2.5
+    for bad in ("fast", "-1", "11"):
+        with pytest.raises(ConfigError, match="BRAINCHAT_DEMO_PACE"):
+            demo.pace({"BRAINCHAT_DEMO_PACE": bad})
+
+
+def test_the_demo_server_runs_at_the_pace_asked(tmp_path: Path) -> None:
+    server = demo.start({"BRAINCHAT_DEMO_PACE": "0", "BRAINCHAT_STATE_DIR": str(tmp_path)})
+    try:
+        assert server.pace == 0.0
+    finally:
+        server.stop()
+
+
 @pytest.fixture
 def demo_server(scripted_server):
     scripted_server.responder = respond
+    scripted_server.pace = 0  # the demo's replies at once: these tests read what they say
     return scripted_server
 
 

@@ -255,6 +255,24 @@ async def test_ttft_and_token_delay_are_observed(scripted_server: ScriptedServer
     assert rec.finished_at >= rec.first_chunk_at + 2 * 0.05 * 0.9
 
 
+async def test_pace_scales_every_replys_timing_and_reset_restores_it(
+    scripted_server: ScriptedServer,
+) -> None:
+    scripted_server.pace = 2  # the demo's BRAINCHAT_DEMO_PACE: twice as slow
+    scripted_server.queue("m1", Text("one two three", ttft=0.2, token_delay=0.05))
+    await collect(chat_model(scripted_server))
+    rec = scripted_server.requests[0]
+    assert rec.reply is not None and (rec.reply["ttft"], rec.reply["token_delay"]) == (0.4, 0.1)
+    assert rec.first_chunk_at is not None and rec.first_chunk_at >= rec.started_at + 0.4 * 0.9
+    scripted_server.pace = 0  # at once: a reply scripted to wait 30 s does not
+    scripted_server.queue("m1", Text("one two three", ttft=30.0, token_delay=5.0))
+    await collect(chat_model(scripted_server))
+    rec = scripted_server.requests[1]
+    assert rec.reply is not None and (rec.reply["ttft"], rec.reply["token_delay"]) == (0.0, 0.0)
+    scripted_server.reset()
+    assert scripted_server.pace == 1.0
+
+
 async def test_client_going_away_is_recorded(scripted_server: ScriptedServer) -> None:
     scripted_server.queue("m1", Text("a b c d e f g h", token_delay=0.2))
     async for _chunk in chat_model(scripted_server).astream("hi"):

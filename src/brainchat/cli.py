@@ -56,6 +56,7 @@ def _run_app(args: list[str]) -> int:
         os.environ.setdefault("CHAINLIT_APP_ROOT", str(root))
     from chainlit.cli import cli
 
+    from brainchat.settings.errors import ConfigError
     from brainchat.store.config import exposure_problem, is_loopback, load_store_config
 
     host = _option(args, "--host") or os.environ.get("CHAINLIT_HOST") or "127.0.0.1"
@@ -64,6 +65,11 @@ def _run_app(args: list[str]) -> int:
 
         if not is_loopback(host):
             print(f"brainchat: {demo.LOOPBACK_ONLY} (not {host!r})", file=sys.stderr)
+            return 2
+        try:
+            demo.pace(os.environ)  # a bad BRAINCHAT_DEMO_PACE stops it before anything is written
+        except ConfigError as exc:
+            print(f"brainchat: {exc}", file=sys.stderr)
             return 2
         demo.keep_apart(os.environ)
     if problem := exposure_problem(host, load_store_config()):

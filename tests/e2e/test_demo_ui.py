@@ -34,7 +34,9 @@ def folders(home: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def demo_app(app_factory: Any, home: Path) -> str:
-    return str(app_factory(folders(home), demo=True))
+    # the scripted models answer at once (BRAINCHAT_DEMO_PACE=0): what is said is tested here,
+    # and the demo's pace cost this module 36 s of waiting; test_fresh_install runs it at 1
+    return str(app_factory({**folders(home), "BRAINCHAT_DEMO_PACE": "0"}, demo=True))
 
 
 def agent_page(browser: Any, url: str) -> Any:

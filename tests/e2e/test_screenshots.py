@@ -9,6 +9,7 @@ browser tests; this one proves the command that keeps docs/ current works.
 
 from __future__ import annotations
 
+import os
 import struct
 import subprocess
 import sys
@@ -36,6 +37,7 @@ def test_screenshot_command_regenerates_every_readme_picture_from_a_clean_demo(t
     done = subprocess.run(
         [sys.executable, "scripts/screenshots.py", "--out", str(out), "--texts", str(texts)],
         cwd=ROOT,
+        env={**os.environ, "BRAINCHAT_DEMO_PACE": "0"},  # pictures of finished screens
         capture_output=True,
         text=True,
         timeout=900,

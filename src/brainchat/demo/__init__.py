@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -35,14 +35,28 @@ MODELS = {
 }
 
 
+def pace(env: Mapping[str, str]) -> float:
+    """BRAINCHAT_DEMO_PACE from `env` over `.env` (1 when unset); a ConfigError naming it when
+    it is not a number from 0 to 10."""
+    from brainchat.settings.declared import DemoVars
+    from brainchat.settings.fields import check, env_name
+    from brainchat.settings.load import read_env
+
+    name = env_name(DemoVars, "demo_pace")
+    raw = {**read_env(), **env}.get(name, "").strip()
+    return float(check(DemoVars, "demo_pace", raw)) if raw else 1.0
+
+
 def start(env: MutableMapping[str, str] | None = None, script: Path = SCRIPT) -> Any:
-    """Start the scripted server and point this process's model settings at it; returns it."""
+    """Start the scripted server (at BRAINCHAT_DEMO_PACE) and point this process's model
+    settings at it; returns it. A bad pace raises ConfigError before anything starts."""
     from brainchat.demo.replies import respond
     from brainchat.testing.scripted_server import ScriptedServer
 
     env = os.environ if env is None else env
+    speed = pace(env)
     keep_apart(env)
-    server = ScriptedServer(0, script=script, responder=respond).start()
+    server = ScriptedServer(0, script=script, responder=respond, pace=speed).start()
     for var, model in MODELS.items():
         env[var] = json.dumps(
             {

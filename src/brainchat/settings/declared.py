@@ -361,6 +361,19 @@ class ComputeVars(Declared):
     )
 
 
+class DemoVars(Declared):
+    """`brainchat --demo` (demo/): read when the demo's scripted models start."""
+
+    demo_pace: float = var(
+        1.0,
+        "BRAINCHAT_DEMO_PACE",
+        "how fast the `--demo` models stream: `1` like a served model (0.3 s to the first "
+        "token, then 0.02 s a token), `0` every reply at once, `2` half as fast",
+        ge=0,
+        le=10,
+    )
+
+
 GROUPS: tuple[type[Declared], ...] = (
     ModelVars,
     LimitVars,
@@ -369,4 +382,5 @@ GROUPS: tuple[type[Declared], ...] = (
     AccessVars,
     ServerVars,
     ComputeVars,  # #24: eeg/protocols/runner.py
+    DemoVars,
 )

@@ -19,6 +19,7 @@ naming the error::
         server.queue("m2", Fault(429), Text("Hi", reasoning="Greeting.", ttft=0.2))
         server.send_usage = False                        # server-wide: never send a usage chunk
         server.reject_stream_options = True              # HTTP 400 to requests with stream_options
+        server.pace = 0                                  # every reply's ttft/token_delay x 0: at once
         ...                                              # run the app against server.base_url
         assert server.requests_for("m1")[0].tools[0]["function"]["name"] == "web_search"
 
@@ -49,6 +50,7 @@ By hand: `python -m brainchat.testing.scripted_server [--port 8765] [--responder
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import socket
@@ -119,8 +121,12 @@ class ScriptedServer:
         send_usage: bool = True,
         script: dict | str | Path | None = None,
         responder: Responder | None = None,
+        pace: float = 1.0,
     ) -> None:
         self.port = port
+        # every reply's ttft and token_delay are multiplied by it (0: at once; the demo's
+        # BRAINCHAT_DEMO_PACE); the request log keeps the reply as served
+        self.pace = self._initial_pace = pace
         self.responder = responder  # asked when a model's queue is empty (see the docstring)
         self.send_usage = send_usage
         # Like some llama.cpp builds: HTTP 400 to any request with `stream_options`.
@@ -239,6 +245,7 @@ class ScriptedServer:
             self._queues.clear()
             self._defaults.clear()
         self.send_usage = self._initial_send_usage
+        self.pace = self._initial_pace
         self.reject_stream_options = False
         self.models = self.api_key = None
         self.context_windows = {}
@@ -301,6 +308,10 @@ class ScriptedServer:
             rec.outcome, rec.first_chunk_at = "fault", time.time()
             rec.finished_at = time.time()
             return error_response(500, f"scripted responder failed: {exc!r}")
+        if self.pace != 1.0:
+            reply = dataclasses.replace(
+                reply, ttft=reply.ttft * self.pace, token_delay=reply.token_delay * self.pace
+            )
         rec.reply = reply_to_dict(reply)
         log.info("%s <- %d message(s); serving %s", model, len(messages), rec.reply["type"])
         if isinstance(reply, Fault):
