@@ -197,6 +197,26 @@ def test_large_arrays_shared_by_items_give_the_same_results_on_local_workers() -
     assert run_tasks(band_power, as_dicts, workers=2) == want
 
 
+def test_an_in_process_run_holds_blas_to_one_thread_and_gives_the_threads_back() -> None:
+    """Two BLAS threads spin against each other on a fold's small matrices (bench/README: 10.3 s
+    instead of 6.3 s): a run in the app's process holds BLAS to one thread and restores it
+    after, also when runs from two conversations overlap and end in either order."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "2", "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, str(ROOT / "tests" / "blas_probe.py")], env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout)
+    assert seen["before"] == [2, 2] and seen["after"] == [2, 2]
+    assert seen["during"] == [[1, 1], [1, 1]]
+    for order in ("first_ends_first", "second_ends_first"):
+        assert seen[order] == {
+            "ended": [[1, 1]],
+            "other_still_running": [1, 1],  # the run still going keeps its one thread
+            "other": [[1, 1]],
+            "both_done": [2, 2],  # given back once both have ended
+        }, order
+
+
 def test_the_workers_variable_picks_local_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(WORKERS_ENV, "2")
     got = run_tasks(fit_fold, ITEMS)

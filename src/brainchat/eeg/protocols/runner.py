@@ -1,7 +1,8 @@
 """Run independent work items (cross-validation folds x pipelines) on local processes or a Dask
 cluster, with the same results in the same order whatever runs them.
 
-- `workers` 1 (the default, `BRAINCHAT_CV_WORKERS`): one after the other in the calling thread.
+- `workers` 1 (the default, `BRAINCHAT_CV_WORKERS`): one after the other in the calling thread,
+  with BLAS held to one thread meanwhile (`one_blas_thread`).
 - `workers` n > 1: joblib's loky processes (joblib memory-maps large arrays for them and gives
   each worker 1/n of the BLAS threads); one such run at a time in the app's process, since
   loky's pool is shared by the process and a stopped run kills its workers.
@@ -24,6 +25,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import CancelledError
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from langchain_core.tools import ToolException
@@ -151,12 +153,53 @@ def _in_process(
     fn: Callable[[T], R], items: list[T], report: Callable[[int, int], None], stop: Callable
 ) -> list[R]:
     results: list[R] = []
-    for item in items:
-        if stop():
-            raise Cancelled(len(results), len(items))
-        results.append(fn(item))
-        report(len(results), len(items))
+    with one_blas_thread():
+        for item in items:
+            if stop():
+                raise Cancelled(len(results), len(items))
+            results.append(fn(item))
+            report(len(results), len(items))
     return results
+
+
+class _SharedLimit:
+    """BLAS held to one thread while any in-process run is under way, and given back when the
+    last one ends (runs from several conversations overlap: each restoring its own start would
+    leave the limit on, or lift it under a run still going)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._limiter: Any = None
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._lock:
+            if self._users == 0:
+                # threadpoolctl limits the libraries loaded: numpy's and scipy's OpenBLAS first
+                import numpy  # noqa: F401
+                import scipy.linalg  # noqa: F401
+                from threadpoolctl import threadpool_limits
+
+                self._limiter = threadpool_limits(limits=1, user_api="blas")
+            self._users += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._users -= 1
+                if self._users == 0 and self._limiter is not None:
+                    self._limiter.restore_original_limits()
+                    self._limiter = None
+
+
+# A fold's matrices are small (22 channels x a few hundred trials): OpenBLAS's threads per core
+# spin against each other on them. bench/crossval_workers.py, 9 x 288 trials x 5 folds of CSP+LDA
+# on 2 quiet cores: 10.31 s wall and 20.33 s CPU with 2 BLAS threads, 6.34 s and 6.43 s with one.
+# Loky's workers get 1/n of the threads from joblib already; this is the in-process run's.
+# OpenBLAS (0.3.30/0.3.31) ignores a count set from another thread once the main thread has
+# set one: the app's main thread (the event loop) never sets one, its study threads do.
+one_blas_thread = _SharedLimit()
 
 
 def _indexed(fn: Callable[[T], R], index: int, item: T) -> tuple[int, R]:
