@@ -197,6 +197,57 @@ async def test_the_evaluation_asked_for_again_ends_the_run_with_an_ordinary_answ
     assert "loop detection" not in asked and "cut by" not in asked
 
 
+async def test_the_evaluation_asked_again_in_other_words_ends_the_run_at_the_round_limit(
+    scripted_server, study
+):
+    """The bench's pipeline run 2 of 27 Nov (--keep), its calls verbatim: the whole pipeline,
+    evaluate_model(model='csp_lda'), then evaluate_model() with the same result in round 8,
+    auto mode's limit for this request. The round limit stopped the run, the answer model was
+    told to say what remains, repeated that, and brainchat's facts replaced the answer. A call
+    that gives the last asked step's result word for word is that step asked again: the run
+    ends as done, with the ordinary answer request."""
+    s = scripted_server
+    s.queue("fc", Text(LOAD), Text(BANDPASS),
+            Text(fenced("epoch_data", {"tmin": 0.5, "tmax": 2.5,
+                                       "events": ["left_hand", "right_hand"], "baseline": None})),
+            Text(fenced("split_dataset", {"by": "session", "test_ratio": 0.2, "val_ratio": 0.2,
+                                          "seed": 0})),
+            Text(fenced("train_model", {"model": "csp_lda", "epochs": 30, "batch_size": 32,
+                                        "learning_rate": 0.001, "optimizer": "adam", "seed": 0,
+                                        "device": "auto"})),
+            Text(fenced("evaluate_model", {"model": "csp_lda"})),
+            Text(fenced("evaluate_model", {})))  # fmt: skip
+    s.queue("ans", Text("CSP+LDA reached a test accuracy of 0.9."))
+    events = await collect(agent(s, study).run(PIPELINE))
+    done = [(e.name, e.status) for e in of(events, "tool_finished")][-2:]
+    assert done == [("evaluate_model", "success"), ("evaluate_model", "success")]
+    assert of(events, "run_finished")[0].reason == "answered"
+    assert "already gave the result the request asks for" in of(events, "evaluation")[-1].reason
+    assert not [n for n in of(events, "notice") if n.kind in ("round_limit", "loop")]
+    asked = s.requests_for("ans")[0].messages[-1]["content"]
+    assert "round" not in asked.lower() and "remain" not in asked
+
+
+async def test_at_the_round_limit_with_every_asked_step_done_the_answer_is_an_ordinary_one(
+    scripted_server, study
+):
+    """Auto mode's limit reached on a round the request did not ask for (a plot after the
+    evaluation): every asked step is done, so nothing was cut short."""
+    s = scripted_server
+    s.queue("fc", Text(LOAD), Text(BANDPASS),
+            Text(fenced("epoch_data", {"tmin": 0.5, "tmax": 2.5})),
+            Text(fenced("split_dataset", {"by": "trial"})),
+            Text(fenced("train_model", {"model": "csp_lda"})),
+            Text(fenced("evaluate_model", {"model": "csp_lda"})),
+            Text(fenced("get_study_state", {})))  # fmt: skip
+    s.queue("ans", Text("CSP+LDA reached a test accuracy of 0.9."))
+    events = await collect(agent(s, study).run(PIPELINE))
+    assert [e.status for e in of(events, "tool_finished")][-1] == "success"
+    assert of(events, "run_finished")[0].reason == "answered"
+    assert not [n for n in of(events, "notice") if n.kind == "round_limit"]
+    assert "every step the request asks for is done" in of(events, "evaluation")[-1].reason
+
+
 async def test_an_unreadable_call_is_never_named_as_a_tool_to_either_model(scripted_server, study):
     """Golden run of 25 Nov (eeg-load-both-sessions): the history named an unreadable call
     `invalid_tool_call` (its result block and the evaluation note), and the 1.5B model then

@@ -141,6 +141,20 @@ def nothing_more(question: str, entries: list[LedgerEntry], ledger: list[LedgerE
     )
 
 
+def all_done(question: str, ledger: list[LedgerEntry]) -> str:
+    """Why the run may answer as done ("" if not): the request names pipeline steps and each has
+    succeeded (at auto mode's round limit, the answer is then an ordinary one, not one told the
+    request was cut short: the bench's pipeline run of 27 Nov hit the limit on a second
+    evaluate_model, the answer model repeated the 'what remains' instruction, and brainchat's
+    own facts replaced the answer)."""
+    named = _named(question)
+    done = {i for i in named for e in ledger if e.status == "success" and e.name in STEPS[i][1]}
+    if not named or done != named:
+        return ""
+    asked = ", ".join(tool for i in sorted(named) for tool in STEPS[i][1][:1])
+    return f"every step the request asks for is done ({asked})"
+
+
 def _adds_nothing(entry: LedgerEntry) -> bool:
     if entry.status in ("refused", "skipped") or entry.invalid:
         return True

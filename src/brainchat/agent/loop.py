@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from brainchat.agent.asked import nothing_more
+from brainchat.agent.asked import all_done, nothing_more
 from brainchat.agent.context import AgentContext, AgentState
 from brainchat.agent.exits import Exit
 from brainchat.agent.plan_run import PlanRun, plan_limits
-from brainchat.agent.policy import finished_request, next_step, request_limits
+from brainchat.agent.policy import at_round_limit, finished_request, next_step, request_limits
 from brainchat.events import Evaluation, emit
 
 
@@ -58,13 +58,17 @@ async def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> AgentSt
             }
         verdict = outcome
     question = str(state["messages"][0].content)
-    if state.get("looped") and (done := finished_request(question, entries, run.ledger.entries)):
+    if done := finished_request(question, entries, run.ledger.entries):
         verdict, found = "enough", done  # the request's last step is done: answer, not a loop
     elif plan_ is None and (done := nothing_more(question, entries, run.ledger.entries)):
         verdict, found = "enough", done  # #23: the asked steps are done, the model adds nothing
+    limits = plan_limits(request_limits(d.limits, question), plan_)
+    if verdict != "enough" and plan_ is None and at_round_limit(limits, tool_rounds):
+        if done := all_done(question, run.ledger.entries):
+            verdict, found = "enough", done  # at the limit with nothing asked left: answer
     decision = next_step(
         run,
-        plan_limits(request_limits(d.limits, question), plan_),
+        limits,
         round_,
         tool_rounds,
         verdict,

@@ -101,7 +101,7 @@ def finished_request(question: str, entries: list[LedgerEntry], ledger: list[Led
     named = [bool(step.search(question)) for step in PIPELINE_STEPS]
     if sum(named) < 3 or not named[-1] or not entries:
         return ""
-    if not all(e.name in FINAL_STEPS and e.reused is not None for e in entries):
+    if not all(e.name in FINAL_STEPS and _again(e, ledger) for e in entries):
         return ""
     done = [i for i, e in enumerate(ledger) if e.name in FINAL_STEPS and e.status == "success"]
     if not done or any(e.status == "error" for e in ledger[done[-1] :]):
@@ -109,6 +109,22 @@ def finished_request(question: str, entries: list[LedgerEntry], ledger: list[Led
     return (
         f"{ledger[done[-1]].name} already gave the result the request asks for and the model "
         "asked for it again; answering from it"
+    )
+
+
+def _again(entry: LedgerEntry, ledger: list[LedgerEntry]) -> bool:
+    """The call asked for a result the run had: a repeat handed back, or a run that gave an
+    earlier success's result word for word (the bench's pipeline run of 27 Nov: after
+    evaluate_model(model='csp_lda') the model sent evaluate_model() with the same result, and
+    the round limit cut the run with every asked step done)."""
+    if entry.reused is not None:
+        return True
+    return entry.status == "success" and any(
+        e is not entry
+        and e.name == entry.name
+        and e.status == "success"
+        and e.result == entry.result
+        for e in ledger
     )
 
 
@@ -263,6 +279,11 @@ def _call_text(entry: LedgerEntry, limit: int = 80) -> str:
     return f"{entry.name}({args[:limit]}{'…' if len(args) > limit else ''})"
 
 
+def at_round_limit(limits: AgentLimits, tool_rounds: int) -> bool:
+    """Auto mode's limit on successful tool rounds is reached."""
+    return limits.execution_mode == "auto" and tool_rounds >= limits.max_auto_rounds
+
+
 @dataclass(frozen=True)
 class Decision:
     route: Literal["decide", "answer"]
@@ -307,7 +328,7 @@ def next_step(
         )
     if verdict == "enough":
         return Decision("answer", "enough", found)
-    if limits.execution_mode == "auto" and tool_rounds >= limits.max_auto_rounds:
+    if at_round_limit(limits, tool_rounds):
         return Decision(
             "answer",
             "answer",
