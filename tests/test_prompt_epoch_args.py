@@ -308,3 +308,41 @@ async def test_python_literals_in_the_call_are_read_as_json(scripted_server, stu
     (ran,) = epochs_of(events)
     assert ran.status == "success" and study.state.stage == "epoched", ran
     assert not [e for e in of(events, "tool_finished") if e.status == "error"]
+
+
+# verbatim: the bench's pipeline run 2 of 27 Nov (--keep), for "... split by trial, train
+# CSP+LDA, test accuracy?": a session split, whose test set was other trials than those asked
+SESSION_SPLIT = fenced("split_dataset", {"by": "session", "test_ratio": 0.2, "val_ratio": 0.2,
+                                         "seed": 0})  # fmt: skip
+EPOCH = fenced("epoch_data", {"tmin": 0.5, "tmax": 2.5})
+
+
+async def test_the_split_the_request_names_replaces_the_models_and_is_said(scripted_server, study):
+    s = scripted_server
+    s.queue("fc", Text(LOAD), Text(BANDPASS), Text(EPOCH), Text(SESSION_SPLIT), Text("Done."))
+    s.queue("ans", Text("Split."))
+    events = await collect(agent(s, study).run(PIPELINE))
+    (split,) = [e for e in of(events, "tool_call_started") if e.name == "split_dataset"]
+    assert split.args["by"] == "trial"
+    assert study.state.split is not None and study.state.split.by == "trial"
+    (notice,) = [n for n in of(events, "notice") if "split_dataset" in n.message]
+    assert 'by "session" was replaced by "trial", the split the request names' in notice.message
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Load the files, epoch, split by session and train CSP+LDA",  # the model's own choice
+        "Load the files, epoch them and train CSP+LDA",  # no split named: the model decides
+    ],
+)
+async def test_a_split_the_request_names_or_leaves_open_is_left_as_sent(
+    scripted_server, study, question
+):
+    s = scripted_server
+    s.queue("fc", Text(LOAD), Text(EPOCH), Text(SESSION_SPLIT), Text("Done."))
+    s.queue("ans", Text("Split."))
+    events = await collect(agent(s, study).run(question))
+    (split,) = [e for e in of(events, "tool_call_started") if e.name == "split_dataset"]
+    assert split.args["by"] == "session"
+    assert not [n for n in of(events, "notice") if "split_dataset" in n.message]

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
+
+from brainchat.eeg.tools.repairs import (
+    is_seconds,
+    repair_epoch_args,
+    repair_split_args,
+    repaired_baseline,
+)
 
 ModelName = Literal["eegnet", "shallowconvnet", "sccnet", "csp_lda"]
 
@@ -163,9 +169,9 @@ class EpochArgs(BaseModel):
     @field_validator("baseline", mode="before")
     @classmethod
     def _baseline_shape(cls, value: Any, info: ValidationInfo) -> Any:
-        value, _ = _repaired_baseline(value)
+        value, _ = repaired_baseline(value)
         if value is None or (
-            isinstance(value, list | tuple) and len(value) == 2 and all(map(_seconds, value))
+            isinstance(value, list | tuple) and len(value) == 2 and all(map(is_seconds, value))
         ):
             return value
         tmin, tmax = info.data.get("tmin", 0.5), info.data.get("tmax", 2.5)
@@ -200,99 +206,6 @@ class EpochArgs(BaseModel):
         return self
 
 
-NO_BASELINE = ("", "none", "null", "no", "false", "off")  # as text: no baseline correction
-
-
-def repair_epoch_args(args: dict[str, Any], question: str = "") -> tuple[dict[str, Any], list[str]]:
-    """epoch_data's `baseline` written harmlessly wrong in a way with one meaning (issue #23, a
-    small model): the text "None"/"null", an empty list, [null], false -> null (no correction);
-    a list written as text ("[0, 0.5]") -> that list. And a baseline outside the epoch when the
-    user's request asks for no baseline: the model made it up (the 1.5B model sent [0.0, 0.5],
-    then [0.0, 0.0], for 'epoch 0.5-2.5 s', and never the corrected call), and it cannot be
-    applied to that epoch, so it is left out. Anything else is left for the check."""
-    args, notes = _repaired_reject(args, question)
-    if "baseline" not in args:
-        return args, notes
-    fixed, note = _repaired_baseline(args["baseline"])
-    if not note and "baseline" not in question.lower() and _outside(fixed, args):
-        note = (
-            f"baseline {json.dumps(fixed)} lies outside the epoch and the request asks for no "
-            "baseline correction, so it was left out (no baseline correction)"
-        )
-        fixed = None
-    return ({**args, "baseline": fixed}, [note, *notes]) if note else (args, notes)
-
-
-# EEG's peak-to-peak is usually 50-150 µV: a made-up limit under it drops most epochs or all
-# (the bench's pipeline run of 27 Nov: reject_uv 20 nobody asked for dropped all 192 epochs)
-REJECT_FLOOR_UV = 50.0
-REJECT_WORDS = ("reject", "artifact", "artefact", "threshold", "peak", "µv", "uv")
-
-
-def _repaired_reject(args: dict[str, Any], question: str) -> tuple[dict[str, Any], list[str]]:
-    """A `reject_uv` under REJECT_FLOOR_UV that the request never asked for: the model made it up
-    (the 1.5B model sent 2.0, and once 20.0, for 'epoch 0.5-2.5 s', and every epoch was
-    dropped), so it is left out. Asked for, it stays, and the tool's error says what to write."""
-    value = args.get("reject_uv")
-    low = question.lower()
-    if isinstance(value, int | float) and not isinstance(value, bool) and value <= 0:
-        # "0" for "no rejection" (the 1.5B model, golden run of 25 Nov: the schema refused it,
-        # and the model never sent the call again): one meaning, whatever the request says
-        note = f"reject_uv {value:g} means no rejection, so it was left out (no rejection)"
-        return {k: v for k, v in args.items() if k != "reject_uv"}, [note]
-    if (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and 0 < value < REJECT_FLOOR_UV
-        and not any(word in low for word in REJECT_WORDS)
-    ):
-        note = (
-            f"reject_uv {value:g} µV is under EEG's usual peak-to-peak (50-150 µV), so it would "
-            "drop most epochs or all, and the request asks for no rejection: it was left out "
-            "(no rejection)"
-        )
-        return {k: v for k, v in args.items() if k != "reject_uv"}, [note]
-    return args, []
-
-
-def _outside(baseline: Any, args: dict[str, Any]) -> bool:
-    """A well-formed baseline interval that does not fit in the call's epoch."""
-    if not (isinstance(baseline, list | tuple) and len(baseline) == 2):
-        return False
-    if not all(map(_seconds, baseline)):
-        return False
-    try:
-        tmin, tmax = float(args.get("tmin", 0.5)), float(args.get("tmax", 2.5))
-    except (TypeError, ValueError):
-        return False
-    start = tmin if baseline[0] is None else float(baseline[0])
-    end = tmax if baseline[1] is None else float(baseline[1])
-    return start < tmin - 1e-9 or end > tmax + 1e-9 or start > end
-
-
-def _repaired_baseline(value: Any) -> tuple[Any, str]:
-    shown = json.dumps(value, default=str)
-    if value is False or (isinstance(value, str) and value.strip().lower() in NO_BASELINE):
-        return None, f"baseline {shown} was read as null (no baseline correction)"
-    if isinstance(value, list | tuple) and (
-        not value or (len(value) == 1 and (value[0] is None or value[0] in NO_BASELINE))
-    ):
-        return None, f"baseline {shown} was read as null (no baseline correction)"
-    if isinstance(value, str):
-        text = value.strip().replace("(", "[").replace(")", "]").replace("None", "null")
-        try:
-            parsed = json.loads(text)
-        except json.JSONDecodeError:
-            return value, ""
-        if isinstance(parsed, list):
-            return parsed, f"baseline {shown} (text) was read as the list {json.dumps(parsed)}"
-    return value, ""
-
-
-def _seconds(value: Any) -> bool:
-    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
-
-
 def _baseline_rule(tmin: Any, tmax: Any) -> str:
     return (
         "Allowed: leave baseline out (null: no baseline correction, the usual choice before "
@@ -305,28 +218,6 @@ def epoch_call(args: dict[str, Any]) -> str:
     """An epoch_data call as prompt mode writes it, from the model's own arguments (None left out)."""
     kept = {k: v for k, v in args.items() if v is not None and k in EpochArgs.model_fields}
     return json.dumps({"name": "epoch_data", "arguments": kept})
-
-
-BIDS_LABEL = re.compile(r"(?:^|[_/])[a-z]+-([A-Za-z0-9]+)")  # sub-01, ses-02, task-mi, run-1
-
-
-def events_naming_recordings(
-    events: list[str] | None, names: list[str], available: list[str]
-) -> str | None:
-    """A note when every event the model named is unknown and is a label in the loaded
-    recordings' BIDS file names (the 1.5B model sent events=["mi"], the task of
-    `sub-01_ses-01_task-mi_eeg.edf`, and then the same call again): those name recordings, not
-    events, so epoch_data uses all events. None when any named event exists, or a name is
-    neither an event nor such a label (the tool's error then lists the events)."""
-    if not events or any(e in available for e in events):
-        return None
-    labels = {m.group(1).lower() for name in names for m in BIDS_LABEL.finditer(name)}
-    if not all(str(e).lower() in labels for e in events):
-        return None
-    return (
-        f"events {json.dumps(events)} name the recordings (labels in their file names), not "
-        f"events, so all events were used ({', '.join(available)})"
-    )
 
 
 def epoch_error(message: str, args: dict[str, Any]) -> str:
@@ -350,6 +241,11 @@ class SplitArgs(BaseModel):
         0.2, ge=0, lt=0.9, description="fraction for validation (from training)"
     )
     seed: int = Field(0, ge=0)
+
+    @classmethod
+    def repair(cls, args: dict[str, Any], question: str = "") -> tuple[dict[str, Any], list[str]]:
+        """The split the request names wins over the model's (repairs.repair_split_args)."""
+        return repair_split_args(args, question)
 
     @model_validator(mode="after")
     def _sum(self) -> SplitArgs:

@@ -15,6 +15,7 @@ from brainchat.eeg.tools import schemas as s
 from brainchat.eeg.tools.bids_tools import LOAD_DESCRIPTION, bids_tools, expand_files  # BIDS (#24)
 from brainchat.eeg.tools.bids_tools import LoadArgs as BidsLoadArgs
 from brainchat.eeg.tools.crossval_tool import crossval_tools  # #24
+from brainchat.eeg.tools.repairs import events_naming_recordings
 from brainchat.eeg.tools.toolkit import (
     DESTRUCTIVE,
     READ_ONLY,
@@ -193,7 +194,7 @@ def _events_naming_recordings(study: Study, events: list[str] | None) -> str | N
 
     state = study.state
     available = sorted({c for raw in state.raws for c in class_names(raw)})
-    return s.events_naming_recordings(events, [r.name for r in state.recordings], available)
+    return events_naming_recordings(events, [r.name for r in state.recordings], available)
 
 
 def _dataset_tools(study: Study) -> list[BaseTool]:
