@@ -120,7 +120,8 @@ async def test_a_schema_breaking_call_gets_the_allowed_values(scripted_server, s
     bad = call_text([Call("split_dataset", {"by": "trials"})])
     s.queue("fc", Text(bad), Text("Stopping."))
     s.queue("ans", Text("The split failed."))
-    events = await collect(agent(s, study, "native").run("split by trial"))
+    # a request naming no split ("split by trial" would have the request's split replace it)
+    events = await collect(agent(s, study, "native").run("split the epochs"))
     (done,) = of(events, "tool_finished")
     assert done.status == "error" and "'trials' is not one of" in done.error
     assert "'trial'" in done.error  # the allowed values are named
@@ -241,7 +242,8 @@ async def test_a_bad_argument_names_the_allowed_values(scripted_server, study, s
     s = scripted_server
     s.queue("fc", ToolCalls([Call("split_dataset", {"by": "trials"})]), Text("Stop."))
     s.queue("ans", Text("The split failed."))
-    events = await collect(agent(s, study, "native").run("split by trial"))
+    # a request naming no split ("split by trial" would have the request's split replace it)
+    events = await collect(agent(s, study, "native").run("split the epochs"))
     (done,) = of(events, "tool_finished")
     assert done.status == "error" and "'trial'" in done.error and "'session'" in done.error
 

@@ -141,14 +141,17 @@ async def test_the_same_bad_epoch_call_twice_points_to_the_corrected_call(script
 # a call cut short (the closing brace of "arguments" missing), and one breaking split_dataset's
 # schema: the two ways a 1.5B model's replies broke the same way round after round
 UNREADABLE = '```json\n{"name": "epoch_data", "arguments": {"tmin": 0.5, "tmax": 2.5}\n```'
-OFF_SCHEMA = fenced("split_dataset", {"by": "trials"})
+OFF_SCHEMA = fenced("split_dataset", {"by": "trial", "test_ratio": 2})
 
 
 @pytest.mark.parametrize(
     ("reply", "what"),
     [
         (UNREADABLE, "a tool call that is not valid JSON, refused each time with: “your tool call"),
-        (OFF_SCHEMA, "split_dataset(by='trials'), refused each time with: “the arguments do not"),
+        (
+            OFF_SCHEMA,
+            "split_dataset(by='trial', test_ratio=2), refused each time with: “invalid arg",
+        ),
     ],
 )
 async def test_the_same_unusable_reply_is_a_loop_and_the_stop_says_so(

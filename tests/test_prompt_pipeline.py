@@ -20,6 +20,7 @@ from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.eeg.study.study import Study
 from brainchat.eeg.tools.tools import build_eeg_tools
 from brainchat.llm import make_chat_model
+from brainchat.session.study_slot import study_facts
 from brainchat.settings import AgentLimits
 from brainchat.testing.replies import call_text
 from brainchat.testing.scripted_server import Call, Text
@@ -70,7 +71,7 @@ def agent(server, study, tool_calling="prompt"):
         LIMITS,
         specs={"function_call": fc, "answer": ans},
         context=study.summary,
-        facts=lambda: {"stage": study.state.stage},
+        facts=lambda: study_facts(study),
         hidden=lambda: later if study.state.stage == "empty" else frozenset(),
     )
 
@@ -268,6 +269,49 @@ async def test_a_pipeline_request_is_told_the_next_step_from_the_study_stage(
     s.queue("ans", Text("Hello."))
     await collect(agent(s, study).run("What is in the study?"))  # names no pipeline step
     assert "next pipeline step" not in json.dumps(s.requests_for("fc")[-1].messages)
+
+
+async def test_after_the_asked_band_pass_the_next_step_is_the_epoching(scripted_server, study):
+    """The bench's pipeline run 3 of 27 Nov (--keep): after the band-pass the stage is still
+    'loaded', and the note still said 'next: bandpass_filter'; the 1.5B model sent it again
+    (skipped), then empty blocks, and the run ended with the pipeline half done."""
+    s = scripted_server
+    bandpass = (
+        '```json\n{"name": "bandpass_filter", "arguments": {"l_freq": 8.0, "h_freq": 30.0}}\n```'
+    )
+    s.queue("fc", Text(LOAD), Text(bandpass), Text("Filtered."))
+    s.queue("ans", Text("Loaded and filtered."))
+    await collect(agent(s, study).run(PIPELINE))
+    after_load, after_filter = (str(r.messages[-1]["content"]) for r in s.requests_for("fc")[1:])
+    assert "next pipeline step for this request: bandpass_filter" in after_load
+    assert after_filter.endswith("The next pipeline step for this request: epoch_data.)")
+    # the next turn starts from the filtered study: epoching next, from the study's history
+    state = '```json\n{"name": "get_study_state", "arguments": {}}\n```'
+    s.queue("fc", Text(state), Text("Nothing to do."))
+    s.queue("ans", Text("Epoch next."))
+    await collect(agent(s, study).run("Now epoch 0.5-2.5 s after the band-pass 8-30 Hz"))
+    assert "next pipeline step for this request: epoch_data" in str(
+        s.requests_for("fc")[-1].messages[-1]["content"]
+    )
+
+
+async def test_the_answer_is_told_which_asked_steps_never_ran(scripted_server, study):
+    """The rest of that run 3: the band-pass again (skipped), two empty blocks, and the answer
+    model, told nothing of the steps that never ran, wrote a train and a test accuracy. It now
+    reads which of the request's steps never ran."""
+    s = scripted_server
+    bandpass = (
+        '```json\n{"name": "bandpass_filter", "arguments": {"l_freq": 8.0, "h_freq": 30.0}}\n```'
+    )
+    empty = "```json\n\n```"
+    s.queue("fc", Text(LOAD), Text(bandpass), Text(bandpass), Text(empty), Text(empty))
+    s.queue("ans", Text("Loaded and filtered; the rest did not run."))
+    await collect(agent(s, study).run(PIPELINE))
+    asked = str(s.requests_for("ans")[0].messages[-1]["content"])
+    assert (
+        "Asked for but never run (no result exists for them): epoch_data, split_dataset, "
+        "train_model, evaluate_model." in asked
+    )
 
 
 # verbatim calls of the bench's pipeline runs (2026-11-25 07:27, --keep): the model filled every

@@ -7,7 +7,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from brainchat.agent import automode, textcalls
+from brainchat.agent import asked, automode, textcalls
 from brainchat.agent.budget import cut_text, fit_history, message_tokens
 from brainchat.agent.context import Deps
 from brainchat.agent.plan import Plan, answer_section
@@ -100,6 +100,8 @@ def answer_input(
         lines += ["", LIMIT_STOPS[stop_reason] if gathered else NOTHING[stop_reason]]
     if len(lines) == 2:  # #23 hook: a request that needed tools is not 'your own knowledge'
         lines.append(automode.no_tools_line(run.question))
+    if missing := asked.not_run(run.question, ledger.entries):
+        lines.append(f"Asked for but never run (no result exists for them): {', '.join(missing)}.")
     return "\n".join(lines)
 
 

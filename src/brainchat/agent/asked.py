@@ -106,6 +106,14 @@ def asks_crossval(question: str) -> bool:
     return CROSSVAL in _named(question)
 
 
+FILTER_TOOLS = STEPS[FILTER][1]
+
+
+def names_filtering(question: str) -> bool:
+    """The request asks for preprocessing (a band-pass, notch, re-reference, ICA ...)."""
+    return FILTER in _named(question)
+
+
 def _named(question: str) -> set[int]:
     """The steps the request names (a cross-validation request: see EXPLICIT)."""
     named = {i for i, (words, _) in enumerate(STEPS) if words.search(question)}
@@ -153,6 +161,15 @@ def all_done(question: str, ledger: list[LedgerEntry]) -> str:
         return ""
     asked = ", ".join(tool for i in sorted(named) for tool in STEPS[i][1][:1])
     return f"every step the request asks for is done ({asked})"
+
+
+def not_run(question: str, ledger: list[LedgerEntry]) -> list[str]:
+    """The steps the request names that no call did (their first tool's name, in pipeline
+    order): the answer is told, so it states no result for them (bench pipeline run 3, 27 Nov:
+    the run ended after the band-pass and the answer gave a train and a test accuracy)."""
+    named = _named(question)
+    done = {i for i in named for e in ledger if e.status == "success" and e.name in STEPS[i][1]}
+    return [STEPS[i][1][0] for i in sorted(named - done)]
 
 
 def _adds_nothing(entry: LedgerEntry) -> bool:

@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 
 from brainchat import llm
 from brainchat.agent import automode, pace, textcalls
-from brainchat.agent.asked import asks_crossval
+from brainchat.agent.asked import FILTER_TOOLS, asks_crossval, names_filtering
 from brainchat.agent.budget import Budget, Fitted, cut_text, fit_run, message_tokens
 from brainchat.agent.context import AgentContext, AgentState, Deps, no_room
 from brainchat.agent.exits import Exit
@@ -195,12 +195,30 @@ def _next_pipeline_step(d: Deps, run: RunContext, state: AgentState) -> str | No
     crossval = asks_crossval(question)  # its folds are cross_validate's: no split or training
     if not crossval and not (state.get("round") and PIPELINE_QUESTION.search(question)):
         return None
-    stage = str(d.facts().get("stage", ""))
+    facts = d.facts()
+    stage = str(facts.get("stage", ""))
     done = any(e.name == "cross_validate" and e.status == "success" for e in run.ledger.entries)
     step = CROSSVAL_STEP.get(stage) if crossval and not done else None
     if step is None and (crossval or stage not in NEXT_STEP):
         return None
+    if step is None and stage == "loaded" and _filtered(run, facts, question):
+        step = "epoch_data"  # the preprocessing is done: the stage alone still says "loaded"
     return f"(Study stage: {stage}. The next pipeline step for this request: {step or NEXT_STEP[stage]}.)"
+
+
+FILTER_OPS = ("bandpass", "notch", "reference", "ica")  # the study history's preprocessing
+
+
+def _filtered(run: RunContext, facts: dict[str, Any], question: str) -> bool:
+    """The loaded data needs no (more) preprocessing for this request: it names none, or some
+    ran (bench pipeline run 3, 27 Nov: after the band-pass the note still said 'next:
+    bandpass_filter', the 1.5B model sent it again, it was skipped, and the run ended with the
+    pipeline half done)."""
+    if not names_filtering(question):
+        return True
+    ran = {str(step.get("op")) for step in facts.get("steps", []) if isinstance(step, dict)}
+    tools = {e.name for e in run.ledger.entries if e.status == "success"}
+    return bool(ran & set(FILTER_OPS)) or bool(tools & set(FILTER_TOOLS))
 
 
 def _run_messages(d: Deps, run: RunContext, state: AgentState) -> list[BaseMessage]:

@@ -61,5 +61,7 @@ def validation_text(exc: ValidationError) -> str:
     for err in exc.errors()[:5]:
         where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
         msg = str(err.get("msg"))
+        if err.get("type") == "literal_error":  # the value sent beside the allowed ones
+            msg = f"{err.get('input')!r} is not one of {(err.get('ctx') or {}).get('expected')}"
         parts.append(f"{where}: {msg.removeprefix('Value error, ')}")  # the rule's own words
     return "; ".join(parts)
