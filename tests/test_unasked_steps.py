@@ -176,3 +176,38 @@ async def test_a_failed_call_outside_the_pipeline_does_not_end_the_run(scripted_
     s.queue("ans", Text("Loaded and plotted."))
     events = await collect(agent(s, study).run("Load both sessions of sub-01 and plot them."))
     assert [st for n, st in ran(events) if n == "plot_raw"] == ["error", "success"]
+
+
+# the golden run of 27 Nov (eeg-list-files, --keep): after brainchat's listing the 1.5B model
+# loaded both files, verbatim, and the study was left loaded for a question about which files
+# there are
+LISTED_THEN_LOADED = LOAD
+
+
+async def test_a_question_about_which_files_there_are_is_answered_by_the_listing(
+    scripted_server, study
+):
+    s = scripted_server
+    s.queue("fc", Text(LISTED_THEN_LOADED))
+    s.queue("ans", Text("Two files: sub-01 sessions 01 and 02."))
+    events = await collect(agent(s, study).run("Which EEG files are in my data folder?"))
+    assert ran(events) == [("list_data_files", "success"), ("load_data", "refused")]
+    assert study.state.stage == "empty"
+    (refused,) = [e for e in of(events, "tool_finished") if e.status == "refused"]
+    assert "asks which files there are, and list_data_files answered it" in refused.error
+    assert "every step the request asks for is done" in of(events, "evaluation")[-1].reason
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which EEG files are there, and what is in them?",  # their contents need a load
+        "Load the files in my data folder",  # a load asked for
+    ],
+)
+async def test_a_question_about_what_the_files_hold_still_loads(scripted_server, study, question):
+    s = scripted_server
+    s.queue("fc", Text(LISTED_THEN_LOADED), Text("Loaded."))
+    s.queue("ans", Text("Two files, loaded."))
+    events = await collect(agent(s, study).run(question))
+    assert ("load_data", "success") in ran(events) and study.state.stage == "loaded"

@@ -79,6 +79,12 @@ def unasked_step(question: str, name: str, ledger: list[LedgerEntry]) -> str:
     if step is None or name in RUNS_ANYWAY:
         return ""
     named = _named(question)
+    if not named and step == LOAD and listing_only(question) and _done(ledger, "list_data_files"):
+        return (
+            "not run: the request asks which files there are, and list_data_files answered it "
+            "(loading changes the study and tells nothing more about which files exist). "
+            "Answer now from its result"
+        )
     if not named or step in named:
         return ""
     if CROSSVAL in named and step in EXPLICIT and not _done(ledger, "cross_validate"):
@@ -99,6 +105,27 @@ def unasked_step(question: str, name: str, ledger: list[LedgerEntry]) -> str:
         f"not run: the request does not ask for {name}, and every step it asks for ({asked}) is "
         "done. Answer now from the results above, or call a tool the request asks for"
     )
+
+
+# "Which EEG files are in my data folder?": a listing answers it (#23 golden, eeg-list-files: the
+# 1.5B model loaded both files after the listing, and the study was left loaded); a request for
+# what is in them ("what is in them", "describe", their channels) is not a listing
+LISTING_ONLY = re.compile(
+    r"\b(which|what) (eeg |data |recording )?(files|recordings|data ?sets)\b[^?.!]*?"
+    r"\b(are there|exist|do (i|we) have|are (in|available|stored))\b|"
+    r"\blist (the |all |my )?(eeg |data )?(files|recordings)\b",
+    re.I,
+)
+CONTENTS = re.compile(
+    r"\b(in them|inside|contents?|describe|channels?|duration|events?|sampl\w*|how long|"
+    r"subjects?|sessions?|what is in|what's in)\b",
+    re.I,
+)
+
+
+def listing_only(question: str) -> bool:
+    """The request asks only which files (recordings) exist, not what is in them."""
+    return bool(LISTING_ONLY.search(question)) and not CONTENTS.search(question)
 
 
 def asks_crossval(question: str) -> bool:
@@ -141,7 +168,10 @@ def nothing_more(question: str, entries: list[LedgerEntry], ledger: list[LedgerE
         return ""
     named = _named(question)
     finished = [e for e in ledger if e.status == "success"]
-    if not named or {i for i in named for e in finished if e.name in STEPS[i][1]} != named:
+    listed = not named and listing_only(question) and _done(ledger, "list_data_files")
+    if not listed and (
+        not named or {i for i in named for e in finished if e.name in STEPS[i][1]} != named
+    ):
         return ""
     return (
         "every step the request asks for is done, and this round ran nothing new "
