@@ -167,7 +167,8 @@ async def test_auto_asks_once_in_prompt_mode_then_switches_and_remembers(
     s.queue("fc", Text(call_text([Call("list_data_files", {})])), Text("Done."))
     s.queue("ans", Text("Two files."))
     await collect(a.run("And now?"))
-    s.queue("fc", Text(call_text([Call("list_data_files", {})])), Text("Done."))
+    # brainchat lists first in prompt mode; the model's listing again adds nothing: the answer
+    s.queue("fc", Text(call_text([Call("list_data_files", {})])))
     s.queue("ans", Text("Two files."))
     events = await collect(agent(s, study).run("Which EEG files are there?"))
     assert all(r.tools is None for r in s.requests_for("fc")[3:])

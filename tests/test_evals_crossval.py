@@ -1,5 +1,6 @@
 """The cross-validation golden scenarios (#24) judge outcomes: a model that picks a protocol the
-user's words rule out fails, and so does one whose answer states statistics no tool produced,
+user's words rule out has it replaced by the one they name (and still fails on an answer without
+the statistics asked for), and one whose answer states statistics no tool produced fails,
 whatever it called (the scripted server poses as a real model; the scenario's script is unused)."""
 
 from __future__ import annotations
@@ -41,8 +42,12 @@ async def test_across_sessions_fails_a_k_fold_and_an_invented_p_value(scripted_s
     )
     results = await run_suite([scenario], [kfold, invented], server=scripted_server)
     got = {r.pair.name: r for r in results}
-    assert {f["check"] for f in got["kfold"].failures} >= {"tools"}, got["kfold"].failures
-    assert any("cross_session" in f["message"] for f in got["kfold"].failures)
+    # "across sessions": brainchat ran cross_session, not the k-fold the model sent (#23 golden,
+    # 27 Nov); the answer still fails, with neither chance level nor p-value
+    checks = {f["check"] for f in got["kfold"].failures}
+    assert "tools" not in checks and "answer" in checks, got["kfold"].failures
+    (ran,) = got["kfold"].trace["calls"]
+    assert ran["args"]["protocol"] == "cross_session" and ran["status"] == "success"
     failures = got["invented"].failures
     assert {f["check"] for f in failures} == {"answer"}, failures
     assert any("0.042" in f["message"] for f in failures)  # the p-value no tool produced
