@@ -31,6 +31,22 @@ setup_python() {
   echo "$target $hash" >>"$stamp"
 }
 
+# prebuild_runtime [pytest args]: the runtime-only environment that tests/conftest.py's
+# runtime_venv fixture starts the app from, built in the background while chromium, the linters
+# and mypy run, under the lock the fixture takes (a fresh clone spent ~50 s of the suite
+# building it). Not for a venv of one's own (BRAINCHAT_VENV) nor a run of named test files.
+prebuild_runtime() {
+  local arg key
+  [ -z "${BRAINCHAT_VENV:-}" ] && command -v flock >/dev/null 2>&1 || return 0
+  for arg in "$@"; do
+    case "$arg" in tests/* | *.py | *.py::*) return 0 ;; esac
+  done
+  key=$(cat pyproject.toml setup.py | sha256sum | cut -c1-16)  # conftest.install_key()
+  mkdir -p .venv-runtime
+  (flock .venv-runtime/build.lock env -u PYTHONPATH -u VIRTUAL_ENV -u CI \
+    BRAINCHAT_VENV="$PWD/.venv-runtime/$key" bash scripts/dev.sh run --help >/dev/null 2>&1 || true) &
+}
+
 setup_chromium() {
   if command -v chromium >/dev/null 2>&1; then return; fi
   local sudo=""
@@ -52,15 +68,16 @@ case "$cmd" in
     ;;
   test)
     only=()  # --fast: every test but those marked browser or slow (tests/conftest.py marks them)
-    lane_workers=2
+    # a third worker fills the cores while the others wait on subprocesses: the fast lane 2
+    # workers 4:13, 3 workers 3:45, 4 workers 3:48 (25 Nov 2026); the whole suite 15:11 on 2,
+    # 12:43 on 3 (27 Nov, 2 cores, all passed); with 4, browser tests timed out (load 6-8)
+    lane_workers=3
     if [ "${1:-}" = "--fast" ]; then
       shift
       only=(-m "not browser and not slow")
-      # no browsers: a third worker fills the cores while the others wait on subprocesses
-      # (2 workers 4:13, 3 workers 3:45, 4 workers 3:48 on 2 quiet cores, 25 Nov 2026)
-      lane_workers=3
     fi
     setup_python '.[dev]'
+    [ ${#only[@]} -gt 0 ] || prebuild_runtime "$@"
     [ ${#only[@]} -gt 0 ] || setup_chromium
     "$VENV/bin/ruff" format --check src tests bench
     "$VENV/bin/ruff" check src tests bench
@@ -68,8 +85,7 @@ case "$cmd" in
     PYTHONPATH=src "$VENV/bin/lint-imports"
     # Most of the suite waits on subprocesses (app processes, MCP servers, chromium), so it runs
     # on pytest-xdist workers; a module that starts an app keeps its tests on one worker
-    # (tests/conftest.py groups them). Two workers on two cores: with four, browser tests timed out
-    # (load 6-8 from the suite itself). Your own -n (-n 0: in this process) replaces the default.
+    # (tests/conftest.py groups them). Your own -n (-n 0: in this process) replaces the default.
     workers=(-n "${BRAINCHAT_TEST_WORKERS:-$lane_workers}" --dist loadgroup)
     for arg in "$@"; do
       case "$arg" in -n | -n* | --numprocesses | --numprocesses=* | no:xdist) workers=() ;; esac

@@ -83,11 +83,11 @@ def pytest_args(venv: Path, *args: str, **env: str) -> list[str]:
 
 def test_dev_script_runs_the_tests_on_workers_unless_told_otherwise(fake_venv):
     assert pytest_args(fake_venv, "-q", "-rfE") == [
-        "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup", "-q", "-rfE",
+        "-p", "no:cacheprovider", "-n", "3", "--dist", "loadgroup", "-q", "-rfE",
     ]  # fmt: skip
     fast = pytest_args(fake_venv, "--fast", "-q")
     assert fast == ["-p", "no:cacheprovider", "-n", "3", "--dist", "loadgroup",
-                    "-m", "not browser and not slow", "-q"]  # fmt: skip  # no browsers: 3
+                    "-m", "not browser and not slow", "-q"]  # fmt: skip
     # the user's own worker count (or none: -n 0) replaces the default, in any spelling
     for own in (["-n", "0"], ["-n2"], ["--numprocesses", "3"], ["--numprocesses=auto"]):
         args = pytest_args(fake_venv, *own, "tests/test_cli.py")
