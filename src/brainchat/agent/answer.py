@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 
 from brainchat import grounding, llm
 from brainchat.agent import echo, pace
-from brainchat.agent.answer_input import LIMIT_STOPS, NOTHING, answer_messages
+from brainchat.agent.answer_input import LIMIT_STOPS, NOTHING, STATE, answer_messages
 from brainchat.agent.context import AgentContext, AgentState, Deps
 from brainchat.agent.decide import base_url
 from brainchat.agent.exits import Exit
@@ -132,7 +132,7 @@ def _not_an_echo(d: Deps, run: RunContext, text: str) -> str:
     """An answer that repeats the answer request's instructions is replaced by what the
     ledger shows, written by brainchat, and the user is told why."""
     prompt = load_prompt("answer", d.prompt_variants.get("answer"))
-    said = echo.echoed(text, [prompt, *LIMIT_STOPS.values(), *NOTHING.values()])
+    said = echo.echoed(text, [prompt, *LIMIT_STOPS.values(), *NOTHING.values(), *STATE.values()])
     if said is None:
         return text
     text = echo.facts_answer(

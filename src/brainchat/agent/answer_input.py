@@ -67,7 +67,11 @@ def answer_input(
     lines = [f"User request: {run.question}", ""]
     sources, old_sources = _newest(ledger.sources, keep)
     if ledger.sources:
-        lines.append("Web sources (cite as [n]):")
+        # the only place a citation is asked for: an answer model primed with "[n]" numbered a
+        # file list [1]..[4] with no source at all (bench files run 3, 27 Nov)
+        lines.append(
+            f"{SOURCES_HEADER}, with these numbers only; cite none where no source supports a claim):"
+        )
         lines += [
             f"[{s['n']}] {clip(s['title'], min(chars, 200))} — {clip(s['url'], min(chars, 300))}"
             f"\n    {cut_text(s['snippet'], max(cap // 4, 50))}"
@@ -84,6 +88,8 @@ def answer_input(
         for e in others:
             args = clip(json.dumps(e.args, default=str), min(chars, 500))
             lines.append(f"- {e.name}({args}):\n{cut_text(e.result, cap)}")
+            if e.name in STATE:
+                lines.append(STATE[e.name])
         lines.append("")
     failed, old_failed = _newest(
         [e for e in ledger.entries if e.status in ("error", "refused")], keep
@@ -105,6 +111,20 @@ def answer_input(
     return "\n".join(lines)
 
 
+SOURCES_HEADER = "Web sources (cite as [n]"  # the demo's answer model reads the request by it
+# What an answer states from a result, said after that result only: in the system prompt for
+# every answer, "after an evaluation: the accuracy ... and the split" had a 1.5B answer model
+# invent an accuracy and a split for a web search and for a load (golden runs, 27 Nov)
+STATE = {
+    "evaluate_model": "(State from this result: the accuracy, balanced accuracy or kappa when "
+    "given, the per-class scores and the split, as written.)",
+    "cross_validate": "(State from this result, as written: the score's name, each pipeline's "
+    "mean ± sd, its permutation chance level and p-value, the paired test with its W and p, and "
+    "what each fold held out.)",
+    "list_data_files": "(Name every file listed, with its subject and session.)",
+    "load_data": "(Name every file loaded, with its subject, session, channels, duration and "
+    "events.)",
+}
 MIN_ANSWER_SHARE = 100  # tokens per result below which dropping older results reads better
 
 

@@ -1,7 +1,7 @@
 """The demo answer model's text, written from the tool results in its request (never canned numbers).
 
 The agent's answer request is one user message: `User request: ...`, then `Web sources (cite as
-[n]):`, `Tool results:` (`- name(args):` and the result) and failures. The answer states what those
+[n], ...):`, `Tool results:` (`- name(args):` and the result) and failures. The answer states what those
 results say: the files' subjects, sessions, channels, duration and events; a model's accuracy,
 per-class scores and split; the sources, cited [n]. It shows real models the way the answer prompt
 asks them to go: the key figures in the text, not "see the step".
@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-HEADERS = ("Web sources (cite as [n]):", "Tool results:", "Tool calls that failed")
+HEADERS = ("Web sources (cite as [n]", "Tool results:", "Tool calls that failed")
 MODEL_NAMES = {
     "eegnet": "EEGNet",
     "shallowconvnet": "ShallowConvNet",

@@ -23,7 +23,11 @@ def table(res: CVResult) -> str:
     per-subject scores, paired tests, notes (left-out groups, leakage)."""
     cfg = res.config
     unit = "folds per session" if cfg.protocol == "within_session" else "folds"
-    folds = f"{cfg.folds} {unit}" if cfg.protocol == "within_session" else "leave-one-out"
+    held = {
+        "cross_session": "leave-one-out: each session held out in turn",
+        "cross_subject": "leave-one-out: each subject held out in turn",
+    }
+    folds = f"{cfg.folds} {unit}" if cfg.protocol == "within_session" else held[cfg.protocol]
     lines = [
         f"cross_validate {cfg.protocol} ({folds}, seed {cfg.seed}): {res.n_epochs} epochs, "
         f"{len(res.subjects)} subject(s), {res.sessions} subject-session group(s); score "
