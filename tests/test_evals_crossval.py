@@ -51,3 +51,57 @@ async def test_across_sessions_fails_a_k_fold_and_an_invented_p_value(scripted_s
     failures = got["invented"].failures
     assert {f["check"] for f in failures} == {"answer"}, failures
     assert any("0.042" in f["message"] for f in failures)  # the p-value no tool produced
+
+
+# the cross_validate result of that run, its figures as the tool wrote them
+RESULT = (
+    "cross_validate cross_session (leave-one-out: each session held out in turn, seed 0): 80 "
+    "epochs (left_hand/right_hand), 2 subject(s), 4 subject-session group(s); score ROC AUC "
+    "(chance ~0.5)\npipeline | mean ± sd over subjects | permutation chance, p | per subject 01 "
+    "02\ncsp_lda | 0.757 ± 0.187 | 0.502, p=0.048 (20 perms) | 0.89 0.62"
+)
+
+
+def judged(name: str, answer: str) -> list[str]:
+    """The answer checks of a shipped scenario (less `grounded`, the run's own count) on a run
+    whose cross_validate gave RESULT and whose answer was `answer`."""
+    from brainchat.evals.checks import RunRecord, check_answer
+    from brainchat.events import RunFinished, ToolCallStarted, ToolFinished
+
+    events = [
+        ToolCallStarted(call_id="c1", name="cross_validate", args={}, source="local", round=1),
+        ToolFinished(
+            call_id="c1",
+            name="cross_validate",
+            status="success",
+            duration=1.0,
+            summary=RESULT.splitlines()[0],
+            content=RESULT,
+        ),  # fmt: skip
+        RunFinished(reason="answered", answer=answer),
+    ]
+    checks = {k: v for k, v in shipped(name).checks["answer"].items() if k != "grounded"}
+    return [f.message for f in check_answer(checks, RunRecord(events))]
+
+
+def test_answers_stating_the_figures_in_their_own_words_pass() -> None:
+    """The golden run of 27 Nov (Qwen2.5-Coder-1.5B; its answers' words): "The p-value for the
+    CSP+LDA pipeline is 0.048, which is significant at the 0.05 level" failed on the p regex
+    and on 0.05 as a figure no tool produced; "tested on subjects it has not seen" failed for
+    want of the word 'held-out'. The checks judge the figures and the meaning stated."""
+    said = (
+        "The permutation chance level for the CSP+LDA pipeline is 0.502. The p-value for the "
+        "CSP+LDA pipeline is 0.048, which is significant at the 0.05 level."
+    )
+    assert judged("eeg-crossval-across-sessions", said) == []
+    assert judged("eeg-crossval-across-sessions", said.replace("0.048", "0.031")) == [
+        "figures no tool produced: [0.031]"
+    ]  # a p no tool gave still fails
+    unseen = (
+        "Tested on subjects it has not seen, its ROC AUC is 0.757 against a chance level of 0.502."
+    )
+    assert judged("eeg-crossval-new-subject", unseen) == []
+    assert (
+        judged("eeg-crossval-new-subject", "Its ROC AUC is 0.757 against a chance level of 0.502.")
+        != []
+    )

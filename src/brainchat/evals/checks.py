@@ -224,9 +224,16 @@ def _figure(text: str) -> float:
     return round(value / 100 if text.endswith("%") else value, 3)
 
 
+# a conventional significance threshold is no figure a tool must produce: "significant at the
+# 0.05 level", "p < 0.05" (golden run of 27 Nov, eeg-crossval-across-sessions, whose p 0.048 was)
+THRESHOLD = re.compile(
+    r"(?:\bp\s*[<>≤]\s*|\balpha\s*=?\s*|α\s*=?\s*|\bat the\s+)0?\.(?:05|01|001)\b", re.I
+)
+
+
 def _tool_figures(run: RunRecord, answer: str) -> list[Failure]:
     """The answer states figures (decimals, percentages) and each is one a tool produced."""
-    stated = {_figure(m) for m in DECIMAL.findall(answer)}
+    stated = {_figure(m) for m in DECIMAL.findall(THRESHOLD.sub("", answer))}
     if not stated:
         return [Failure("answer", "the answer states no figure")]
     produced = {_figure(m) for m in NUMBER.findall(run.results())}
