@@ -109,9 +109,10 @@ def unasked_step(question: str, name: str, ledger: list[LedgerEntry]) -> str:
 
 # "Which EEG files are in my data folder?": a listing answers it (#23 golden, eeg-list-files: the
 # 1.5B model loaded both files after the listing, and the study was left loaded); a request for
-# what is in them ("what is in them", "describe", their channels) is not a listing
+# what is in them ("what is in them", "describe", their channels) is not a listing; the gap
+# between the two is bounded, so a long paste of "which files" stays linear on the event loop
 LISTING_ONLY = re.compile(
-    r"\b(which|what) (eeg |data |recording )?(files|recordings|data ?sets)\b[^?.!]*?"
+    r"\b(which|what) (eeg |data |recording )?(files|recordings|data ?sets)\b[^?.!]{0,80}?"
     r"\b(are there|exist|do (i|we) have|are (in|available|stored))\b|"
     r"\blist (the |all |my )?(eeg |data )?(files|recordings)\b",
     re.I,
