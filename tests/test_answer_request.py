@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from brainchat.agent.answer_input import STATE
+from brainchat.agent.answer_input import STATE, state_line
 from brainchat.agent.graph import build_agent
 from brainchat.llm import make_chat_model
 from brainchat.prompts import load_prompt
@@ -91,3 +91,29 @@ async def test_an_answer_that_repeats_a_figures_line_is_an_echo(scripted_server,
     events = await collect(agent(s, study).run("Which EEG files are in my data folder?"))
     (notice,) = [n for n in of(events, "notice") if n.kind == "ungrounded"]
     assert "repeated brainchat's instructions" in notice.message
+
+
+# the first line of the cross_validate result of the golden run of 27 Nov
+# (eeg-crossval-across-sessions, one pipeline): its answer gave "a W of 0.404 and a p of 0.053"
+ONE_PIPELINE = (
+    "cross_validate cross_session (leave-one-out: each session held out in turn, seed 0): 80 "
+    "epochs (left_hand/right_hand), 2 subject(s), 4 subject-session group(s); score ROC AUC "
+    "(chance ~0.5)\npipeline | mean ± sd over subjects | permutation chance, p | per subject 01 02"
+    "\ncsp_lda | 0.61 ± 0.04 | 0.502, p=0.048 (20 perms) | 0.57 0.65\n"
+    "paired test: none (one pipeline; a Wilcoxon test compares two pipelines)"
+)
+TWO = ONE_PIPELINE.replace("score ROC AUC", "score balanced accuracy").replace(
+    "paired test: none (one pipeline; a Wilcoxon test compares two pipelines)",
+    "Wilcoxon signed-rank csp_lda vs ts_lr over 2 subjects: W=0.0, p=0.500",
+)
+
+
+def test_a_cross_validation_asks_for_its_score_by_name_and_only_a_test_that_ran() -> None:
+    one = state_line("cross_validate", ONE_PIPELINE)
+    assert "the score's name (ROC AUC)" in one  # the within-session answer left it out
+    assert "W and p" not in one and "no paired test ran, so state none" in one
+    two = state_line("cross_validate", TWO)
+    assert (
+        "the score's name (balanced accuracy)" in two and "the paired test with its W and p" in two
+    )
+    assert state_line("load_data", "loaded 2 file(s)") == STATE["load_data"]

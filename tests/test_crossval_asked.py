@@ -73,6 +73,11 @@ async def test_a_split_and_a_training_give_way_to_cross_validate(scripted_server
     # once it has cross-validated, the refused copies add nothing: the run answers
     assert "every step the request asks for is done" in of(events, "evaluation")[-1].reason
     assert of(events, "run_finished")[0].reason == "answered"
+    # one pipeline: the answer is asked for the score by name and for no paired test (golden
+    # run of 27 Nov: a W and a p made up for a run of one pipeline, the score left unnamed)
+    told = str(s.requests_for("ans")[-1].messages[-1]["content"])
+    assert "paired test: none (one pipeline" in told
+    assert "the score's name (ROC AUC)" in told and "no paired test ran, so state none" in told
 
 
 @pytest.mark.parametrize(

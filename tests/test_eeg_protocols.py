@@ -198,12 +198,15 @@ async def test_cross_session_and_cross_subject_through_the_tool(epoched: Harness
     )
     assert "cross_validate cross_session (leave-one-out" in text
     assert "ts_lr per subject/session: 01/01" in text and "not run (permutations=0)" in text
+    # one pipeline: said to have no paired test, so an answer model is not left to invent one
+    assert "paired test: none (one pipeline" in text and "Wilcoxon signed-rank ts_lr" not in text
     text = await epoched.call(
         "cross_validate",
         {"protocol": "cross_subject", "pipelines": ["csp_lda", "mdm"], "permutations": 2},
     )
     assert "cross_validate cross_subject" in text and "(2 perms)" in text
     assert "Wilcoxon signed-rank csp_lda vs mdm over 3 subjects" in text
+    assert "paired test: none" not in text
 
 
 async def test_a_network_is_trained_inside_each_fold(epoched: Harness) -> None:

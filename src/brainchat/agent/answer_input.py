@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -89,7 +90,7 @@ def answer_input(
             args = clip(json.dumps(e.args, default=str), min(chars, 500))
             lines.append(f"- {e.name}({args}):\n{cut_text(e.result, cap)}")
             if e.name in STATE:
-                lines.append(STATE[e.name])
+                lines.append(state_line(e.name, e.result))
         lines.append("")
     failed, old_failed = _newest(
         [e for e in ledger.entries if e.status in ("error", "refused")], keep
@@ -125,6 +126,25 @@ STATE = {
     "load_data": "(Name every file loaded, with its subject, session, channels, duration and "
     "events.)",
 }
+# the score's name as the cross_validate result writes it ("...; score ROC AUC (chance ~0.5)")
+SCORE_NAME = re.compile(r"; score (.{1,40}?) \(chance")
+PAIRED = ", the paired test with its W and p,"
+
+
+def state_line(name: str, result: str) -> str:
+    """What to state from this result: a cross_validate result's line names its score (a 1.5B
+    answer model wrote "the mean ± sd ... is 0.90" with no score, golden run of 27 Nov), and
+    asks for no paired test where none ran (one pipeline: the same run made up a W and a p)."""
+    line = STATE[name]
+    if name != "cross_validate":
+        return line
+    if score := SCORE_NAME.search(result):
+        line = line.replace("the score's name", f"the score's name ({score.group(1)})")
+    if "Wilcoxon signed-rank" not in result:
+        line = line.replace(PAIRED, ",").replace(".)", "; no paired test ran, so state none.)")
+    return line
+
+
 MIN_ANSWER_SHARE = 100  # tokens per result below which dropping older results reads better
 
 
