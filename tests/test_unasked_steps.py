@@ -211,3 +211,48 @@ async def test_a_question_about_what_the_files_hold_still_loads(scripted_server,
     s.queue("ans", Text("Two files, loaded."))
     events = await collect(agent(s, study).run(question))
     assert ("load_data", "success") in ran(events) and study.state.stage == "loaded"
+
+
+# the golden run of 27 Nov (eeg-crossval-within-session, --keep): after the asked-for
+# cross_validate the 1.5B model drew the raw traces, a PSD and a topomap, one per round, and ran
+# past the scenario's limit of 3 model calls; the calls as it wrote them (after a load here)
+PLOTS_AFTER = [
+    fenced(
+        "plot_raw",
+        {
+            "channels": ["C3", "Cz", "C4"],
+            "start": 0.0,
+            "duration": 10.0,
+            "file": "demo/sub-01_ses-01_task-mi_eeg.edf",
+        },
+    ),  # fmt: skip
+]
+
+
+async def test_a_plot_nobody_asked_for_after_the_asked_steps_is_not_drawn(scripted_server, study):
+    s = scripted_server
+    s.queue("fc", Text(LOAD), Text(PLOTS_AFTER[0]))
+    s.queue("ans", Text("Both sessions of sub-01 are loaded."))
+    events = await collect(agent(s, study).run("Load both sessions of sub-01."))
+    assert ran(events)[1:] == [("load_data", "success"), ("plot_raw", "refused")]
+    assert not of(events, "tool_image")  # nothing drawn
+    (refused,) = [e for e in of(events, "tool_finished") if e.status == "refused"]
+    assert "the request asks for no plot" in refused.error
+    assert "every step the request asks for is done" in of(events, "evaluation")[-1].reason
+    assert len(s.requests_for("fc")) == 2  # answered after the refused plot, no third round
+
+
+@pytest.mark.parametrize(
+    ("question", "refused"),
+    [
+        ("Cross-validate CSP+LDA against TS+LR within each session.", True),  # the golden case
+        ("Cross-validate CSP+LDA within each session and show the PSD.", False),
+        ("Which files are there?", False),  # names no pipeline step: holds nothing back
+    ],
+)
+def test_a_plot_after_the_asked_steps_runs_only_when_asked(question: str, refused: bool) -> None:
+    ledger = ToolLedger()
+    ledger.open("c1", "cross_validate", {}, 1).finish("success", result="cross_validate ...")
+    assert bool(unasked_step(question, "plot_psd", ledger.entries)) is refused
+    # before the asked step has succeeded a plot is never held back
+    assert not unasked_step(question, "plot_psd", ToolLedger().entries)

@@ -12,7 +12,9 @@ or answer). Nothing else is held back:
 - after a failure of a call the request asks for (cross_validate needing epochs after a
   reload), the step it points to runs; a failed call nobody asked for (an evaluate_model
   "call epoch_data first" after an asked-for load) opens nothing;
-- evaluate_model changes nothing and reports on what was trained: it runs.
+- evaluate_model changes nothing and reports on what was trained: it runs;
+- a plot changes nothing either, but one the request does not ask for (no word of plotting or
+  showing in it) after every named step is done is refused the same way (PLOT_WORDS).
 
 A step counts as named when the request uses any of its words; the words are wide on purpose
 ("trials", "Hz", "CSP"), since a step wrongly taken as named is only run, while one wrongly
@@ -73,12 +75,30 @@ EXPLICIT = {
 RUNS_ANYWAY = ("evaluate_model", "cross_validate")
 
 
+# A plot asked for in any words; a plot the request does not ask for, once every step it names
+# is done, is refused like an unasked step (#23 golden, eeg-crossval-within-session: after the
+# asked-for cross_validate the 1.5B model drew the raw traces, a PSD and a topomap, three more
+# rounds of a slow model, past the scenario's limit, for a question about two pipelines)
+PLOT_WORDS = re.compile(
+    r"\b(plot\w*|show\w*|draw\w*|visuali[sz]\w*|display\w*|look\w*|see|figures?|images?|"
+    r"pictures?|graphs?|charts?|topo\w*|psd|spectr\w*|power|erps?|averages?|traces?)\b",
+    re.I,
+)
+
+
 def unasked_step(question: str, name: str, ledger: list[LedgerEntry]) -> str:
     """Why the call `name` is not run ("" when it is; see the module's docstring)."""
     step = next((i for i, (_, tools) in enumerate(STEPS) if name in tools), None)
+    named = _named(question)
+    if name.startswith("plot_") and named and not PLOT_WORDS.search(question):
+        if asked := _finished(named, ledger):
+            return (
+                f"not run: the request asks for no plot, and every step it asks for ({asked}) "
+                "is done. Answer now from the results above"
+            )
+        return ""
     if step is None or name in RUNS_ANYWAY:
         return ""
-    named = _named(question)
     if not named and step == LOAD and listing_only(question) and _done(ledger, "list_data_files"):
         return (
             "not run: the request asks which files there are, and list_data_files answered it "
@@ -93,6 +113,16 @@ def unasked_step(question: str, name: str, ledger: list[LedgerEntry]) -> str:
             f"its own folds and trains and tests each pipeline on them, so {name} is not "
             "needed. Call cross_validate now"
         )
+    if not (asked := _finished(named, ledger)):
+        return ""
+    return (
+        f"not run: the request does not ask for {name}, and every step it asks for ({asked}) is "
+        "done. Answer now from the results above, or call a tool the request asks for"
+    )
+
+
+def _finished(named: set[int], ledger: list[LedgerEntry]) -> str:
+    """The named steps' tools when each has succeeded with no failure of one since, else ""."""
     finished = [e for e in ledger if e.status != "pending"]
     done = {i for i in named for e in finished if e.status == "success" and e.name in STEPS[i][1]}
     if done != named:
@@ -100,11 +130,7 @@ def unasked_step(question: str, name: str, ledger: list[LedgerEntry]) -> str:
     last = max(j for j, e in enumerate(finished) if e.status == "success" and _makes(e, named))
     if any(e.status == "error" and _makes(e, named) for e in finished[last:]):
         return ""  # an asked-for call failed since: the step its error points to runs
-    asked = ", ".join(tool for i in sorted(named) for tool in STEPS[i][1][:1])
-    return (
-        f"not run: the request does not ask for {name}, and every step it asks for ({asked}) is "
-        "done. Answer now from the results above, or call a tool the request asks for"
-    )
+    return ", ".join(tool for i in sorted(named) for tool in STEPS[i][1][:1])
 
 
 # "Which EEG files are in my data folder?": a listing answers it (#23 golden, eeg-list-files: the
