@@ -157,6 +157,13 @@ async def test_a_marker_repeated_on_every_line_is_marked_at_each_line_once(
     assert notice.message.count("cites nothing") == 1 and "(×3)" in notice.message
 
 
+# load_data's line for a recording, as the golden run's answer model read it
+LOADED = (
+    "- demo/sub-01_ses-01_task-mi_eeg.edf: subject 01, session 01, 22 ch @ 250 Hz, 154 s, "
+    "events: left_hand 10, right_hand 10"
+)
+
+
 @pytest.mark.parametrize(
     ("answer", "known", "flagged"),
     [
@@ -173,6 +180,11 @@ async def test_a_marker_repeated_on_every_line_is_marked_at_each_line_once(
         ("The permutation test gave p = 0.010.", ["1 permutation, p = 0.5"], True),
         ("Accuracy was 0.935.", ["accuracy 93.5 %"], False),  # a percentage, as a fraction
         ("Accuracy was 0.935.", ["accuracy 93.5"], False),  # a decimal may be a percentage
+        # a labelled count list's total (golden run of 27 Nov, eeg-load-both-sessions)
+        ("- Events recorded: 20 (left_hand, right_hand)", [LOADED], False),
+        ("- Events recorded: 30 (left_hand, right_hand)", [LOADED], True),
+        ("- Events recorded: 22 (left_hand, right_hand)", [LOADED], False),  # 22 ch, as shown
+        ("- Events recorded: 12", [LOADED], True),  # no sum of a label list and another number
     ],
 )
 def test_figures(answer: str, known: list[str], flagged: bool) -> None:

@@ -287,7 +287,19 @@ def _numbers(ledger_texts: list[str], known: Iterable[str]) -> list[tuple[float,
     for text in [*ledger_texts, *known]:
         for number, pct in re.findall(r"(\d+(?:\.\d+)?)(\s?%)?", text):
             found.append((float(number), "." in number or bool(pct)))
+        found += [(float(total), False) for total in _totals(text)]
     return found
+
+
+# a list of labelled counts ("events: left_hand 10, right_hand 10"): its total is shown too
+COUNTS = re.compile(r"[A-Za-z_][\w-]* \d+(?![\d.])(?:, [A-Za-z_][\w-]* \d+(?![\d.]))+")
+
+
+def _totals(text: str) -> list[int]:
+    """The totals of the labelled count lists in `text` (#23 golden, eeg-load-both-sessions:
+    "Events recorded: 20 (left_hand, right_hand)" for "left_hand 10, right_hand 10" is the
+    sum the result shows, and was flagged as made up)."""
+    return [sum(int(n) for n in re.findall(r" (\d+)", m.group())) for m in COUNTS.finditer(text)]
 
 
 def _states_a_result(text: str, pct: str | None) -> bool:
