@@ -364,3 +364,44 @@ async def test_a_tool_that_asks_first_in_a_headless_run_says_no_one_was_asked(
         "the user did not approve running clear_study: it asks the user first, and this run "
         "has no one to ask; continue without it"
     )
+
+
+# verbatim: the model's load of the bench's pipeline run of 27 Nov (608da8e), after brainchat's
+# listing of sub-01 ses-01/02 and sub-02 ses-01/02: the first file of each subject
+FIRST_OF_EACH = (
+    "```json\n"
+    '{"name": "load_data", "arguments": {"files": ["demo/sub-01_ses-01_task-mi_eeg.edf", '
+    '"demo/sub-02_ses-01_task-mi_eeg.edf"]}}\n```'
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "loaded"),
+    [
+        (PIPELINE, [FIRST, SECOND]),  # "the first two files": the listing's first two
+        # a selection the listing may not show first is the model's to make
+        ("Load the first two files of each subject.", None),
+        ("Load sub-01 ses-01 and sub-02 ses-01.", None),
+    ],
+)
+async def test_the_first_two_files_are_the_listings_first_two(
+    scripted_server, tmp_path, question, loaded
+):
+    data = tmp_path / "data"
+    write_demo_set(data / "demo", subjects=2, sessions=2, trials=8, seed=1)
+    study = Study(data)
+    s = scripted_server
+    s.queue("fc", Text(FIRST_OF_EACH), Text("Loaded."))
+    s.queue("ans", Text("Two files were loaded."))
+    events = await collect(agent(s, study).run(question))
+    asked = json.loads(FIRST_OF_EACH.split("\n")[1])["arguments"]["files"]
+    assert started(events)[1] == ("load_data", {"files": loaded or asked})  # what ran
+    assert [str(r.path.relative_to(data)) for r in study.state.recordings] == (loaded or asked)
+    fixed = [n.message for n in of(events, "notice") if "were replaced by" in n.message]
+    if loaded:
+        (told,) = fixed
+        assert "the request asks for the first two files, and the listing shows these 2" in told
+        reply = json.dumps(s.requests_for("fc")[1].messages)  # and the model reads it
+        assert "brainchat fixed your arguments before running it: files" in reply
+    else:
+        assert not fixed

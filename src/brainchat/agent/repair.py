@@ -9,6 +9,8 @@ model's message (the allowed values and a corrected call), not the JSON schema's
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -19,15 +21,25 @@ from brainchat.events import Notice, emit
 SCHEMA_PROBLEM = "the arguments do not match"  # textcalls' prefix: prompt mode's schema check
 
 
-def repaired(call: dict[str, Any], tool: BaseTool | None, question: str = "") -> dict[str, Any]:
+def repaired(
+    call: dict[str, Any],
+    tool: BaseTool | None,
+    question: str = "",
+    results: Sequence[str] = (),
+) -> dict[str, Any]:
     """`call` with its arguments fixed by the tool's own `repair` (a notice says what), and a
-    prompt-mode schema problem replaced by the tool's verdict on the fixed arguments."""
+    prompt-mode schema problem replaced by the tool's verdict on the fixed arguments. A repair
+    that takes a third parameter also reads `results`, the run's earlier successful results
+    (load_data: "the first two files" are those of the latest listing)."""
     model = getattr(tool, "args_schema", None)
     fix = getattr(model, "repair", None)
     args = call.get("args")
     if tool is None or fix is None or not isinstance(args, dict):
         return call
-    fixed, notes = fix(args, question)  # the user's words decide what was asked for
+    if len(inspect.signature(fix).parameters) > 2:
+        fixed, notes = fix(args, question, results)
+    else:
+        fixed, notes = fix(args, question)  # the user's words decide what was asked for
     call = {**call, "args": fixed}
     if notes:
         call["repaired"] = notes

@@ -2,12 +2,13 @@
 before the check, each said in a notice. epoch_data: a baseline written as text or outside an
 epoch nobody asked to correct, a rejection threshold nobody asked for that drops most epochs or
 all, event names that are recording labels. split_dataset: a split other than the one the
-request names."""
+request names. load_data: other files than "the first two files" of the run's listing."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 NO_BASELINE = ("", "none", "null", "no", "false", "off")  # as text: no baseline correction
@@ -141,3 +142,46 @@ def repair_split_args(args: dict[str, Any], question: str = "") -> tuple[dict[st
     want = named.group(1).lower()
     note = f"by {json.dumps(by)} was replaced by {json.dumps(want)}, the split the request names"
     return {**args, "by": want}, [note]
+
+
+NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
+FIRST_FILES = re.compile(
+    r"\bfirst (?:(one|two|three|four|five|six|seven|eight|\d{1,3}) )?(?:eeg |data |edf )?"
+    r"(files?|recordings?)\b",
+    re.I,
+)
+QUALIFIED = re.compile(
+    r"\s*(of|from|for|with|in(?! (the |my |our )?(data )?(folder|directory|list\w*)))\b", re.I
+)
+LISTING_HEAD = "file(s) in the data folder:"  # eeg/io/listing.py's line before the files
+LISTED = re.compile(r"^(\S+) \(\d+(?:\.\d+)? MB, subject ", re.M)
+
+
+def repair_first_files(
+    args: dict[str, Any], question: str, results: Sequence[str]
+) -> tuple[dict[str, Any], list[str]]:
+    """load_data's files when the request asks for "the first two files" and the run's latest
+    listing shows which they are: the listing's first two (bench pipeline runs of 27 Nov: the
+    1.5B model read "the first two files" of sub-01 ses-01/02 and sub-02 ses-01/02 as the first
+    file of each subject, and scored other data than the ones asked for)."""
+    asked = FIRST_FILES.search(question)
+    files = args.get("files")
+    if asked is None or not isinstance(files, list):
+        return args, []
+    if QUALIFIED.match(question[asked.end() :]):
+        return args, []  # "the first two files of sub-02": a selection the listing may not be
+    count, noun = asked.groups()
+    if count is None and noun.lower().endswith("s"):
+        return args, []  # "the first files": no number
+    n = 1 if count is None else NUMBERS.get(count.lower()) or int(count)
+    listing = next((r for r in reversed(results) if LISTING_HEAD in r), None)
+    listed = LISTED.findall(listing.split(LISTING_HEAD, 1)[1]) if listing else []
+    if not 0 < n <= len(listed) or sorted(map(str, files)) == sorted(listed[:n]):
+        return args, []
+    want = listed[:n]
+    note = (
+        f"files {json.dumps(files)} were replaced by {json.dumps(want)}: the request asks for "
+        f"the {asked.group(0).lower()}, and the listing shows "
+        + ("this one first" if n == 1 else f"these {n} first")
+    )
+    return {**args, "files": want}, [note]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
@@ -10,6 +11,7 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_va
 from brainchat.eeg.tools.repairs import (
     is_seconds,
     repair_epoch_args,
+    repair_first_files,
     repair_split_args,
     repaired_baseline,
 )
@@ -34,9 +36,15 @@ class LoadArgs(BaseModel):
     )
 
     @classmethod
-    def repair(cls, args: dict[str, Any], question: str = "") -> tuple[dict[str, Any], list[str]]:
-        """The call's arguments with harmless, unambiguous slips fixed, and what was fixed."""
-        return repair_load_args(args)
+    def repair(
+        cls, args: dict[str, Any], question: str = "", results: Sequence[str] = ()
+    ) -> tuple[dict[str, Any], list[str]]:
+        """The call's arguments with harmless, unambiguous slips fixed, and what was fixed
+        (`results`: the run's earlier results, whose latest listing says which files are
+        "the first two")."""
+        args, notes = repair_load_args(args)
+        args, first = repair_first_files(args, question, results)
+        return args, notes + first
 
 
 RECORDING_SUFFIXES = (".edf", ".bdf", ".gdf", ".fif", ".fif.gz", ".vhdr", ".set")
