@@ -226,7 +226,8 @@ async def test_a_failing_load_repeated_is_told_the_next_call(scripted_server, st
     guess = Text(call_text([Call("load_data", {"files": ["sub-01/1.edf"]})]))
     s.queue("fc", guess, guess, guess)  # the loop stop ends the run: no fourth request
     s.queue("ans", Text("The file could not be loaded."))
-    events = await collect(agent(s, study, "prompt").run("Load the first two files"))
+    # not "the first two files": the listing would name those, and the guess is replaced
+    events = await collect(agent(s, study, "prompt").run("Load the recordings of sub-01"))
     statuses = [e.status for e in of(events, "tool_finished")]  # brainchat's listing runs first
     assert statuses == ["success", "error", "skipped", "skipped"]
     told = json.dumps(s.requests_for("fc")[2].messages)
