@@ -355,9 +355,15 @@ async def test_a_tool_that_asks_first_in_a_headless_run_says_no_one_was_asked(
     one to ask, and the refusal read 'the user did not approve', which the answer took as the
     user's own refusal. It now says no one could be asked."""
     s = scripted_server
-    s.queue("fc", Text('```json\n{"name": "clear_study", "arguments": {}}\n```'), Text("Stop."))
+    s.queue(
+        "fc",
+        Text('```json\n{"name": "clear_study", "arguments": {}}\n```'),
+        Text("Stop."),
+        Text("Stop."),  # after the reminder that no step of the pipeline ran
+    )
     s.queue("ans", Text("Nothing was cleared."))
     events = await collect(agent(s, study).run(PIPELINE))
+    assert REMINDER in json.dumps(s.requests_for("fc")[2].messages)
     refused = [e for e in of(events, "tool_finished") if e.name == "clear_study"]
     assert refused[0].status == "refused"
     assert refused[0].error == (
@@ -405,3 +411,55 @@ async def test_the_first_two_files_are_the_listings_first_two(
         assert "brainchat fixed your arguments before running it: files" in reply
     else:
         assert not fixed
+
+
+# verbatim: bench pipeline run 3 of 27 Nov (608da8e), the model's reply after brainchat's
+# listing and its own refused clear_study: a made-up tool result, no call; the run went to the
+# answer, which made up a band-pass, an epoching and a training
+MADE_UP_RESULT = (
+    '```json\n<tool_result name="list_data_files">\n2 file(s) in the data folder:\n'
+    "demo/sub-01_ses-01_task-mi_eeg.edf (8.0 MB, subject 01, session 01)\n"
+    "demo/sub-01_ses-02_task-mi_eeg.edf (8.0 MB, subject 01, session 02)\n```"
+)
+REMINDER = "(Not done yet: the request also asks for"
+
+
+async def test_a_model_that_stops_with_the_pipeline_not_run_is_reminded_once(
+    scripted_server, study
+):
+    s = scripted_server
+    s.queue("fc", Text(MADE_UP_RESULT), Text(LOAD), Text("Done."))
+    s.queue("ans", Text("Loaded; the rest did not run."))
+    events = await collect(agent(s, study).run(PIPELINE))
+    reminded = str(s.requests_for("fc")[1].messages[-1]["content"])
+    assert reminded.startswith(
+        f"{REMINDER} load_data, bandpass_filter, epoch_data, split_dataset, train_model, "
+        "evaluate_model, and no call of them has succeeded. Call load_data now"
+    )
+    assert ("load_data", {"files": [FIRST, SECOND]}) in started(events)  # the reminder worked
+    reasons = [e.reason for e in of(events, "evaluation")]
+    assert sum("the model is reminded once" in r for r in reasons) == 1
+    # "Done." with the band-pass still to do: no second reminder, the answer is told
+    assert len(s.requests_for("fc")) == 3
+    assert json.dumps(s.requests_for("fc")[2].messages).count(REMINDER) == 1  # the first only
+    told = str(s.requests_for("ans")[0].messages[-1]["content"])
+    assert "Asked for but never run (no result exists for them): bandpass_filter" in told
+    assert of(events, "run_finished")[0].reason == "answered"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What test accuracy do CSP+LDA decoders usually reach on motor imagery?",  # no load
+        "Load both sessions of sub-01.",  # one step, and it ran
+    ],
+)
+async def test_no_reminder_outside_a_pipeline_or_once_it_is_done(scripted_server, study, question):
+    s = scripted_server
+    listing = '```json\n{"name": "list_data_files", "arguments": {}}\n```'
+    first = LOAD if question.startswith("Load") else listing
+    s.queue("fc", Text(first), Text("Done."))
+    s.queue("ans", Text("Here is the answer."))
+    events = await collect(agent(s, study).run(question))
+    assert not any("reminded" in e.reason for e in of(events, "evaluation"))
+    assert len(s.requests_for("fc")) == 2

@@ -168,6 +168,11 @@ def names_filtering(question: str) -> bool:
     return FILTER in _named(question)
 
 
+def named_steps(question: str) -> list[str]:
+    """The pipeline steps the request names, by their first tool's name (pipeline order)."""
+    return [STEPS[i][1][0] for i in sorted(_named(question))]
+
+
 def _named(question: str) -> set[int]:
     """The steps the request names (a cross-validation request: see EXPLICIT)."""
     named = {i for i, (words, _) in enumerate(STEPS) if words.search(question)}

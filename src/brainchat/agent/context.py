@@ -81,6 +81,7 @@ class AgentState(TypedDict, total=False):
     loop_hits: int  # rounds so far that only repeated earlier calls
     verdict_note: str | None  # why the last round was not enough, for the next decide prompt
     last_verdict: Verdict | None  # the evaluation's verdict that led here, if any
+    reminded: bool  # decide reminded the model of asked steps never run: it asks again (once)
     stop_reason: StopReason | None  # why the tool loop stopped early
     answer: str
     error: str | None  # set only when the run ends without an answer to write

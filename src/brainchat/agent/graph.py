@@ -48,10 +48,15 @@ def after_start(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["p
     return "decide" if runtime.context.deps.limits.plan_mode == "off" else "plan"
 
 
-def after_decide(state: AgentState) -> Literal["act", "answer", "finish"]:
-    """Tool calls -> act; nothing left to ask (or a stop with results) -> answer; else end."""
+def after_decide(state: AgentState) -> Literal["act", "answer", "finish", "decide"]:
+    """Tool calls -> act; a reminder of asked steps never run -> decide again; nothing left to
+    ask (or a stop with results) -> answer; else end."""
     if state.get("pending_calls"):
         return "act"
+    if state.get("reminded") and not state.get("error") and not state.get("stop_reason"):
+        messages = state.get("messages") or []
+        if messages and isinstance(messages[-1], HumanMessage):  # the reminder, not yet read
+            return "decide"
     return "finish" if state.get("error") else "answer"
 
 
@@ -93,7 +98,9 @@ def _graph() -> Any:
     graph.add_conditional_edges(START, _route(after_start), {"plan": "plan", "decide": "decide"})
     graph.add_edge("plan", "decide")
     graph.add_conditional_edges(
-        "decide", _route(after_decide), {"act": "act", "answer": "answer", "finish": END}
+        "decide",
+        _route(after_decide),
+        {"act": "act", "answer": "answer", "finish": END, "decide": "decide"},
     )
     graph.add_conditional_edges(
         "act", _route(after_evaluate), {"decide": "decide", "answer": "answer"}
