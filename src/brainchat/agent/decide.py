@@ -6,7 +6,6 @@ import asyncio
 import json
 import re
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import (
@@ -19,7 +18,7 @@ from langchain_core.messages import (
 from langgraph.runtime import Runtime
 
 from brainchat import llm
-from brainchat.agent import asked, automode, pace, textcalls
+from brainchat.agent import automode, pace, remind, textcalls
 from brainchat.agent.asked import FILTER_TOOLS, asks_crossval, names_filtering
 from brainchat.agent.budget import Budget, Fitted, cut_text, fit_run, message_tokens
 from brainchat.agent.context import AgentContext, AgentState, Deps, no_room
@@ -101,15 +100,8 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
         ],
     )
     if not calls:
-        if not why and (remind := _remind(d, run, state, round_)) is not None:
-            emit(Evaluation(verdict="continue", reason=remind.reason, round=round_))
-            note = HumanMessage(remind.note)
-            return {
-                "round": round_,
-                "messages": [*state["messages"], ai, note],
-                "reminded": True,
-                "verdict_note": None,  # the reminder is the newest word
-            }
+        if not why and (again := remind.asked_steps(d, run, state, round_, ai)) is not None:
+            return again
         why = why or "the model needs no (more) tools"
         emit(Evaluation(verdict="answer", reason=why, round=round_))
         return {"round": round_, "messages": [*state["messages"], ai], "last_verdict": None}
@@ -119,37 +111,6 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
         "pending_calls": calls,
         "verdict_note": None,
     }
-
-
-@dataclass(frozen=True)
-class Reminder:
-    reason: str  # the evaluation's, for the user
-    note: str  # what the model reads
-
-
-def _remind(d: Deps, run: RunContext, state: AgentState, round_: int) -> Reminder | None:
-    """Once per run: the model stopped calling tools while steps its pipeline request names
-    never succeeded (bench pipeline run 3, 27 Nov: after the listing and a refused clear_study
-    the 1.5B model wrote prose, and the answer model made up a band-pass, an epoching and a
-    training). Only for a pipeline not begun: a request to load data and go on with it (a
-    question that names 'accuracy' in passing, answered from a search, is none) of which no
-    step has succeeded, with a model call and time to spare. A model that stops halfway has
-    shown it can call the tools; the answer is told which asked steps never ran."""
-    if state.get("reminded") or not run.ledger.entries or round_ >= d.limits.max_iterations:
-        return None
-    missing = asked.not_run(run.question, run.ledger.entries)
-    named = asked.named_steps(run.question)
-    if "load_data" not in named or len(named) < 2 or missing != named:
-        return None
-    if run.remaining() < run.answer_reserve:
-        return None
-    steps = ", ".join(missing)
-    return Reminder(
-        f"the request's {steps} never ran: the model is reminded once",
-        f"(Not done yet: the request also asks for {steps}, and no call of "
-        f"{'it' if len(missing) == 1 else 'them'} has succeeded. Call {missing[0]} now, with "
-        "arguments from the results above; if it cannot be done, say why in one sentence.)",
-    )
 
 
 EMPTY_BLOCK = "your ```json block was empty"  # textcalls' hint for "```json\n```"
