@@ -62,9 +62,9 @@ RESULT = (
 )
 
 
-def judged(name: str, answer: str) -> list[str]:
+def judged(name: str, answer: str, result: str = RESULT) -> list[str]:
     """The answer checks of a shipped scenario (less `grounded`, the run's own count) on a run
-    whose cross_validate gave RESULT and whose answer was `answer`."""
+    whose cross_validate gave `result` and whose answer was `answer`."""
     from brainchat.evals.checks import RunRecord, check_answer
     from brainchat.events import RunFinished, ToolCallStarted, ToolFinished
 
@@ -75,8 +75,8 @@ def judged(name: str, answer: str) -> list[str]:
             name="cross_validate",
             status="success",
             duration=1.0,
-            summary=RESULT.splitlines()[0],
-            content=RESULT,
+            summary=result.splitlines()[0],
+            content=result,
         ),  # fmt: skip
         RunFinished(reason="answered", answer=answer),
     ]
@@ -105,3 +105,29 @@ def test_answers_stating_the_figures_in_their_own_words_pass() -> None:
         judged("eeg-crossval-new-subject", "Its ROC AUC is 0.757 against a chance level of 0.502.")
         != []
     )
+
+
+# the leave-one-subject-out result of the golden run of 28 Nov, its figures as the tool wrote them
+SUBJECTS = (
+    "cross_validate cross_subject (leave-one-out: each subject held out in turn, seed 0): 120 "
+    "epochs (left_hand/right_hand), 3 subject(s), 3 subject-session group(s); score ROC AUC "
+    "(chance ~0.5)\npipeline | mean ± sd over subjects | permutation chance, p | per subject 01 "
+    "02 03\ncsp_lda | 0.812 ± 0.101 | 0.500, p=0.048 (20 perms) | 0.95 0.72 0.77\n"
+    "mdm | 0.791 ± 0.090 | 0.500, p=0.048 (20 perms) | 0.90 0.70 0.77\n"
+    "Wilcoxon signed-rank csp_lda vs mdm over 3 subjects: W=0.0, p=0.250 (fewer than 6 subjects)"
+)
+
+
+def test_a_paired_test_stated_in_words_passes_and_a_made_up_w_fails() -> None:
+    """The golden run of 28 Nov: "the Wilcoxon signed-rank test with a W of 0.0 and a p of
+    0.250", the tool's own figures, failed on the regex W = n."""
+    said = (
+        "The chance levels are 0.50 for both CSP+LDA and Riemannian MDM. The test used was the "
+        "Wilcoxon signed-rank test with a W of 0.0 and a p of 0.250."
+    )
+    assert judged("eeg-crossval-leave-one-subject-out", said, SUBJECTS) == []
+    assert judged(
+        "eeg-crossval-leave-one-subject-out", said.replace("W of 0.0", "W of 3.5"), SUBJECTS
+    ) == ["figures no tool produced: [3.5]"]
+    no_w = said.replace(" with a W of 0.0 and", ", with")
+    assert any("W" in m for m in judged("eeg-crossval-leave-one-subject-out", no_w, SUBJECTS))
