@@ -291,8 +291,10 @@ def _numbers(ledger_texts: list[str], known: Iterable[str]) -> list[tuple[float,
     return found
 
 
-# a list of labelled counts ("events: left_hand 10, right_hand 10"): its total is shown too
-COUNTS = re.compile(r"[A-Za-z_][\w-]* \d+(?![\d.])(?:, [A-Za-z_][\w-]* \d+(?![\d.]))+")
+# a list of labelled counts ("events: left_hand 10, right_hand 10"): its total is shown too; a
+# label starts only where no word goes on before it, so a long pasted word is scanned once, not
+# once per letter (20,000 letters took 0.5-0.8 s on the shared event loop)
+COUNTS = re.compile(r"(?<![\w-])[A-Za-z_][\w-]* \d+(?![\d.])(?:, [A-Za-z_][\w-]* \d+(?![\d.]))+")
 
 
 def _totals(text: str) -> list[int]:

@@ -29,8 +29,8 @@ def asked_steps(
     named = asked.named_steps(run.question)
     if "load_data" not in named or len(named) < 2 or missing != named:
         return None
-    if run.remaining() < run.answer_reserve:
-        return None
+    if run.remaining() < run.answer_reserve:  # the answer's own reserve stays kept besides:
+        return None  # another model call needs about as long as the answer's
     steps = ", ".join(missing)
     emit(
         Evaluation(

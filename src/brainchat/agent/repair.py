@@ -25,12 +25,12 @@ def repaired(
     call: dict[str, Any],
     tool: BaseTool | None,
     question: str = "",
-    results: Sequence[str] = (),
+    results: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Any]:
     """`call` with its arguments fixed by the tool's own `repair` (a notice says what), and a
     prompt-mode schema problem replaced by the tool's verdict on the fixed arguments. A repair
-    that takes a third parameter also reads `results`, the run's earlier successful results
-    (load_data: "the first two files" are those of the latest listing)."""
+    that takes a third parameter also reads `results`, the run's earlier successful results as
+    (tool name, result) (load_data: "the first two files" are those of the latest listing)."""
     model = getattr(tool, "args_schema", None)
     fix = getattr(model, "repair", None)
     args = call.get("args")

@@ -54,7 +54,7 @@ class ToolRunner:
         """Run a model response's calls (`last`: the round before; `facts`: the study's, to tell
         whether it is the same as when a call last ran); returns tool messages (in order),
         entries, and whether all were repeats."""
-        results = [e.result for e in ctx.ledger.successful()]
+        results = [(e.name, e.result) for e in ctx.ledger.successful()]
         calls = [repaired(c, self.tools.get(c["name"]), ctx.question, results) for c in calls]
         entries = [
             ctx.ledger.open(

@@ -153,17 +153,19 @@ FIRST_FILES = re.compile(
 QUALIFIED = re.compile(
     r"\s*(of|from|for|with|in(?! (the |my |our )?(data )?(folder|directory|list\w*)))\b", re.I
 )
+LISTING_TOOL = "list_data_files"
 LISTING_HEAD = "file(s) in the data folder:"  # eeg/io/listing.py's line before the files
 LISTED = re.compile(r"^(\S+) \(\d+(?:\.\d+)? MB, subject ", re.M)
 
 
 def repair_first_files(
-    args: dict[str, Any], question: str, results: Sequence[str]
+    args: dict[str, Any], question: str, results: Sequence[tuple[str, str]]
 ) -> tuple[dict[str, Any], list[str]]:
     """load_data's files when the request asks for "the first two files" and the run's latest
     listing shows which they are: the listing's first two (bench pipeline runs of 27 Nov: the
     1.5B model read "the first two files" of sub-01 ses-01/02 and sub-02 ses-01/02 as the first
-    file of each subject, and scored other data than the ones asked for)."""
+    file of each subject, and scored other data than the ones asked for). Only list_data_files'
+    own results count: a web page or an MCP tool's text shaped like a listing is no listing."""
     asked = FIRST_FILES.search(question)
     files = args.get("files")
     if asked is None or not isinstance(files, list):
@@ -174,7 +176,9 @@ def repair_first_files(
     if count is None and noun.lower().endswith("s"):
         return args, []  # "the first files": no number
     n = 1 if count is None else NUMBERS.get(count.lower()) or int(count)
-    listing = next((r for r in reversed(results) if LISTING_HEAD in r), None)
+    listing = next(
+        (r for name, r in reversed(results) if name == LISTING_TOOL and LISTING_HEAD in r), None
+    )
     listed = LISTED.findall(listing.split(LISTING_HEAD, 1)[1]) if listing else []
     if not 0 < n <= len(listed) or sorted(map(str, files)) == sorted(listed[:n]):
         return args, []

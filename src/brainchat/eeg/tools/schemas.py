@@ -37,11 +37,11 @@ class LoadArgs(BaseModel):
 
     @classmethod
     def repair(
-        cls, args: dict[str, Any], question: str = "", results: Sequence[str] = ()
+        cls, args: dict[str, Any], question: str = "", results: Sequence[tuple[str, str]] = ()
     ) -> tuple[dict[str, Any], list[str]]:
         """The call's arguments with harmless, unambiguous slips fixed, and what was fixed
-        (`results`: the run's earlier results, whose latest listing says which files are
-        "the first two")."""
+        (`results`: the run's earlier (tool name, result) pairs, whose latest listing says which
+        files are "the first two")."""
         args, notes = repair_load_args(args)
         args, first = repair_first_files(args, question, results)
         return args, notes + first
