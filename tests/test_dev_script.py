@@ -7,9 +7,12 @@ extra: what is in that environment is what `run` put there, on every run of this
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
+import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -96,3 +99,32 @@ def test_dev_script_runs_the_tests_on_workers_unless_told_otherwise(fake_venv):
     assert "-n" not in pytest_args(fake_venv, "-p", "no:xdist")
     assert pytest_args(fake_venv, BRAINCHAT_TEST_WORKERS="3")[2:4] == ["-n", "3"]
     assert pytest_args(fake_venv, "--fast", BRAINCHAT_TEST_WORKERS="2")[2:4] == ["-n", "2"]
+
+
+def test_the_workers_keep_a_modules_shared_fixture_tests_together():
+    """`dev.sh test` runs `--dist loadgroup`: the tests that share a module-wide fixture of ours
+    (an app, a browser, a data folder) run on one worker, so it is set up once, not once per
+    worker. pytest 9.2's node ids silently undid xdist's grouping (pytest-xdist#1386): the suite
+    then started each module's app and browser on every worker, 10:20 -> 11:57-13:07."""
+    module = ROOT / "tests" / "test_grounding.py"
+    shared = {
+        node.name
+        for node in ast.walk(ast.parse(module.read_text()))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.name.startswith("test_")
+        and "data_dir" in {a.arg for a in node.args.args}  # the module-scoped data folder
+    }
+    assert len(shared) >= 2
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup",
+         "-v", "--no-header", str(module.relative_to(ROOT))],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    ran = re.findall(r"\[(gw\d)\] .*?PASSED (tests/\S+)", done.stdout)
+    grouped = {
+        nodeid.split("@")[0].split("::")[1]: worker for worker, nodeid in ran if "@" in nodeid
+    }
+    assert set(grouped) == shared, done.stdout[-3000:]
+    assert len(set(grouped.values())) == 1  # one worker ran them all
+    assert len({worker for worker, _ in ran}) == 2  # the other tests were spread
