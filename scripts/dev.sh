@@ -69,8 +69,8 @@ case "$cmd" in
   test)
     only=()  # --fast: every test but those marked browser or slow (tests/conftest.py marks them)
     # a third worker fills the cores while the others wait on subprocesses: the fast lane 2
-    # workers 4:13, 3 workers 3:45, 4 workers 3:48 (25 Nov 2026); the whole suite 15:11 on 2,
-    # 12:43 on 3 (27 Nov, 2 cores, all passed); with 4, browser tests timed out (load 6-8)
+    # workers 4:13, 3 workers 3:45, 4 workers 3:48 (25 Nov 2026); the whole suite 10:20 on 3,
+    # 11:41 on 4 (28 Nov, 2 cores, modules grouped again: see pyproject.toml's pytest pin)
     lane_workers=3
     if [ "${1:-}" = "--fast" ]; then
       shift

@@ -101,7 +101,7 @@ def test_dev_script_runs_the_tests_on_workers_unless_told_otherwise(fake_venv):
     assert pytest_args(fake_venv, "--fast", BRAINCHAT_TEST_WORKERS="2")[2:4] == ["-n", "2"]
 
 
-def test_the_workers_keep_a_modules_shared_fixture_tests_together():
+def test_the_workers_keep_a_modules_shared_fixture_tests_together(tmp_path: Path):
     """`dev.sh test` runs `--dist loadgroup`: the tests that share a module-wide fixture of ours
     (an app, a browser, a data folder) run on one worker, so it is set up once, not once per
     worker. pytest 9.2's node ids silently undid xdist's grouping (pytest-xdist#1386): the suite
@@ -117,8 +117,8 @@ def test_the_workers_keep_a_modules_shared_fixture_tests_together():
     assert len(shared) >= 2
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup",
-         "-v", "--no-header", str(module.relative_to(ROOT))],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+         "-v", "--no-header", "--basetemp", str(tmp_path / "run"), str(module.relative_to(ROOT))],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, env=outer_pytest_left_out(),
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:]
     ran = re.findall(r"\[(gw\d)\] .*?PASSED (tests/\S+)", done.stdout)
@@ -128,3 +128,11 @@ def test_the_workers_keep_a_modules_shared_fixture_tests_together():
     assert set(grouped) == shared, done.stdout[-3000:]
     assert len(set(grouped.values())) == 1  # one worker ran them all
     assert len({worker for worker, _ in ran}) == 2  # the other tests were spread
+
+
+def outer_pytest_left_out() -> dict[str, str]:
+    """This environment without the running pytest's own variables (its worker's name, its test):
+    the inner run is a pytest of its own. It also gets its own --basetemp: a numbered one under
+    /tmp/pytest-of-USER would make pytest prune the outer run's folders (and a worker's
+    Postgres data in them) as it keeps only the newest three."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
