@@ -115,10 +115,14 @@ def test_the_workers_keep_a_modules_shared_fixture_tests_together(tmp_path: Path
         and "data_dir" in {a.arg for a in node.args.args}  # the module-scoped data folder
     }
     assert len(shared) >= 2
+    # the inner run is a pytest of its own: without the outer one's PYTEST_* variables (its
+    # worker's name, its test), and in a folder of its own (a numbered one under
+    # /tmp/pytest-of-USER lets pytest prune the outer run's, keeping only the newest three)
+    own = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup",
          "-v", "--no-header", "--basetemp", str(tmp_path / "run"), str(module.relative_to(ROOT))],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, env=outer_pytest_left_out(),
+        cwd=ROOT, capture_output=True, text=True, timeout=300, env=own,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:]
     ran = re.findall(r"\[(gw\d)\] .*?PASSED (tests/\S+)", done.stdout)
@@ -128,11 +132,3 @@ def test_the_workers_keep_a_modules_shared_fixture_tests_together(tmp_path: Path
     assert set(grouped) == shared, done.stdout[-3000:]
     assert len(set(grouped.values())) == 1  # one worker ran them all
     assert len({worker for worker, _ in ran}) == 2  # the other tests were spread
-
-
-def outer_pytest_left_out() -> dict[str, str]:
-    """This environment without the running pytest's own variables (its worker's name, its test):
-    the inner run is a pytest of its own. It also gets its own --basetemp: a numbered one under
-    /tmp/pytest-of-USER would make pytest prune the outer run's folders (and a worker's
-    Postgres data in them) as it keeps only the newest three."""
-    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
