@@ -63,7 +63,9 @@ def _run(cmd: list[str], log: Path, cwd: Path | None = None) -> None:
 
 def _pip_download(spec: str, dest: Path, log: Path, *, source: bool = False) -> None:
     dest.mkdir(parents=True, exist_ok=True)
-    extra = ["--no-binary", ":all:"] if source else []
+    # only this package as source: ":all:" would also build every build dependency (scikit-build,
+    # cmake...) from source first, minutes before the download even starts
+    extra = ["--no-binary", spec.split("==")[0]] if source else []
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", *extra, spec, "-d", str(dest)]
     _run(cmd, log)
 
