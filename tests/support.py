@@ -89,3 +89,39 @@ async def wait_until(predicate: Any, timeout: float = 30.0, what: str = "the con
 async def wait_for_event(seen: list[Any], kind: str, count: int = 1, timeout: float = 30.0) -> None:
     """Wait until `seen` holds `count` events of type `kind` (bounded)."""
     await wait_until(lambda: sum(e.type == kind for e in seen) >= count, timeout, f"{count} {kind}")
+
+
+def record(
+    steps: list[str] | tuple[str, ...] = (),
+    *,
+    language: str = "en",
+    files: list[str] | tuple[str, ...] = (),
+    positions: list[int] | tuple[int, ...] = (),
+    fixed: dict[str, dict[str, Any]] | None = None,
+    plot: bool = False,
+    listing: bool = False,
+    comparison: bool = False,
+    web: bool = False,
+    needs_tools: bool | None = None,
+) -> Any:
+    """A guided model's record of the request (agent/record.py), as the scripted function-call
+    model replies it: the reply a guided run's first request gets. `fixed` by tool and argument."""
+    from brainchat.testing.scripted_server import Text
+
+    data = {
+        "language": language,
+        "steps": list(steps),
+        "files": list(files),
+        "positions": list(positions),
+        "fixed": [
+            {"tool": tool, "name": name, "value": value}
+            for tool, values in (fixed or {}).items()
+            for name, value in values.items()
+        ],
+        "plot": plot,
+        "listing": listing,
+        "comparison": comparison,
+        "web": web,
+        "needs_tools": bool(steps or web) if needs_tools is None else needs_tools,
+    }
+    return Text(json.dumps(data))

@@ -1,4 +1,4 @@
-"""Agent-core correctness (#11): fresh results after state changes, context budget, verdicts that
+"""Agent-core correctness: fresh results after state changes, context budget, verdicts that
 route, limits that fire at the defaults, answers after a model failure, real streaming, verbose."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from brainchat.tools.registry import set_flags
 from brainchat.tools.search import FixtureBackend, make_search_tool
 from brainchat.usage import count_tokens, tools_tokens
 
-from support import collect, of, spec, text, write_fixture
+from support import collect, of, record, spec, text, write_fixture
 
 EDF = "sub-01_ses-01_task-mi_eeg.edf"
 
@@ -457,7 +457,9 @@ async def test_prompt_mode_tool_text_counts_and_an_overlong_request_is_not_sent(
     session = await loaded_prompt_session(s, tmp_path)
     call = {"name": "load_data", "arguments": {"files": [EDF]}}
     load = f"```json\n{json.dumps(call)}\n```"
-    s.queue("fc", Text(load), Text("Loaded."), Text("Loaded."))
+    # a prompt-mode model is guided: its record first; brainchat lists the folder, then the
+    # load, the model's stop and the answer (fc plays both roles)
+    s.queue("fc", record(["load"]), Text(load), Text("Loaded."), Text("Loaded."))
     await collect(session.ask("load the edf"))
     assert session.study.stage == "loaded"  # the system prompt now lists every EEG tool
     s.queue("fc", Text("no tools"), Text("answer"))
@@ -558,9 +560,9 @@ async def test_round_rule_is_pluggable(scripted_server) -> None:
 
 
 # -- 4. both limits fire at their defaults ----------------------------------------------------
-def stepping_session(s, tmp_path: Path) -> Session:
+def stepping_session(s, tmp_path: Path, **fc) -> Session:
     """An Agent-mode session at the default limits with one state-changing `step` tool."""
-    settings = Settings(function_call_model=spec(s, "fc"), answer_model=spec(s, "ans"),
+    settings = Settings(function_call_model=spec(s, "fc", **fc), answer_model=spec(s, "ans"),
                         data_dir=tmp_path, search_backend="fixture",
                         search_fixture=write_fixture(tmp_path / "fx.json"))  # fmt: skip
     session = Session(settings, extra_tools=None)
@@ -592,19 +594,41 @@ async def test_success_limit_fires_at_the_defaults_and_continue_picks_up(
 async def test_a_request_that_names_a_pipeline_gets_a_round_for_each_step(
     scripted_server, tmp_path: Path
 ) -> None:
-    """#23's bench: six named steps (and the listing brainchat runs first) for a model that
-    calls one tool a round; at the default 5 successful rounds the run stopped before training
-    every time. Such a request may take its steps + 2, then the same limit answers."""
+    """A guided model that calls one tool a round needs a round for each asked step, and the
+    listing brainchat runs first: the round limit is raised to the record's steps' rounds + 2
+    (the `RoundBudget` guard), then the same limit answers. Six asked steps take 8 successful
+    rounds, not the default 5 (a minimal profile keeps 5: the next test)."""
     s = scripted_server
-    session = stepping_session(s, tmp_path)
-    s.queue("fc", *[ToolCalls([Call("step", {"x": i})]) for i in range(8)])
-    s.queue("ans", Text("Eight steps are done."))
+    session = stepping_session(s, tmp_path, guidance="guided")
+    steps = ["load", "preprocess", "epoch", "split", "train", "evaluate"]
+    s.queue("fc", record(steps), *[ToolCalls([Call("step", {"x": i})]) for i in range(7)])
+    s.queue("ans", Text("Seven steps are done."))
     question = ("Load the first two files, band-pass 8-30 Hz, epoch 0.5-2.5 s, split by trial, "
                 "train CSP+LDA, test accuracy?")  # fmt: skip
     events = await collect(session.ask(question))
-    assert len(s.requests_for("fc")) == 8  # 6 named steps + 2, not the default 5
+    ran = [(e.name, e.status) for e in of(events, "tool_finished")]
+    assert ran == [("list_data_files", "success")] + [("step", "success")] * 7
+    assert len(s.requests_for("fc")) == 8  # the record and 7 rounds: the listing was the 8th
     assert of(events, "run_finished")[0].reason == "round_limit"
     assert "8 successful tool rounds" in of(events, "notice")[-1].message
+
+
+async def test_a_minimal_profile_keeps_the_round_limit_whatever_the_request_names(
+    scripted_server, tmp_path: Path
+) -> None:
+    """A native model (guidance auto: minimal) makes no record and gets no raise: the same
+    six-step request stops at the default 5 successful rounds."""
+    s = scripted_server
+    session = stepping_session(s, tmp_path)
+    s.queue("fc", *[ToolCalls([Call("step", {"x": i})]) for i in range(5)])
+    s.queue("ans", Text("Five steps are done."))
+    question = ("Load the first two files, band-pass 8-30 Hz, epoch 0.5-2.5 s, split by trial, "
+                "train CSP+LDA, test accuracy?")  # fmt: skip
+    events = await collect(session.ask(question))
+    assert len(s.requests_for("fc")) == 5
+    assert not any("response_format" in r.params for r in s.requests_for("fc"))
+    assert [e.name for e in of(events, "tool_finished")] == ["step"] * 5  # nothing listed first
+    assert of(events, "run_finished")[0].reason == "round_limit"
 
 
 @pytest.mark.scripted_lenient("the iteration limit stops the run before the model's queued rounds")

@@ -1,25 +1,32 @@
-"""What the answer model is asked: a citation only where web sources exist, and the figures to
-state only after the result that holds them (issue #23, golden and bench runs of 27 Nov with
-Qwen2.5-Coder-1.5B as the answer model: primed with "cite as [n]" for every answer it numbered
-a file list [1]..[4] with no source at all, and told "after an evaluation: the accuracy ... and
-the split" for every answer it gave a web search's answer an accuracy and a split). Through the
-scripted server over real HTTP, against the real search and EEG tools."""
+"""What the answer model is asked: a citation only where web sources exist, the figures to state
+only right after the result that holds them, and closing lines that say what may be answered
+without tools and in which language.
+
+A small answer model takes every instruction it reads as something to do: primed in general with
+"cite as [n]" it numbers a file list [1]..[4] with no source at all, and told in general to state
+"the accuracy and the split" it gives a web search's answer an accuracy and a split. So the
+request asks for citations only beside the numbered sources, and the EEG domain's line on what to
+state from a result (eeg/guidance/answers.py) follows that result alone. Through the scripted
+server over real HTTP, against the real search and EEG tools.
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from brainchat.agent.answer_input import STATE, state_line
 from brainchat.agent.graph import build_agent
+from brainchat.eeg.guidance.answers import STATE, state_line
 from brainchat.llm import make_chat_model
 from brainchat.prompts import load_prompt
 from brainchat.settings import AgentLimits
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 from brainchat.tools.search import FixtureBackend, make_search_tool
 from test_prompt_epoch_args import BANDPASS, fenced
-from test_prompt_pipeline import LOAD, PIPELINE, agent
+from test_prompt_pipeline import LOAD, PIPELINE, agent, understood
 
-from support import collect, of, spec, write_fixture
+from support import collect, of, record, spec, write_fixture
+
+LISTING = record(["list"], listing=True)  # "Which EEG files are in my data folder?"
 
 
 def asked(server) -> str:
@@ -60,18 +67,18 @@ def study(tmp_path):
 
 async def test_a_listing_asks_for_the_files_by_name_and_for_no_citation(scripted_server, study):
     s = scripted_server
-    s.queue("fc", Text("The files are listed."))
+    s.queue("fc", LISTING, Text("The files are listed."))  # brainchat lists the folder first
     s.queue("ans", Text("Two files: sub-01 ses-01 and ses-02."))
     await collect(agent(s, study).run("Which EEG files are in my data folder?"))
     text = asked(s)
-    assert STATE["list_data_files"] in text
+    assert text.index(STATE["list_data_files"]) > text.index("- list_data_files(")
     assert "[n]" not in text and "cite" not in text.lower()
     assert "accuracy" not in text.lower()
 
 
 async def test_an_evaluation_asks_for_its_figures_after_its_result(scripted_server, study):
     s = scripted_server
-    s.queue("fc", Text(LOAD), Text(BANDPASS),
+    s.queue("fc", understood(), Text(LOAD), Text(BANDPASS),
             Text(fenced("epoch_data", {"tmin": 0.5, "tmax": 2.5})),
             Text(fenced("split_dataset", {"by": "trial"})),
             Text(fenced("train_model", {"model": "csp_lda"})),
@@ -84,17 +91,98 @@ async def test_an_evaluation_asks_for_its_figures_after_its_result(scripted_serv
     assert text.count("(State from this result") == 1  # and after no other result
 
 
+async def test_without_the_eeg_domain_no_result_gets_a_line_on_what_to_state(
+    scripted_server, study
+):
+    """The lines are the EEG domain's: an agent built without it (a field brainchat knows
+    nothing of) gets the results alone."""
+    from brainchat.eeg.tools.tools import build_eeg_tools
+
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("list_data_files", {})]), Text("Listed."))
+    s.queue("ans", Text("Two files."))
+    fc = make_chat_model(spec(s, "fc"), "function_call")
+    ans = make_chat_model(spec(s, "ans"), "answer")
+    bare = build_agent(fc, ans, build_eeg_tools(study), AgentLimits(evaluation="model"))
+    await collect(bare.run("Which EEG files are in my data folder?"))
+    text = asked(s)
+    assert "- list_data_files(" in text and STATE["list_data_files"] not in text
+
+
 async def test_an_answer_that_repeats_a_figures_line_is_an_echo(scripted_server, study):
     s = scripted_server
-    s.queue("fc", Text("The files are listed."))
+    s.queue("fc", LISTING, Text("The files are listed."))
     s.queue("ans", Text(f"Here you go. {STATE['list_data_files']}"))
     events = await collect(agent(s, study).run("Which EEG files are in my data folder?"))
     (notice,) = [n for n in of(events, "notice") if n.kind == "ungrounded"]
     assert "repeated brainchat's instructions" in notice.message
 
 
-# the first line of the cross_validate result of the golden run of 27 Nov
-# (eeg-crossval-across-sessions, one pipeline): its answer gave "a W of 0.404 and a p of 0.053"
+KNOWLEDGE = "No tools were used; answer from your own knowledge."
+NEEDED = "No tool was called, although the request needs tools"
+NEUTRAL = "No tool was called in this run."
+
+
+@pytest.mark.parametrize(
+    ("question", "made", "line", "not_said"),
+    [
+        ("What is the mu rhythm?", record(needs_tools=False), KNOWLEDGE, (NEEDED, NEUTRAL)),
+        ("Search the web for this year's mu rhythm papers.", record(web=True), NEEDED,
+         (KNOWLEDGE, NEUTRAL)),
+    ],
+)  # fmt: skip
+async def test_with_no_tool_run_the_record_says_whether_knowledge_may_answer(
+    scripted_server, study, question, made, line, not_said
+):
+    """Own knowledge is allowed only when the record says the request needs no tool; a request
+    that needed tools and got none is to be answered as such, with nothing made up."""
+    s = scripted_server
+    s.queue("fc", made, Text("No tools needed."))
+    s.queue("ans", Text("Here is the answer."))
+    events = await collect(agent(s, study).run(question))
+    assert not of(events, "tool_call_started")
+    text = asked(s)
+    assert line in text and not any(other in text for other in not_said)
+    if line == NEEDED:
+        assert "do not invent files, data, results or sources" in text
+
+
+async def test_with_no_tool_run_and_no_record_both_cases_are_named(scripted_server, study):
+    """A model calling tools natively makes no record: the answer model is told what to do in
+    either case, never that no tools were needed."""
+    s = scripted_server
+    s.queue("fc", Text("No tools needed."))
+    s.queue("ans", Text("Hello."))
+    await collect(agent(s, study, "native").run("Hello, who are you?"))
+    text = asked(s)
+    assert NEUTRAL in text and KNOWLEDGE not in text and NEEDED not in text
+    assert "invent no files, data, results or sources" in text
+
+
+@pytest.mark.parametrize(
+    ("language", "question", "line"),
+    [
+        ("zh", "你好", "Write the answer in Chinese, the language of the user's request; keep "
+         "tool names, file names and figures as they are."),
+        ("de", "Hallo, wer bist du?", "Write the answer in German, the language of the user's "
+         "request;"),
+        ("", "Hallo, wer bist du?", "Write the answer in the language of the user's request."),
+    ],
+)  # fmt: skip
+async def test_the_answer_request_ends_with_the_language_of_the_request(
+    scripted_server, study, language, question, line
+):
+    """The record names the request's language, in any language; without one, a request in
+    Latin letters is answered in its own language, as the model reads it."""
+    s = scripted_server
+    s.queue("fc", record(language=language, needs_tools=False), Text("No tools needed."))
+    s.queue("ans", Text("Hello."))
+    await collect(agent(s, study).run(question))
+    assert asked(s).rstrip().splitlines()[-1].startswith(line)
+
+
+# the first line of a cross_validate result of one pipeline, whose answer gave a Wilcoxon W and
+# p that no test had computed
 ONE_PIPELINE = (
     "cross_validate cross_session (leave-one-out: each session held out in turn, seed 0): 80 "
     "epochs (left_hand/right_hand), 2 subject(s), 4 subject-session group(s); score ROC AUC "

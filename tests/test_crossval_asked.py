@@ -1,10 +1,15 @@
 """A request for a cross-validated result is answered by cross_validate, not by a split and a
-training (issue #23, golden scenario eeg-crossval-new-subject, 25 Nov): asked "Would a CSP+LDA
-decoder work on a person it has never seen? Test it fairly on the loaded subjects.", the 1.5B
-model of the real-model bench split by trial, trained CSP+LDA and evaluated it: a within-data
-score that answers another question, and the run never cross-validated. The replies are replayed
-in the form the model writes them, through the scripted server over real HTTP, against the real
-EEG tools on the demo data."""
+training.
+
+Asked "Would a CSP+LDA decoder work on a person it has never seen? Test it fairly on the loaded
+subjects.", a small model (Qwen2.5-Coder-1.5B) split by trial, trained CSP+LDA and evaluated it:
+a within-data score that answers another question. A guided model's record of the request names
+the step `cross_validate`, which does the split, the training and the test itself (its
+`replaces` in eeg/guidance/steps.py): until it has succeeded, a split, a training or a test is
+refused with "call cross_validate now" (the `AskedSteps` guard, agent/guided.py), and the next
+step the model is told of is cross_validate with the values the request fixed. The replies are
+replayed in the form the model writes them, through the scripted server over real HTTP, against
+the real EEG tools on the demo data."""
 
 from __future__ import annotations
 
@@ -12,16 +17,14 @@ import json
 
 import pytest
 
-from brainchat.agent.asked import asks_crossval, unasked_step
+from brainchat.agent.guided import AskedSteps
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.eeg.study.study import Study
 from brainchat.eeg.tools.tools import build_eeg_tools
 from brainchat.testing.scripted_server import Text
-from test_prompt_epoch_args import fenced
-from test_prompt_pipeline import agent
-from test_unasked_steps import batch
+from test_unasked_steps import agent, batch, fenced, run_with
 
-from support import collect, of
+from support import collect, of, record
 
 NEW_SUBJECT = (
     "Would a CSP+LDA decoder work on a person it has never seen? Test it fairly on the loaded "
@@ -34,6 +37,9 @@ SPLIT_TRAIN_TEST = batch(
 )
 CROSSVAL = fenced(
     "cross_validate", {"protocol": "cross_subject", "pipelines": ["csp_lda"], "permutations": 0}
+)
+ACROSS_SUBJECTS = record(
+    ["cross_validate"], fixed={"cross_validate": {"protocol": "cross_subject"}}
 )
 
 
@@ -55,48 +61,60 @@ def ran(events) -> list[tuple[str, str]]:
 
 async def test_a_split_and_a_training_give_way_to_cross_validate(scripted_server, study):
     s = scripted_server
-    s.queue("fc", Text(SPLIT_TRAIN_TEST), Text(CROSSVAL), Text(SPLIT_TRAIN_TEST))
+    s.queue("fc", ACROSS_SUBJECTS, Text(SPLIT_TRAIN_TEST), Text(CROSSVAL), Text(SPLIT_TRAIN_TEST))
     s.queue("ans", Text("Across subjects CSP+LDA scores as cross_validate reports."))
     events = await collect(agent(s, study).run(NEW_SUBJECT))
     assert ran(events) == [
-        ("split_dataset", "refused"), ("train_model", "refused"), ("evaluate_model", "error"),
+        ("split_dataset", "refused"), ("train_model", "refused"), ("evaluate_model", "refused"),
         ("cross_validate", "success"),
         ("split_dataset", "refused"), ("train_model", "refused"), ("evaluate_model", "error"),
     ]  # fmt: skip
     assert study.state.stage == "epoched" and not study.state.models  # no within-data model
     assert "cross_subject" in study.state.crossval
-    # the model is told why and what to call, before its first call and after the refusal
-    first = json.dumps(s.requests_for("fc")[0].messages)
-    assert "The next pipeline step for this request: cross_validate" in first
-    second = json.dumps(s.requests_for("fc")[1].messages)
-    assert "cross_validate makes its own folds" in second and "Call cross_validate now" in second
-    # once it has cross-validated, the refused copies add nothing: the run answers
+    # the model is told what to call, before its first call and after the refusal
+    first = json.dumps(s.requests_for("fc")[1].messages)  # [0] is the record's request
+    assert 'Next step for this request: cross_validate with {\\"protocol\\": \\"cross_subject\\"}' in first  # fmt: skip
+    refused = [e.error for e in of(events, "tool_finished")[:3]]
+    assert refused[0].startswith(
+        "not run: the request asks for cross_validate, and cross_validate does split itself. "
+        "Call cross_validate now"
+    )
+    assert "does train itself" in refused[1] and "does evaluate itself" in refused[2]
+    second = json.dumps(s.requests_for("fc")[2].messages)
+    assert "cross_validate does split itself. Call cross_validate now" in second
+    # once it has cross-validated, the split and training are not asked for and the test
+    # fails on its own (no model): the round adds nothing, and the run answers
     assert "every step the request asks for is done" in of(events, "evaluation")[-1].reason
     assert of(events, "run_finished")[0].reason == "answered"
-    # one pipeline: the answer is asked for the score by name and for no paired test (golden
-    # run of 27 Nov: a W and a p made up for a run of one pipeline, the score left unnamed)
+    # one pipeline: the answer is asked for the score by name and for no paired test
     told = str(s.requests_for("ans")[-1].messages[-1]["content"])
     assert "paired test: none (one pipeline" in told
     assert "the score's name (ROC AUC)" in told and "no paired test ran, so state none" in told
 
 
 @pytest.mark.parametrize(
-    ("question", "crossval", "split_runs"),
+    ("steps", "call", "refused"),
     [
-        (NEW_SUBJECT, True, False),
-        (
-            "Does a CSP+LDA decoder generalise across sessions? Give me its chance level.",
-            True,
-            False,
-        ),
-        ("Leave one subject out and compare CSP+LDA with Riemannian MDM.", True, False),
-        ("Cross-validate CSP+LDA within each session.", True, False),
+        # cross-validation asked: its own folds, training and test stand in for these
+        (["cross_validate"], "split_dataset", True),
+        (["cross_validate"], "train_model", True),
+        (["cross_validate"], "evaluate_model", True),
+        (["cross_validate"], "cross_validate", False),
+        (["load", "cross_validate"], "load_data", False),
+        (["cross_validate"], "epoch_data", False),  # cross_validate needs the epochs first
         # a request that names the split itself keeps it, beside the cross-validation
-        ("Split by trial, train CSP+LDA, then cross-validate it across sessions.", True, True),
-        ("Split by trial, train CSP+LDA and test its accuracy.", False, True),
-        ("Train a CSP+LDA decoder and tell me its test accuracy.", False, True),
+        (["split", "train", "cross_validate"], "split_dataset", False),
+        (["split", "train", "cross_validate"], "train_model", False),
+        # no cross-validation asked: a split, a training and a test run
+        (["split", "train", "evaluate"], "split_dataset", False),
+        (["train", "evaluate"], "train_model", False),
     ],
 )
-def test_which_requests_ask_for_cross_validation(question, crossval, split_runs) -> None:
-    assert asks_crossval(question) is crossval
-    assert (unasked_step(question, "split_dataset", []) == "") is split_runs
+def test_which_steps_give_way_to_an_asked_cross_validation(
+    scripted_server, study, steps, call, refused
+) -> None:
+    d = agent(scripted_server, study).deps
+    decision = AskedSteps().before_tool(d, run_with(steps, []), {"name": call, "args": {}})
+    assert (decision is not None) is refused, decision
+    if refused:
+        assert f"cross_validate does {d.domain.step_of(call).id} itself" in decision.why

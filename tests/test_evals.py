@@ -221,7 +221,7 @@ def test_cli_runs_the_scripted_suite_as_json_lines() -> None:
     for run in runs:
         assert {"scenario", "models", "passed", "failures"} <= set(run)
         assert run["passed"] is True and run["failures"] == []
-        assert run["unverified"] == 0, run  # the answer check flags no correct answer (#23)
+        assert run["unverified"] == 0, run  # the answer check flags no correct answer
     assert summary["type"] == "summary" and summary["pass_rate"] == 1.0
     assert "25/25" in out.stderr or f"{len(runs)}/{len(runs)}" in out.stderr  # the progress bar
 

@@ -1,10 +1,13 @@
-"""The cross-validation golden scenarios (#24) judge outcomes: a model that picks a protocol the
-user's words rule out has it replaced by the one they name (and still fails on an answer without
-the statistics asked for), and one whose answer states statistics no tool produced fails,
-whatever it called (the scripted server poses as a real model; the scenario's script is unused)."""
+"""The cross-validation golden scenarios judge outcomes: a model whose protocol the user's words
+rule out fails the tools check (brainchat does not rewrite its call), a guided model is sent
+back the protocol its record of the request fixed and passes the tools check once it takes it
+(and still fails on an answer without the statistics asked for), and an answer that states
+statistics no tool produced fails, whatever was called (the scripted server poses as a real
+model; the scenario's script is unused)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -13,41 +16,62 @@ from brainchat.evals.harness import run_suite
 from brainchat.evals.pairs import ModelPair
 from test_evals_real import shipped
 
-from support import spec
+from support import record, spec
+
+KFOLD = {"protocol": "within_session", "pipelines": ["csp_lda"], "folds": 2, "permutations": 0}
 
 
-def posing(server: Any, name: str, args: dict[str, Any], answer: str) -> ModelPair:
-    """A pair named `name` that calls cross_validate with `args` once, then answers `answer`."""
-    call = {"type": "tool_calls", "calls": [{"name": "cross_validate", "args": args}]}
-    server.queue(f"{name}-fc", call)
+def cross_validate(args: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tool_calls", "calls": [{"name": "cross_validate", "args": args}]}
+
+
+def posing(
+    server: Any, name: str, args: dict[str, Any], answer: str, *first: Any, **fc: Any
+) -> ModelPair:
+    """A pair named `name` that replies `first` (a record), calls cross_validate with `args`,
+    then answers `answer`; `fc`: its function-call spec's settings (guidance)."""
+    server.queue(f"{name}-fc", *first, cross_validate(args))
     server.set_default(f"{name}-fc", {"type": "text", "content": "Done."})
     server.queue(f"{name}-answer", {"type": "text", "content": answer})
-    return ModelPair(name, spec(server, f"{name}-fc"), spec(server, f"{name}-answer"))
+    return ModelPair(name, spec(server, f"{name}-fc", **fc), spec(server, f"{name}-answer"))
 
 
-@pytest.mark.slow  # two scenario runs, each cross-validating real recordings
-async def test_across_sessions_fails_a_k_fold_and_an_invented_p_value(scripted_server) -> None:
+@pytest.mark.slow  # three scenario runs, each cross-validating real recordings
+async def test_across_sessions_judges_the_protocol_and_an_invented_p_value(scripted_server) -> None:
+    s = scripted_server
     scenario = shipped("eeg-crossval-across-sessions")
-    kfold = posing(
-        scripted_server,
-        "kfold",
-        {"protocol": "within_session", "pipelines": ["csp_lda"], "folds": 2, "permutations": 0},
-        "Within each session CSP+LDA scored well.",
+    kfold = posing(s, "kfold", KFOLD, "Within each session CSP+LDA scored well.")
+    # a guided model: its record fixes cross_session, its k-fold comes back as a suggestion,
+    # and it sends the suggested call
+    fixed = {"cross_validate": {"protocol": "cross_session"}}
+    suggested = {**KFOLD, "protocol": "cross_session"}
+    s.queue("guided-fc", record(["cross_validate"], fixed=fixed), cross_validate(KFOLD))
+    guided = posing(
+        s, "guided", suggested, "Across sessions CSP+LDA scored well.", guidance="guided"
     )
     invented = posing(
-        scripted_server,
+        s,
         "invented",
         {"protocol": "cross_session", "pipelines": ["csp_lda"], "permutations": 4},
         "Across sessions CSP+LDA is above its permutation chance level of 0.531, p = 0.042.",
     )
-    results = await run_suite([scenario], [kfold, invented], server=scripted_server)
+    results = await run_suite([scenario], [kfold, guided, invented], server=s)
     got = {r.pair.name: r for r in results}
-    # "across sessions": brainchat ran cross_session, not the k-fold the model sent (#23 golden,
-    # 27 Nov); the answer still fails, with neither chance level nor p-value
+    # a native model's k-fold runs as it sent it, and fails the scenario's tools check
     checks = {f["check"] for f in got["kfold"].failures}
-    assert "tools" not in checks and "answer" in checks, got["kfold"].failures
+    assert {"tools", "answer"} <= checks, got["kfold"].failures
     (ran,) = got["kfold"].trace["calls"]
-    assert ran["args"]["protocol"] == "cross_session" and ran["status"] == "success"
+    assert ran["args"] == KFOLD and ran["status"] == "success"
+    # the guided model took the suggestion: cross_session ran, and the tools check passes; the
+    # answer still fails, with neither chance level nor p-value
+    checks = {f["check"] for f in got["guided"].failures}
+    assert "tools" not in checks and "answer" in checks, got["guided"].failures
+    sent_back, ran = got["guided"].trace["calls"]
+    assert sent_back["args"] == KFOLD and sent_back["status"] == "refused"
+    assert 'the request sets protocol "cross_session"' in sent_back["result"]
+    suggestion = sent_back["result"].split("Suggested call: ", 1)[1].split(". Send it", 1)[0]
+    assert json.loads(suggestion) == {"name": "cross_validate", "arguments": suggested}
+    assert ran["args"] == suggested and ran["status"] == "success"
     failures = got["invented"].failures
     assert {f["check"] for f in failures} == {"answer"}, failures
     assert any("0.042" in f["message"] for f in failures)  # the p-value no tool produced

@@ -1,6 +1,10 @@
-"""No answer claims what the run cannot show (issue #23): the answers a real small model wrote
-(Qwen2.5-Coder-1.5B, llama-server) replayed verbatim through the scripted server, against the
-real EEG tools; each unverifiable statement is marked in place, said, and counted."""
+"""No answer claims what the run cannot show: answers a real small model wrote (Qwen2.5-Coder-1.5B,
+llama-server) replayed verbatim through the scripted server, against the real EEG tools; each
+unverifiable statement is marked in place, said, and counted.
+
+The check (brainchat/grounding/) knows languages, not EEG: the agent hands it the EEG domain's
+vocabulary (eeg/guidance/vocabulary.py), which names the steps an answer can claim as done and
+the quantities a figure can be ("22 events" is not shown by "22 ch")."""
 
 from __future__ import annotations
 
@@ -11,11 +15,13 @@ import pytest
 
 from brainchat.agent.graph import build_agent
 from brainchat.chat import stream_chat
+from brainchat.eeg.guidance import EEG
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.eeg.study.study import Study
 from brainchat.eeg.tools.tools import build_eeg_tools
 from brainchat.grounding import NoTools, check_answer
 from brainchat.llm import make_chat_model
+from brainchat.session.study_slot import study_facts
 from brainchat.settings import AgentLimits
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 
@@ -43,6 +49,8 @@ def eeg_agent(server, study: Study, tools=None):
         tools if tools is not None else build_eeg_tools(study),
         AgentLimits(),
         context=study.summary,
+        facts=lambda: study_facts(study),
+        domain=EEG,
     )
 
 
@@ -180,15 +188,21 @@ LOADED = (
         ("The permutation test gave p = 0.010.", ["1 permutation, p = 0.5"], True),
         ("Accuracy was 0.935.", ["accuracy 93.5 %"], False),  # a percentage, as a fraction
         ("Accuracy was 0.935.", ["accuracy 93.5"], False),  # a decimal may be a percentage
-        # a labelled count list's total (golden run of 27 Nov, eeg-load-both-sessions)
+        # a labelled count list's total is shown too
         ("- Events recorded: 20 (left_hand, right_hand)", [LOADED], False),
         ("- Events recorded: 30 (left_hand, right_hand)", [LOADED], True),
-        ("- Events recorded: 22 (left_hand, right_hand)", [LOADED], False),  # 22 ch, as shown
+        # 22 is the recording's channel count ("22 ch"), not a number of events: a figure is
+        # shown only as the same kind of quantity
+        ("- 22 events recorded (left_hand, right_hand)", [LOADED], True),
+        ("There were 22 trials.", [LOADED], True),
+        ("- Events recorded: 22 (left_hand, right_hand)", [LOADED], True),  # a label before it
+        ("- 22 channels (EEG)", [LOADED], False),  # 22 ch, as shown
+        ("- Channels: 22 (EEG)", [LOADED], False),
         ("- Events recorded: 12", [LOADED], True),  # no sum of a label list and another number
     ],
 )
 def test_figures(answer: str, known: list[str], flagged: bool) -> None:
-    flags = check_answer(answer, NoTools(), known, [], claims=False)
+    flags = check_answer(answer, NoTools(), known, [], claims=False, vocabulary=EEG.vocabulary)
     assert bool(flags) is flagged, flags
 
 
@@ -203,8 +217,8 @@ async def test_an_answer_that_echoes_its_instructions_is_replaced_by_the_facts(
     scripted_server, data_dir
 ):
     """After a stop with nothing gathered, the small model echoed the answer request's own
-    instruction as its answer (#23): brainchat states what the run shows instead, and the
-    request no longer points at 'the successful tool calls above' when there are none."""
+    instruction as its answer: brainchat states what the run shows instead, and the
+    request does not point at 'the successful tool calls above' when there are none."""
     s = scripted_server
     guess = ToolCalls([Call("load_data", {"files": ["sub-01/1.edf"]})])
     s.queue("fc", guess, guess, guess)

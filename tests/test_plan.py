@@ -15,7 +15,7 @@ from brainchat.session import Session
 from brainchat.settings import AgentLimits, ConfigError, Settings, load_settings, with_overrides
 from brainchat.testing.scripted_server import Call, Fault, Text, ToolCalls
 
-from support import collect, of, spec, text, write_fixture
+from support import collect, of, record, spec, text, write_fixture
 
 FILE = "sub-01_ses-01_task-mi_eeg.edf"
 
@@ -76,7 +76,9 @@ async def test_a_prompt_tool_calling_model_plans_in_text_and_runs_the_steps(
     scripted_server, tmp_path
 ) -> None:
     """A model that cannot call tools (tool_calling "prompt") is sent no tools by the planner
-    either: it writes the plan as JSON, and the steps run from JSON calls in its text."""
+    either: it writes the plan as JSON, and the steps run from JSON calls in its text. Such a
+    model is guided, so its record of the request is asked for first (a JSON schema, no
+    tools)."""
     import json
 
     from brainchat.testing.replies import call_text
@@ -84,8 +86,10 @@ async def test_a_prompt_tool_calling_model_plans_in_text_and_runs_the_steps(
     s = scripted_server
     plan = {"needs_plan": True, "steps": [{"title": "Load sub-01", "tool": "load_data"},
                                           {"title": "Band-pass 8-30 Hz", "tool": "bandpass_filter"}]}  # fmt: skip
+    asked = record(["load", "preprocess"], fixed={"bandpass_filter": {"l_freq": 8, "h_freq": 30}})
     s.queue(
         "fc",
+        asked,  # a prompt-mode model is guided: its record of the request comes first
         Text("Here is the plan:\n```json\n" + json.dumps(plan) + "\n```"),
         Text(call_text([Call("load_data", {"files": [FILE]})])),
         Text(call_text([Call("bandpass_filter", {"l_freq": 8, "h_freq": 30})])),
@@ -98,7 +102,8 @@ async def test_a_prompt_tool_calling_model_plans_in_text_and_runs_the_steps(
     assert [st["tool"] for st in created.steps] == ["load_data", "bandpass_filter"]
     assert statuses(events)[-1] == (2, "done") and sess.study.stage == "loaded"
     assert all(not r.tools for r in s.requests_for("fc"))  # never a `tools` field
-    assert "Reply with only the JSON object" in str(s.requests_for("fc")[0].messages)
+    assert "response_format" in s.requests_for("fc")[0].params  # the record
+    assert "Reply with only the JSON object" in str(s.requests_for("fc")[1].messages)
     assert of(events, "run_finished")[0].reason == "answered"
 
 

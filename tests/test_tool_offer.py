@@ -1,4 +1,9 @@
-"""The tools the function-call model sees are chosen per round: EEG analysis only once data is loaded."""
+"""The tools the function-call model sees are chosen per round: EEG analysis only once data is loaded.
+
+The session's rule (session/toolbox.py `eeg_rule`) reads the EEG workflow table
+(eeg/guidance/steps.py): while the study is empty only the tools whose step needs nothing loaded
+(list, load, describe) are offered beside web search; every tool is still there to run.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +11,13 @@ from pathlib import Path
 
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.session import Session
-from brainchat.session.toolbox import EEG_ALWAYS
 from brainchat.settings import Settings
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 
 from support import collect, of, spec, write_fixture
 
+# the EEG tools an empty study can use: listing, loading and describing the study
+EMPTY_STUDY = {"list_data_files", "load_data", "get_study_state"}
 ANALYSIS = {"bandpass_filter", "epoch_data", "train_model", "plot_psd", "ica_fit", "clear_study"}
 
 
@@ -44,7 +50,7 @@ async def test_a_chat_without_data_sends_no_eeg_analysis_schemas(scripted_server
     s.queue("ans", Text("The mu rhythm is 8-13 Hz [1]."))
     await collect(session.ask("What is the mu rhythm?"))
     names = offered(s.requests_for("fc")[0])
-    assert names == {"web_search", *EEG_ALWAYS}
+    assert names == {"web_search", *EMPTY_STUDY}
     assert not names & ANALYSIS
     # every tool is still there to run; only its schema was left out of the request
     assert ANALYSIS <= set(session.last_agent.deps.runner.tools)

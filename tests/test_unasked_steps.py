@@ -1,10 +1,19 @@
 """Once the request's own steps are done, a further pipeline step nobody asked for is not run,
-and the model is told so and goes on (issue #23, golden run of 2026-11-25): asked "Load both
-sessions of sub-01." or "Load sub-01 ses-01, band-pass 8-30 Hz, then epoch 0.5-2.5 s.",
-Qwen2.5-Coder-1.5B went on to epoch and split on its own, and both runs ended with the study at
-`split`. A first version ended the run at such a call, and cut off the tool the request did ask
-for after it (golden 2/12): here the run goes on. The replies are replayed in the form the model
-writes them, through the scripted server over real HTTP, against the real EEG tools."""
+and the model is told so and goes on.
+
+A guided model (one that calls tools through the prompt) first makes a record of the request
+(agent/record.py): the steps it asks for, by their ids in the EEG workflow table
+(eeg/guidance/steps.py). The `AskedSteps` guard (agent/guided.py) reads that record, never the
+request's words: while an asked step is not done every call runs; once each asked step has
+succeeded (with no failure of one since) a step the record does not name is refused with the
+reason, and the run goes on; steps that only report (a listing, the study's state, an
+evaluation, a cross-validation) run anyway, a plot only when the record asks for a figure; a
+round that adds nothing after that ends the loop. A strong model calling tools natively gets
+none of this (a minimal profile): its calls run as sent.
+
+A small model's replies (Qwen2.5-Coder-1.5B: every call in one fenced block, or a step past the
+asked ones) are replayed through the scripted server over real HTTP, against the real EEG tools.
+"""
 
 from __future__ import annotations
 
@@ -12,18 +21,42 @@ import json
 
 import pytest
 
-from brainchat.agent.asked import unasked_step
-from brainchat.agent.state import ToolLedger
+from brainchat.agent.graph import build_agent
+from brainchat.agent.guided import AskedSteps
+from brainchat.agent.record import RequestRecord
+from brainchat.agent.state import RunContext
+from brainchat.eeg.guidance import EEG
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.eeg.study.study import Study
-from brainchat.testing.scripted_server import Text
-from test_prompt_epoch_args import BANDPASS, fenced
-from test_prompt_pipeline import LOAD, agent
+from brainchat.eeg.tools.tools import build_eeg_tools
+from brainchat.llm import make_chat_model
+from brainchat.session.study_slot import study_facts
+from brainchat.session.toolbox import eeg_rule
+from brainchat.settings import AgentLimits
+from brainchat.testing.scripted_server import Call, Text, ToolCalls
+from brainchat.usage import UsageCallback, UsageLedger
 
-from support import collect, of
+from support import collect, of, record, spec
 
+LIMITS = AgentLimits(evaluation="model", max_execution_time=120)
+
+
+def fenced(name: str, arguments: dict) -> str:
+    """One call as the 1.5B model writes it at temperature 0."""
+    return f"```json\n{json.dumps({'name': name, 'arguments': arguments})}\n```"
+
+
+# verbatim: the model's load once the listing was in its request
+LOAD = (
+    "```json\n"
+    '{"name": "load_data", "arguments": {"files": ["demo/sub-01_ses-01_task-mi_eeg.edf", '
+    '"demo/sub-01_ses-02_task-mi_eeg.edf"]}}\n```'
+)
+BANDPASS = fenced("bandpass_filter", {"l_freq": 8, "h_freq": 30})
 EPOCH = fenced("epoch_data", {"tmin": 0.5, "tmax": 2.5})
 SPLIT = fenced("split_dataset", {"by": "trial"})
+BOTH = ["demo/sub-01_ses-01_task-mi_eeg.edf", "demo/sub-01_ses-02_task-mi_eeg.edf"]
+LOAD_BOTH = "Load both sessions of sub-01."
 
 
 def batch(*calls: str) -> str:
@@ -32,6 +65,26 @@ def batch(*calls: str) -> str:
         "```json\n"
         + "\n".join(c.removeprefix("```json\n").removesuffix("\n```") for c in calls)
         + "\n```"
+    )
+
+
+def agent(server, study, *, tool_calling="prompt", guidance="auto", limits=LIMITS):
+    """As the app's session builds it: the EEG domain, the study's summary and facts, and the
+    tools an empty study cannot use hidden (session/toolbox.eeg_rule). Prompt tool calling with
+    guidance `auto` is the guided profile."""
+    tools = build_eeg_tools(study)
+    fc = spec(server, "fc", tool_calling=tool_calling, guidance=guidance)
+    ans = spec(server, "ans")
+    return build_agent(
+        make_chat_model(fc, "function_call"),
+        make_chat_model(ans, "answer"),
+        tools,
+        limits,
+        specs={"function_call": fc, "answer": ans},
+        context=study.summary,
+        facts=lambda: study_facts(study),
+        hidden=eeg_rule(study, [t.name for t in tools]),
+        domain=EEG,
     )
 
 
@@ -46,15 +99,26 @@ def ran(events) -> list[tuple[str, str]]:
     return [(e.name, e.status) for e in of(events, "tool_finished")]
 
 
+def refusal(events, name: str) -> str:
+    (refused,) = [e for e in of(events, "tool_finished") if e.name == name]
+    assert refused.status == "refused"
+    return refused.error
+
+
+NOT_ASKED = "not run: the request does not ask for {}, and every step it asks for (load_data) is done"  # fmt: skip
+
+
 async def test_a_load_request_does_not_epoch_and_the_run_goes_to_the_answer(scripted_server, study):
     s = scripted_server
-    s.queue("fc", Text(LOAD), Text(EPOCH))
+    s.queue("fc", record(["load"]), Text(LOAD), Text(EPOCH))
     s.queue("ans", Text("Both sessions of sub-01 are loaded."))
-    events = await collect(agent(s, study).run("Load both sessions of sub-01."))
+    events = await collect(agent(s, study).run(LOAD_BOTH))
+    assert "response_format" in s.requests_for("fc")[0].params  # the record came first
     assert ran(events) == [
         ("list_data_files", "success"), ("load_data", "success"), ("epoch_data", "refused")
     ]  # fmt: skip
     assert study.state.stage == "loaded"  # not epoched behind the user's back
+    assert refusal(events, "epoch_data").startswith(NOT_ASKED.format("epoch_data"))
     # the round ran nothing new and the asked step is done: the answer, told why the step was
     # not run, and no "the loop was cut" instruction for a small model to repeat
     assert "every step the request asks for is done" in of(events, "evaluation")[-1].reason
@@ -64,14 +128,30 @@ async def test_a_load_request_does_not_epoch_and_the_run_goes_to_the_answer(scri
     assert of(events, "run_finished")[0].reason == "answered"
 
 
-async def test_an_empty_block_after_the_asked_steps_goes_to_the_answer(scripted_server, study):
-    """Golden rerun of 25 Nov (eeg-load-both-sessions): after the load, an empty ```json block,
-    then a call of the made-up tool 'invalid_tool_call', then the loop stop."""
+async def test_a_native_model_is_not_held_back(scripted_server, study):
+    """A minimal profile (native tool calling, guidance auto): no record is made, nothing is
+    listed first, and a step past the asked ones runs as sent."""
     s = scripted_server
-    s.queue("fc", Text(LOAD), Text("```json\n```"))
+    s.queue("fc", ToolCalls([Call("load_data", {"files": BOTH})]))
+    s.queue("fc", ToolCalls([Call("epoch_data", {"tmin": 0.5, "tmax": 2.5})]), Text("Done."))
+    s.queue("ans", Text("Loaded and epoched."))
+    events = await collect(agent(s, study, tool_calling="native").run(LOAD_BOTH))
+    assert ran(events) == [("load_data", "success"), ("epoch_data", "success")]
+    assert study.state.stage == "epoched"
+    assert not any("response_format" in r.params for r in s.requests_for("fc"))
+    started = [(e.name, e.args) for e in of(events, "tool_call_started")]
+    assert started[1] == ("epoch_data", {"tmin": 0.5, "tmax": 2.5})  # not rewritten
+
+
+async def test_an_empty_block_after_the_asked_steps_goes_to_the_answer(scripted_server, study):
+    """After the load, a small model wrote an empty ```json block: it adds nothing, the asked
+    step is done, and the run answers instead of asking again until the loop stop."""
+    s = scripted_server
+    s.queue("fc", record(["load"]), Text(LOAD), Text("```json\n```"))
     s.queue("ans", Text("Both sessions of sub-01 are loaded."))
-    events = await collect(agent(s, study).run("Load both sessions of sub-01."))
+    events = await collect(agent(s, study).run(LOAD_BOTH))
     assert [st for _, st in ran(events)] == ["success", "success", "error"]
+    assert "every step the request asks for is done" in of(events, "evaluation")[-1].reason
     assert of(events, "run_finished")[0].reason == "answered"
 
 
@@ -81,15 +161,13 @@ async def test_calls_in_one_reply_past_the_asked_step_are_refused_one_by_one(
     """The model's usual form: every call in one fenced block. The load runs; the epoching and
     the split after it, which nobody asked for, do not."""
     s = scripted_server
-    batch = "\n".join(
-        x.removeprefix("```json\n").removesuffix("\n```") for x in (LOAD, EPOCH, SPLIT)
-    )
-    s.queue("fc", Text(f"```json\n{batch}\n```"), Text("Loaded."))
+    s.queue("fc", record(["load"]), Text(batch(LOAD, EPOCH, SPLIT)), Text("Loaded."))
     s.queue("ans", Text("Both sessions of sub-01 are loaded."))
-    events = await collect(agent(s, study).run("Load both sessions of sub-01."))
+    events = await collect(agent(s, study).run(LOAD_BOTH))
     assert ran(events)[1:] == [
         ("load_data", "success"), ("epoch_data", "refused"), ("split_dataset", "refused")
     ]  # fmt: skip
+    assert refusal(events, "split_dataset").startswith(NOT_ASKED.format("split_dataset"))
     assert study.state.stage == "loaded"
 
 
@@ -97,7 +175,8 @@ async def test_a_named_pipeline_runs_to_its_last_asked_step_and_no_further(scrip
     """Steps nobody named still run while the request's own are not all done (a band-pass
     before the asked epoching here); once the epochs exist, the split is not run."""
     s = scripted_server
-    s.queue("fc", Text(LOAD), Text(BANDPASS), Text(EPOCH), Text(SPLIT))
+    asked = record(["load", "epoch"], fixed={"epoch_data": {"tmin": 0.5, "tmax": 2.5}})
+    s.queue("fc", asked, Text(LOAD), Text(BANDPASS), Text(EPOCH), Text(SPLIT))
     s.queue("ans", Text("Loaded, filtered and epoched."))
     events = await collect(agent(s, study).run("Load both files, then epoch 0.5-2.5 s."))
     assert ran(events)[1:] == [
@@ -105,6 +184,7 @@ async def test_a_named_pipeline_runs_to_its_last_asked_step_and_no_further(scrip
         ("split_dataset", "refused"),
     ]  # fmt: skip
     assert study.state.stage == "epoched"
+    assert "every step the request asks for is done" in of(events, "evaluation")[-1].reason
 
 
 async def test_after_a_failure_of_an_asked_call_the_next_step_runs(scripted_server, study):
@@ -112,55 +192,70 @@ async def test_after_a_failure_of_an_asked_call_the_next_step_runs(scripted_serv
     name, in the same reply): the step after it runs."""
     s = scripted_server
     bad = fenced("load_data", {"files": ["demo/sub-09_ses-01_task-mi_eeg.edf"]})  # no such file
-    s.queue("fc", Text(LOAD), Text(batch(bad, EPOCH)), Text("Done."))
+    s.queue("fc", record(["load"]), Text(LOAD), Text(batch(bad, EPOCH)), Text("Done."))
     s.queue("ans", Text("Loaded and epoched."))
-    events = await collect(agent(s, study).run("Load both sessions of sub-01."))
+    events = await collect(agent(s, study).run(LOAD_BOTH))
     assert [st for n, st in ran(events) if n == "load_data"] == ["success", "error"]
     assert ("epoch_data", "success") in ran(events) and study.state.stage == "epoched"
 
 
-async def test_a_request_naming_no_step_holds_nothing_back(scripted_server, study):
-    """ "the loaded recordings" describes the study, it does not ask to load: nothing is named,
-    so nothing is refused (a reload, then the epoching the cross-validation needs)."""
+async def test_a_record_naming_no_step_holds_nothing_back(scripted_server, study):
+    """ "the loaded recordings" describes the study, it does not ask to load: the record names
+    no step, so nothing is listed first and nothing is refused (a load, then an epoching)."""
     s = scripted_server
-    s.queue("fc", Text(LOAD), Text(EPOCH), Text("Done."))
+    s.queue("fc", record([], needs_tools=True), Text(LOAD), Text(EPOCH), Text("Done."))
     s.queue("ans", Text("Epoched."))
     events = await collect(agent(s, study).run("What do the loaded recordings look like?"))
-    assert ("epoch_data", "success") in ran(events) and study.state.stage == "epoched"
+    assert ran(events) == [("load_data", "success"), ("epoch_data", "success")]
+    assert study.state.stage == "epoched"
+
+
+def run_with(steps: list[str], done: list[str], *, plot: bool = False) -> RunContext:
+    """A run whose record asks for `steps` and whose ledger has `done` succeeded, in order."""
+    usage = UsageLedger({})
+    run = RunContext(
+        question="", started=0.0, deadline=1e9, usage=usage, callback=UsageCallback(usage)
+    )
+    run.record = RequestRecord(steps=steps, plot=plot)
+    for i, name in enumerate(done):
+        run.ledger.open(f"c{i}", name, {}, i + 1).finish("success", result=f"{name} ok")
+    return run
 
 
 @pytest.mark.parametrize(
-    ("question", "call", "refused"),
+    ("steps", "done", "call", "refused"),
     [
-        ("Load both sessions of sub-01.", "epoch_data", True),
-        ("Load sub-01 and cut it into trials from 0.5 to 2.5 s.", "epoch_data", False),
-        ("Load sub-01 and tell me its test accuracy with CSP+LDA.", "epoch_data", False),
-        ("Load sub-01, band-pass 8-30 Hz.", "epoch_data", True),
-        ("Load sub-01 and filter it 8 to 30 Hz.", "bandpass_filter", False),
-        ("Load sub-01 and check it across sessions.", "epoch_data", False),  # cross_validate
-        ("Load sub-01.", "evaluate_model", False),  # reports, changes nothing
-        ("Load sub-01.", "cross_validate", False),
-        ("Load sub-01.", "list_data_files", False),  # not a pipeline step
+        (["load"], ["load_data"], "epoch_data", True),
+        (["load", "epoch"], ["load_data"], "epoch_data", False),  # asked
+        (["load", "evaluate"], ["load_data"], "epoch_data", False),  # evaluate not done yet
+        (["load"], ["load_data", "bandpass_filter"], "epoch_data", True),
+        (["load", "preprocess"], ["load_data"], "bandpass_filter", False),
+        (["load", "cross_validate"], ["load_data"], "epoch_data", False),  # cv not done yet
+        (["load"], [], "epoch_data", False),  # the asked step is not done: nothing held back
+        (["load"], ["load_data"], "evaluate_model", False),  # reports, changes nothing
+        (["load"], ["load_data"], "cross_validate", False),
+        (["load"], ["load_data"], "list_data_files", False),
+        (["load"], ["load_data"], "get_study_state", False),
+        ([], ["load_data"], "epoch_data", False),  # a record naming no step holds nothing back
+        (["load"], ["load_data"], "web_search", False),  # no step of the workflow
     ],
 )
-def test_the_words_that_name_a_step(question: str, call: str, refused: bool) -> None:
-    """Wide on purpose: a step wrongly taken as named only runs, one wrongly taken as unnamed
-    would be refused."""
-    ledger = ToolLedger()
-    ledger.open("c1", "load_data", {"files": ["x.edf"]}, 1).finish("success", result="loaded")
-    if "band-pass" in question:
-        ledger.open("c2", "bandpass_filter", {}, 2).finish("success", result="filtered")
-    assert bool(unasked_step(question, call, ledger.entries)) is refused
+def test_which_steps_are_held_back(scripted_server, study, steps, done, call, refused) -> None:
+    """The guard's table, one call at a time: wide on purpose, since a step wrongly held back
+    is a step the user asked for that never runs."""
+    d = agent(scripted_server, study).deps
+    decision = AskedSteps().before_tool(d, run_with(steps, done), {"name": call, "args": {}})
+    assert (decision is not None) is refused, decision
 
 
 async def test_a_failed_call_nobody_asked_for_opens_nothing(scripted_server, study):
-    """Golden run of 25 Nov (eeg-load-both-sessions): after the asked-for load, the model called
-    evaluate_model ("no epochs yet: call epoch_data first"), then epoch_data. Only a failure of
-    a call the request asks for lets the step its error points to run."""
+    """After the asked-for load, a small model called evaluate_model ("no epochs yet: call
+    epoch_data first"), then epoch_data. Only a failure of a call the request asks for lets the
+    step its error points to run."""
     s = scripted_server
-    s.queue("fc", Text(LOAD), Text(batch(fenced("evaluate_model", {}), EPOCH)))
+    s.queue("fc", record(["load"]), Text(LOAD), Text(batch(fenced("evaluate_model", {}), EPOCH)))
     s.queue("ans", Text("Both sessions of sub-01 are loaded."))
-    events = await collect(agent(s, study).run("Load both sessions of sub-01."))
+    events = await collect(agent(s, study).run(LOAD_BOTH))
     assert ran(events)[1:] == [
         ("load_data", "success"), ("evaluate_model", "error"), ("epoch_data", "refused")
     ]  # fmt: skip
@@ -168,91 +263,92 @@ async def test_a_failed_call_nobody_asked_for_opens_nothing(scripted_server, stu
 
 
 async def test_a_failed_call_outside_the_pipeline_does_not_end_the_run(scripted_server, study):
-    """The request asks for more than its pipeline steps ("plot"): once the load is done, a
+    """The request asks for more than its pipeline steps (a plot): once the load is done, a
     failed plot is work still to do, and the model's next try runs."""
     s = scripted_server
     bad = fenced("plot_raw", {"file": "demo/nope.edf"})
-    s.queue("fc", Text(LOAD), Text(bad), Text(fenced("plot_raw", {})), Text("Done."))
+    s.queue("fc", record(["load", "plot"], plot=True), Text(LOAD), Text(bad))
+    s.queue("fc", Text(fenced("plot_raw", {})), Text("Done."))
     s.queue("ans", Text("Loaded and plotted."))
     events = await collect(agent(s, study).run("Load both sessions of sub-01 and plot them."))
     assert [st for n, st in ran(events) if n == "plot_raw"] == ["error", "success"]
 
 
-# the golden run of 27 Nov (eeg-list-files, --keep): after brainchat's listing the 1.5B model
-# loaded both files, verbatim, and the study was left loaded for a question about which files
-# there are
-LISTED_THEN_LOADED = LOAD
-
-
 async def test_a_question_about_which_files_there_are_is_answered_by_the_listing(
     scripted_server, study
 ):
+    """After brainchat's listing a small model loaded both files, which a question about which
+    files there are does not ask for: the study stays empty."""
     s = scripted_server
-    s.queue("fc", Text(LISTED_THEN_LOADED))
+    s.queue("fc", record(["list"], listing=True), Text(LOAD))
     s.queue("ans", Text("Two files: sub-01 sessions 01 and 02."))
     events = await collect(agent(s, study).run("Which EEG files are in my data folder?"))
     assert ran(events) == [("list_data_files", "success"), ("load_data", "refused")]
     assert study.state.stage == "empty"
-    (refused,) = [e for e in of(events, "tool_finished") if e.status == "refused"]
-    assert "asks which files there are, and list_data_files answered it" in refused.error
+    assert refusal(events, "load_data").startswith(
+        "not run: the request does not ask for load_data, and every step it asks for "
+        "(list_data_files) is done"
+    )
     assert "every step the request asks for is done" in of(events, "evaluation")[-1].reason
 
 
 @pytest.mark.parametrize(
-    "question",
+    ("question", "steps"),
     [
-        "Which EEG files are there, and what is in them?",  # their contents need a load
-        "Load the files in my data folder",  # a load asked for
+        ("Which EEG files are there, and what is in them?", ["list", "load"]),  # contents: a load
+        ("Load the files in my data folder", ["load"]),
     ],
 )
-async def test_a_question_about_what_the_files_hold_still_loads(scripted_server, study, question):
+async def test_a_question_about_what_the_files_hold_still_loads(
+    scripted_server, study, question, steps
+):
     s = scripted_server
-    s.queue("fc", Text(LISTED_THEN_LOADED), Text("Loaded."))
+    s.queue("fc", record(steps, listing=True), Text(LOAD), Text("Loaded."))
     s.queue("ans", Text("Two files, loaded."))
     events = await collect(agent(s, study).run(question))
     assert ("load_data", "success") in ran(events) and study.state.stage == "loaded"
 
 
-# the golden run of 27 Nov (eeg-crossval-within-session, --keep): after the asked-for
-# cross_validate the 1.5B model drew the raw traces, a PSD and a topomap, one per round, and ran
-# past the scenario's limit of 3 model calls; the calls as it wrote them (after a load here)
-PLOTS_AFTER = [
-    fenced(
-        "plot_raw",
-        {
-            "channels": ["C3", "Cz", "C4"],
-            "start": 0.0,
-            "duration": 10.0,
-            "file": "demo/sub-01_ses-01_task-mi_eeg.edf",
-        },
-    ),  # fmt: skip
-]
+# after the asked steps a small model drew the raw traces, a PSD and a topomap, one per round,
+# and ran past the limit of model calls; the first of them as it wrote it
+PLOT_AFTER = fenced(
+    "plot_raw",
+    {
+        "channels": ["C3", "Cz", "C4"],
+        "start": 0.0,
+        "duration": 10.0,
+        "file": "demo/sub-01_ses-01_task-mi_eeg.edf",
+    },
+)  # fmt: skip
 
 
 async def test_a_plot_nobody_asked_for_after_the_asked_steps_is_not_drawn(scripted_server, study):
     s = scripted_server
-    s.queue("fc", Text(LOAD), Text(PLOTS_AFTER[0]))
+    s.queue("fc", record(["load"]), Text(LOAD), Text(PLOT_AFTER))
     s.queue("ans", Text("Both sessions of sub-01 are loaded."))
-    events = await collect(agent(s, study).run("Load both sessions of sub-01."))
+    events = await collect(agent(s, study).run(LOAD_BOTH))
     assert ran(events)[1:] == [("load_data", "success"), ("plot_raw", "refused")]
     assert not of(events, "tool_image")  # nothing drawn
-    (refused,) = [e for e in of(events, "tool_finished") if e.status == "refused"]
-    assert "the request asks for no plot" in refused.error
+    assert refusal(events, "plot_raw").startswith(NOT_ASKED.format("plot_raw"))
     assert "every step the request asks for is done" in of(events, "evaluation")[-1].reason
-    assert len(s.requests_for("fc")) == 2  # answered after the refused plot, no third round
+    # the record and two decide rounds: answered after the refused plot, no third round
+    assert len(s.requests_for("fc")) == 3
 
 
 @pytest.mark.parametrize(
-    ("question", "refused"),
+    ("steps", "plot", "refused"),
     [
-        ("Cross-validate CSP+LDA against TS+LR within each session.", True),  # the golden case
-        ("Cross-validate CSP+LDA within each session and show the PSD.", False),
-        ("Which files are there?", False),  # names no pipeline step: holds nothing back
+        (["cross_validate"], False, True),  # no figure asked for
+        (["cross_validate"], True, False),  # "... and show the PSD"
+        (["list"], False, False),  # the listing not done: holds nothing back
     ],
 )
-def test_a_plot_after_the_asked_steps_runs_only_when_asked(question: str, refused: bool) -> None:
-    ledger = ToolLedger()
-    ledger.open("c1", "cross_validate", {}, 1).finish("success", result="cross_validate ...")
-    assert bool(unasked_step(question, "plot_psd", ledger.entries)) is refused
+def test_a_plot_after_the_asked_steps_runs_only_when_asked(
+    scripted_server, study, steps, plot, refused
+) -> None:
+    d = agent(scripted_server, study).deps
+    call = {"name": "plot_psd", "args": {}}
+    after = run_with(steps, ["cross_validate"], plot=plot)
+    assert (AskedSteps().before_tool(d, after, call) is not None) is refused
     # before the asked step has succeeded a plot is never held back
-    assert not unasked_step(question, "plot_psd", ToolLedger().entries)
+    assert AskedSteps().before_tool(d, run_with(steps, [], plot=plot), call) is None

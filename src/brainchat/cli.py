@@ -252,6 +252,9 @@ def event_text(event: Event) -> str:
             )
         case ev.Evaluation():
             return f"· evaluation: {e.verdict}: {e.reason}\n"
+        case ev.RequestUnderstood():
+            said = json.dumps(e.record, ensure_ascii=False) if e.record else e.problem
+            return f"· request understood ({e.model}): {said}\n"
         case ev.ModelSwitch():
             return f"· answering with {e.model}: {e.reason}\n\n"
         case ev.AnswerChecked():

@@ -169,6 +169,18 @@ class AnswerChecked(Event):
 
 
 @dataclass(kw_only=True)
+class RequestUnderstood(Event):
+    """The request record a guided model made (agent/record.py): None when none could be."""
+
+    type: ClassVar[str] = "request_understood"
+    record: dict[str, Any] | None
+    model: str
+    duration: float = 0.0
+    how: str = "schema"  # schema: a JSON-schema reply; text: JSON read from the reply's text
+    problem: str = ""  # why there is no record
+
+
+@dataclass(kw_only=True)
 class Citations(Event):
     type: ClassVar[str] = "citations"
     sources: list[dict[str, Any]]  # n, title, url
@@ -180,20 +192,11 @@ class Notice(Event):
 
     type: ClassVar[str] = "notice"
     kind: Literal[
-        "iteration_limit",
-        "round_limit",
-        "timeout",
-        "loop",
-        "error",
-        "refused",
-        "cancelled",
-        "info",
-        "plan_failed",
-        "unverified_claim",
-        "ungrounded",
-        "context_full",
-        "tool_calling",  # #23: how the function-call model's calls are read (agent/automode.py)
-    ]
+        "iteration_limit", "round_limit", "timeout", "loop", "error", "refused", "cancelled",
+        "info", "plan_failed", "unverified_claim", "ungrounded", "context_full",
+        "tool_calling",  # how the function-call model's calls are read (agent/automode.py)
+        "suggested",  # a call sent back with the arguments the request fixed (agent/guided.py)
+    ]  # fmt: skip
     message: str
     hint: str = ""
 
@@ -291,7 +294,7 @@ AnyEvent: TypeAlias = (
     RunStarted | ThinkingToken | ThinkingDone | ToolCallStarted | ToolProgress | ToolImage
     | ToolFile | ToolFinished | Evaluation | ModelSwitch | AnswerToken | AnswerChecked | Citations
     | Notice | Stats | StudyChanged | StudyRestored | PlanCreated | PlanStepUpdated | Replanned
-    | RunFinished
+    | RunFinished | RequestUnderstood
 )
 # fmt: on
 """Every kind of event. The UI and the CLI render one with a `match` over this union that ends in

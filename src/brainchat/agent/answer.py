@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 
 from brainchat import grounding, llm
 from brainchat.agent import echo, pace
-from brainchat.agent.answer_input import LIMIT_STOPS, NOTHING, STATE, answer_messages
+from brainchat.agent.answer_input import LIMIT_STOPS, NOTHING, answer_messages, no_tools_line
 from brainchat.agent.context import AgentContext, AgentState, Deps
 from brainchat.agent.decide import base_url
 from brainchat.agent.exits import Exit
@@ -39,7 +39,7 @@ async def answer(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
     messages = answer_messages(d, run, state.get("plan"), stop)
     if isinstance(messages, str):  # said already: nothing fits
         return {"answer": "", "stop_reason": "error", "error": messages}
-    if (facts := pace.facts_instead(d, run)) is not None:  # #23 hook: too little time left
+    if (facts := pace.facts_instead(d, run)) is not None:  # too little time left to write
         return facts
     spec, out = d.specs.get("answer"), Streamed()
     deadline = asyncio.timeout(run.answer_remaining())
@@ -52,7 +52,7 @@ async def answer(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
         limit = d.limits.max_execution_time
         kept = "; the partial answer above is kept." if out.parts else " and no answer arrived."
         text = "".join(out.parts)
-        if not out.parts and run.ledger.successful():  # #23: never an empty answer after results
+        if not out.parts and run.ledger.successful():  # never an empty answer after results
             kept = " and no answer arrived; the answer is brainchat's own list of what the run gathered."
             text = echo.facts_answer(run.ledger, f"{name} wrote no answer within the time limit")
         exit_ = Exit(
@@ -66,7 +66,7 @@ async def answer(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
     finally:
         if run.first_answer_token is None:
             run.first_answer_token = out.first_token
-    pace.remember_speed(d, run)  # #23 hook: for the next runs' answer reserve
+    pace.remember_speed(d, run)  # for the next runs' answer reserve
     if out.repeated is None and out.cut:
         told, hint = llm.cut_notice_text(spec, name)
         emit(Notice(kind="info", message=told, hint=hint))
@@ -94,13 +94,16 @@ def _checked(d: Deps, run: RunContext, state: AgentState, text: str) -> str:
     # the plan check covers claims of plan steps; every run checks citations and figures
     # Figures are checked once a tool was called: an answer from the model's own knowledge,
     # with no tool asked, is not a claim about the run.
+    study = d.study_text()
     text, unverified = grounding.ground(
         text,
         run.ledger,
-        [run.question, d.study_text(), *(str(m.content) for m in run.history)],
+        [run.question, study, *(str(m.content) for m in run.history)],  # figures they give
         d.runner.tools,
         figures=bool(run.ledger.entries),
         claims=plan is None,
+        study=study,  # an earlier turn's steps; never the request: asking is not doing
+        vocabulary=d.domain.vocabulary,
     )
     run.unverified += unverified
     text = _not_an_echo(d, run, text)
@@ -132,7 +135,9 @@ def _not_an_echo(d: Deps, run: RunContext, text: str) -> str:
     """An answer that repeats the answer request's instructions is replaced by what the
     ledger shows, written by brainchat, and the user is told why."""
     prompt = load_prompt("answer", d.prompt_variants.get("answer"))
-    said = echo.echoed(text, [prompt, *LIMIT_STOPS.values(), *NOTHING.values(), *STATE.values()])
+    told = [d.domain.state_line(e.name, e.result) for e in run.ledger.successful()]
+    lines = [prompt, *LIMIT_STOPS.values(), *NOTHING.values(), no_tools_line(run.record)]
+    said = echo.echoed(text, [*lines, *(line for line in told if line)])
     if said is None:
         return text
     text = echo.facts_answer(

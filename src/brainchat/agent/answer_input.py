@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from brainchat.agent import asked, automode, textcalls
+from brainchat.agent import textcalls
 from brainchat.agent.budget import cut_text, fit_history, message_tokens
 from brainchat.agent.context import Deps
+from brainchat.agent.language import answer_language
 from brainchat.agent.plan import Plan, answer_section
 from brainchat.agent.state import LedgerEntry, RunContext, clip
 from brainchat.events import Notice, emit
@@ -32,7 +32,7 @@ def answer_messages(
     cap, keep = budget.per_result, None
     total = len(run.ledger.entries) + len(run.ledger.sources)
     while True:
-        question = HumanMessage(answer_input(run, plan, stop, cap, keep))
+        question = HumanMessage(answer_input(run, plan, stop, cap, keep, d))
         fixed = message_tokens([system, question], budget.tokens)
         if fixed <= budget.tokens:
             break
@@ -57,11 +57,13 @@ def answer_input(
     stop_reason: str | None = None,
     cap: int = 3000,
     keep: int | None = None,
+    d: Deps | None = None,
 ) -> str:
     """The question plus only the results that really exist (the ledger's successes).
 
     `cap` is each result's share in tokens; `keep`, when set, is how many of the newest
-    sources, results and failures are shown (older ones are counted by name only).
+    sources, results and failures are shown (older ones are counted by name only); `d` gives
+    the domain's lines on what to state from a result.
     """
     ledger = run.ledger
     chars = max(cap, 60)  # arguments, titles and URLs scale with the share too
@@ -89,8 +91,8 @@ def answer_input(
         for e in others:
             args = clip(json.dumps(e.args, default=str), min(chars, 500))
             lines.append(f"- {e.name}({args}):\n{cut_text(e.result, cap)}")
-            if e.name in STATE:
-                lines.append(state_line(e.name, e.result))
+            if d is not None and (line := d.domain.state_line(e.name, e.result)):
+                lines.append(line)
         lines.append("")
     failed, old_failed = _newest(
         [e for e in ledger.entries if e.status in ("error", "refused")], keep
@@ -105,46 +107,45 @@ def answer_input(
     if stop_reason in LIMIT_STOPS:
         gathered = any(e.status == "success" for e in ledger.entries)
         lines += ["", LIMIT_STOPS[stop_reason] if gathered else NOTHING[stop_reason]]
-    if len(lines) == 2:  # #23 hook: a request that needed tools is not 'your own knowledge'
-        lines.append(automode.no_tools_line(run.question))
-    if missing := asked.not_run(run.question, ledger.entries):
+    return "\n".join(lines + _closing(run, d, nothing_ran=len(lines) == 2))
+
+
+def _closing(run: RunContext, d: Deps | None, nothing_ran: bool) -> list[str]:
+    """The request's last lines: when no tool ran, whether the answer may come from knowledge;
+    the asked steps that never ran; the language of the answer."""
+    lines = [no_tools_line(run.record)] if nothing_ran else []
+    if run.record is not None and d is not None and (missing := _not_run(d, run)):
         lines.append(f"Asked for but never run (no result exists for them): {', '.join(missing)}.")
-    return "\n".join(lines)
+    return [*lines, "", answer_language(run.question, run.record)]
+
+
+def no_tools_line(record: object) -> str:
+    """What the answer model reads when no tool ran: its own knowledge is enough only when the
+    request needs no tool; the record says so, and without one both cases are named."""
+    needs = getattr(record, "needs_tools", None)
+    if needs is False:
+        return "No tools were used; answer from your own knowledge."
+    if needs is True:
+        return (
+            "No tool was called, although the request needs tools (the user's files or data, "
+            "an analysis or a search): nothing was looked up or run. Say so plainly in one or "
+            "two sentences, and do not invent files, data, results or sources."
+        )
+    return (
+        "No tool was called in this run. Answer from your own knowledge only what needs no "
+        "look-up; if the request needs the user's files, an analysis or a search, say plainly "
+        "that nothing was looked up or run, and invent no files, data, results or sources."
+    )
+
+
+def _not_run(d: Deps, run: RunContext) -> list[str]:
+    """The steps the record asks for that no call did in this run, by their usual tool."""
+    from brainchat.agent.guided import not_done
+
+    return not_done(d, run, run.record)
 
 
 SOURCES_HEADER = "Web sources (cite as [n]"  # the demo's answer model reads the request by it
-# What an answer states from a result, said after that result only: in the system prompt for
-# every answer, "after an evaluation: the accuracy ... and the split" had a 1.5B answer model
-# invent an accuracy and a split for a web search and for a load (golden runs, 27 Nov)
-STATE = {
-    "evaluate_model": "(State from this result: the accuracy, balanced accuracy or kappa when "
-    "given, the per-class scores and the split, as written.)",
-    "cross_validate": "(State from this result, as written: the score's name, each pipeline's "
-    "mean ± sd, its permutation chance level and p-value, the paired test with its W and p, and "
-    "what each fold held out.)",
-    "list_data_files": "(Name every file listed, with its subject and session.)",
-    "load_data": "(Name every file loaded, with its subject, session, channels, duration and "
-    "events.)",
-}
-# the score's name as the cross_validate result writes it ("...; score ROC AUC (chance ~0.5)")
-SCORE_NAME = re.compile(r"; score (.{1,40}?) \(chance")
-PAIRED = ", the paired test with its W and p,"
-
-
-def state_line(name: str, result: str) -> str:
-    """What to state from this result: a cross_validate result's line names its score (a 1.5B
-    answer model wrote "the mean ± sd ... is 0.90" with no score, golden run of 27 Nov), and
-    asks for no paired test where none ran (one pipeline: the same run made up a W and a p)."""
-    line = STATE[name]
-    if name != "cross_validate":
-        return line
-    if score := SCORE_NAME.search(result):
-        line = line.replace("the score's name", f"the score's name ({score.group(1)})")
-    if "Wilcoxon signed-rank" not in result:
-        line = line.replace(PAIRED, ",").replace(".)", "; no paired test ran, so state none.)")
-    return line
-
-
 MIN_ANSWER_SHARE = 100  # tokens per result below which dropping older results reads better
 
 

@@ -1,22 +1,21 @@
-"""Calls written as text, in every mode, and `auto` tool calling that learns per model (issue #23).
+"""Calls written as text, in every mode, and `auto` tool calling that learns per model.
 
-A small model served without native tool calls answered "as an AI language model I cannot access
-files" to "Which EEG files are there?" in native and auto mode, and wrote its calls as JSON text
-that native mode took as the final reply and auto dropped whole for one bad call. Here:
+A small model served without native tool calls answers "as an AI language model I cannot access
+files" to a request about the user's files, or writes its calls as JSON text. Here:
 
 - every mode reads call-shaped text (`textcalls.read_calls`): valid calls run, invalid ones go
   back to the model as repair hints naming the tools and allowed values;
-- in `auto`, a reply that misses (no call although the request clearly needs tools, or calls
-  written as text) makes brainchat ask the same request once more in prompt mode; when that
-  reply calls a tool, or the text calls were read, the model is switched to prompt mode for the
-  rest of the run and later runs, the user reads a notice, and the choice is remembered for the
-  model (agent/habits.py). A mode the user set (native, prompt) is never changed.
+- in `auto`, a reply that misses (no call although the request needs tools, as the request's
+  record says, or calls written as text) makes brainchat ask the same request once more in
+  prompt mode; when that reply calls a tool, or the text calls were read, the model is switched
+  to prompt mode for the rest of the run and later runs, the user reads a notice, and the choice
+  is remembered for the model (agent/habits.py). A mode the user set (native, prompt) is never
+  changed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -31,20 +30,6 @@ from brainchat.settings import ModelSpec, ToolCalling
 if TYPE_CHECKING:
     from brainchat.agent.context import Deps
     from brainchat.agent.state import RunContext
-
-# What only tools can give: the user's files and data, an analysis of them, or a search.
-NEEDS_TOOLS = re.compile(
-    r"\b(files?|recordings?|data ?sets?|data ?folder|my data|the data|subjects?|"
-    r"\w+\.(?:edf|bdf|fif|gdf|set|vhdr)|load|list|search|look(?: it)? up|latest|recent|"
-    r"train|epochs?|band-?pass|filter|resample|psd|ica|accuracy|plot|classif\w*|analy[sz]e)\b",
-    re.IGNORECASE,
-)
-# A reply that says it cannot reach what a tool would reach
-NO_ACCESS = re.compile(
-    r"\b(as an ai|language model|i (?:can ?not|can't|am unable to|am not able to|don't have|"
-    r"do not have) (?:direct )?(?:access|browse|read|open|see|search|load|run|view))",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
@@ -70,24 +55,6 @@ def learned(spec: ModelSpec | None, tool_calling: ToolCalling) -> ToolCalling:
     return tool_calling
 
 
-def needs_tools(question: str, reply: str) -> bool:
-    """Tools were clearly needed: the request asks for files, data, an analysis or a search,
-    or the reply says it cannot reach what tools reach."""
-    return bool(NEEDS_TOOLS.search(question) or NO_ACCESS.search(reply))
-
-
-def no_tools_line(question: str) -> str:
-    """What the answer model reads when no tool was used: its own knowledge is enough only when
-    the request did not need tools; else it must not invent the files, data or results."""
-    if not NEEDS_TOOLS.search(question):
-        return "No tools were used; answer from your own knowledge."
-    return (
-        "No tool was called, although the request needs tools (the user's files or data, an "
-        "analysis or a search): nothing was looked up or run. Say so plainly in one or two "
-        "sentences, and do not invent files, data, results or sources."
-    )
-
-
 async def text_calls(
     d: Deps,
     ctx: RunContext,
@@ -100,9 +67,7 @@ async def text_calls(
     found = read(d, thought, round_)
     valid = [c for c in found.calls if not c.get("invalid")]
     if d.tool_calling == "auto" and not valid and not ctx.learning.get("auto_tried"):
-        missed = bool(found.calls) or (
-            not ctx.ledger.entries and needs_tools(ctx.question, thought)
-        )
+        missed = bool(found.calls) or (not ctx.ledger.entries and await _needs_tools(d, ctx))
         if missed:
             ctx.learning["auto_tried"] = True
             trial = await _ask_in_prompt_mode(d, ctx, ask, round_)
@@ -118,6 +83,14 @@ async def text_calls(
     return thought, found.calls, found.text
 
 
+async def _needs_tools(d: Deps, ctx: RunContext) -> bool:
+    """The request needs a tool, by its record (made now, once, if the run has none yet)."""
+    from brainchat.agent.understand import record_of
+
+    made = await record_of(d, ctx)
+    return made is not None and made.needs_tools
+
+
 def read(d: Deps, text: str, round_: int) -> textcalls.TextCalls:
     """The calls `text` holds, checked against the tools offered (a hidden one is still known)."""
     offered = [s for _, s in d.bound_llm.pairs]  # every tool's schema: hidden ones run too
@@ -126,7 +99,7 @@ def read(d: Deps, text: str, round_: int) -> textcalls.TextCalls:
         schemas.setdefault(name, {})
     found = textcalls.read_calls(text, schemas, strict=d.tool_calling == "prompt", round_=round_)
     for call in found.calls:
-        if call.get("renamed"):  # #23: the 1.5B model called `epoch`, `split`, `train`
+        if call.get("renamed"):  # a small model calls `epoch`, `split`, `train`
             emit(
                 Notice(
                     kind="info",

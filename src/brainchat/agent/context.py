@@ -4,7 +4,7 @@ runtime context, `Runtime[AgentContext]`), and the typed state one node hands th
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypedDict
 
 from langchain_core.language_models import BaseChatModel
@@ -14,8 +14,10 @@ from brainchat.agent.budget import Budget
 from brainchat.agent.offer import ToolOffer
 from brainchat.agent.plan import Plan
 from brainchat.agent.policy import Evaluator, RoundRule, default_round_rule
+from brainchat.agent.profile import Profile, profile_for
 from brainchat.agent.state import LedgerEntry, RunContext
 from brainchat.agent.toolrun import ToolRunner
+from brainchat.domain import Domain, NoDomain
 from brainchat.events import StopReason
 from brainchat.settings import AgentLimits, ModelSpec
 
@@ -41,6 +43,21 @@ class Deps:
     round_rule: RoundRule = default_round_rule
     tool_calling: str = "native"  # native | prompt | auto (the function-call spec's setting)
     facts: Callable[[], dict[str, Any]] | None = None  # the study's stage and steps (plan checks)
+    domain: Domain = field(default_factory=NoDomain)  # the field's knowledge (brainchat.domain)
+    guided: Any = None  # the guards of a guided profile (agent/guided.py; guards.in_force)
+
+    @property
+    def profile(self) -> Profile:
+        """The function-call model's profile now (a model set to auto may switch mid-run)."""
+        return profile_for(self.specs.get("function_call"), self.tool_calling)
+
+    def tool_arguments(self, tool: str) -> dict[str, Any]:
+        """The arguments of `tool`'s schema, each with its JSON schema (empty when unknown)."""
+        for t, schema in self.bound_llm.pairs:
+            if t.name == tool:
+                fn = schema.get("function", schema)
+                return dict((fn.get("parameters") or {}).get("properties") or {})
+        return {}
 
     def budget(self, role: str) -> Budget:
         """What one request of `role` may use now: the function-call model's request carries

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import time
 from typing import Any
 
@@ -18,11 +17,11 @@ from langchain_core.messages import (
 from langgraph.runtime import Runtime
 
 from brainchat import llm
-from brainchat.agent import automode, pace, remind, textcalls
-from brainchat.agent.asked import FILTER_TOOLS, asks_crossval, names_filtering
+from brainchat.agent import automode, pace, textcalls
 from brainchat.agent.budget import Budget, Fitted, cut_text, fit_run, message_tokens
 from brainchat.agent.context import AgentContext, AgentState, Deps, no_room
 from brainchat.agent.exits import Exit
+from brainchat.agent.guards import in_force
 from brainchat.agent.plan_run import PlanRun
 from brainchat.agent.state import RunContext
 from brainchat.events import Evaluation, Notice, ThinkingDone, emit
@@ -35,23 +34,20 @@ from brainchat.usage import count_message_tokens
 NOTE_TOKENS = 400  # the evaluation note beside a round: gists and short errors, never a dump
 
 
-def system_prompt(d: Deps) -> SystemMessage:
-    """The function-call model's instructions: the prompt, the study, and (prompt mode) tools."""
+def system_prompt(d: Deps, guide: str = "") -> SystemMessage:
+    """The function-call model's instructions: the prompt, the guards' guide (worked examples),
+    the study, and in prompt mode the tools offered this round."""
     prompt = load_prompt("function_call", d.prompt_variants.get("function_call"))
     study = d.study_text()
-    # #25 hook (mcpclient): MCP servers' initialize instructions, bounded by the budget
+    # MCP servers' initialize instructions, bounded by the budget
     mcp = mcp_instructions.prompt_part(d.runner.tools.values(), d.budget("function_call").tokens)
-    extra = f"\n\n{mcp}" if mcp else ""
-    if d.tool_calling == "prompt" and (schemas := [s for _, s in d.bound_llm.pairs]):
-        # Every tool is described, hidden ones too (a hidden tool stays runnable): a small model
-        # sees the real names and arguments of the whole pipeline from its first request, and
-        # can write its steps in one reply (issue #23: it called `epoch`, `split`, `train`).
-        # The study, which changes with every step, goes after the tools, which do not once data
-        # is loaded: a server's prompt cache (llama.cpp) then reuses the prompt and tools of the
-        # last round instead of reading ~2,500 tokens again (issue #23: 60-90 s per round on 2
-        # busy cores, so the pipeline ran out of time after two steps).
+    extra = "".join(f"\n\n{part}" for part in (mcp, guide) if part)
+    if d.tool_calling == "prompt" and (schemas := d.bound_llm.schemas()):
+        # The tools offered this round are described. The study, which changes with every
+        # step, goes after the tools, so a server's prompt cache (llama.cpp) reuses the prompt
+        # and the tools of the last round instead of reading them again.
         text = prompt.replace("{study}", "").rstrip() + extra
-        room = d.budget("function_call").tokens  # #23 hook: the worked example fits or goes
+        room = d.budget("function_call").tokens  # the worked call fits, or it goes
         tools = textcalls.fitted_tools_prompt(schemas, f"{text}\n\n{study}", room)
         return SystemMessage(f"{text}\n\n{tools}" + (f"\n\n{study}" if study else ""))
     return SystemMessage(prompt.replace("{study}", study) + extra)
@@ -62,8 +58,8 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
     d, run = runtime.context.deps, runtime.context.run
     round_ = state.get("round", 0) + 1
     pending = _run_messages(d, run, state)
-    if (listed := _list_first(d, run, state, round_)) is not None:  # #23: no guessed file name
-        return listed
+    if round_ == 1 and (opening := in_force(d).opening(d, run)):
+        return _opening(state, round_, opening)
     messages = _request(d, run, pending)
     if isinstance(messages, Exit):
         return messages.take(round_)
@@ -83,13 +79,13 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
         ).take(round_)
     except Exception as exc:  # noqa: BLE001 - API failures stop the run with a message
         return _model_failed(d, run, exc).take(round_)
-    pace.keep_for_answer(d, run)  # #23 hook: the answer's time, measured anew
+    pace.keep_for_answer(d, run)  # the answer's time, measured anew
     if d.told is not None:  # the model has read the study's notes: said once, by this request
         d.told(str(system.content))
     if llm.cut_at_limit(reply):
         told, hint = llm.cut_notice_text(d.specs.get("function_call"), d.names["function_call"])
         emit(Notice(kind="info", message=told, hint=hint))
-    asked = automode.Asked(system, pending)  # #23: auto's one prompt-mode try asks this again
+    asked = automode.Asked(system, pending)  # auto's one prompt-mode try asks this again
     calls, thought = await _calls(d, run, reply, round_, started, asked)
     calls, why = _empty_again(run, calls)
     ai = AIMessage(
@@ -100,7 +96,7 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
         ],
     )
     if not calls:
-        if not why and (again := remind.asked_steps(d, run, state, round_, ai)) is not None:
+        if not why and (again := _remind(d, run, state, round_, ai)) is not None:
             return again
         why = why or "the model needs no (more) tools"
         emit(Evaluation(verdict="answer", reason=why, round=round_))
@@ -110,6 +106,45 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
         "messages": [*state["messages"], ai],
         "pending_calls": calls,
         "verdict_note": None,
+    }
+
+
+def _opening(state: AgentState, round_: int, calls: list[dict[str, Any]]) -> AgentState:
+    """Calls brainchat makes itself before the model's first request (a guard's `opening`): a
+    real round of the run, shown like any other, whose results the model then reads."""
+    names = ", ".join(str(c["name"]) for c in calls)
+    emit(
+        Notice(
+            kind="info",
+            message=f"brainchat called {names} first, so the model works from what exists "
+            "instead of guessing it.",
+        )
+    )
+    ai = AIMessage(content="", tool_calls=[{**c, "type": "tool_call"} for c in calls])
+    return {
+        "round": round_,
+        "messages": [*state["messages"], ai],
+        "pending_calls": calls,
+        "verdict_note": None,
+    }
+
+
+def _remind(
+    d: Deps, run: RunContext, state: AgentState, round_: int, ai: AIMessage
+) -> AgentState | None:
+    """A guard's reminder when the model stopped calling tools early (once per run, with a
+    model call to spare); the graph routes decide back to decide to read it."""
+    if state.get("reminded") or not run.ledger.entries or round_ >= d.limits.max_iterations:
+        return None
+    note = in_force(d).stopped(d, run)
+    if note is None:
+        return None
+    emit(Evaluation(verdict="continue", reason="asked steps never ran: the model is reminded once", round=round_))  # fmt: skip
+    return {
+        "round": round_,
+        "messages": [*state["messages"], ai, HumanMessage(note)],
+        "reminded": True,
+        "verdict_note": None,  # the reminder is the newest word
     }
 
 
@@ -132,106 +167,15 @@ def _empty_again(run: RunContext, calls: list[dict[str, Any]]) -> tuple[list[dic
     return [], "the model wrote an empty call block again after the hint: it has no more calls"
 
 
-DATA_QUESTION = re.compile(
-    r"\b(files?(?! ?(?:formats?|types?|extensions?))|recordings?|data ?sets?|data|load\w*|edf|"
-    r"bdf|fif|subjects?|sessions?)\b",
-    re.I,
-)
-# a question for the web, not about the folder: "Which file formats can MNE read?" was listed
-# first, and the 1.5B model then loaded files instead of searching (#23 golden run)
-NOT_THE_FOLDER = re.compile(r"\b(search|web|online|cite|sources?|papers?|articles?)\b", re.I)
-LISTING = "list_data_files"
-
-
-def _list_first(d: Deps, run: RunContext, state: AgentState, round_: int) -> AgentState | None:
-    """Prompt mode, first round, no study yet, a question about the data: brainchat lists the
-    data folder itself before the model's first request (issue #23: a 1.5B model's first call
-    guessed `sub-01/sub-01_eeg.edf`, failed, and drifted off to web searches). The listing is a
-    real call in the ledger, shown like any other; the model then picks from real names."""
-    if d.tool_calling != "prompt" or round_ != 1 or run.ledger.entries:
-        return None
-    if LISTING not in d.bound_llm.offered() or not DATA_QUESTION.search(run.question):
-        return None
-    if NOT_THE_FOLDER.search(run.question):
-        return None
-    facts = d.facts() if d.facts is not None else {}
-    if facts.get("stage", "empty") != "empty":
-        return None
-    emit(
-        Notice(
-            kind="info",
-            message="brainchat listed the data folder first (list_data_files), so the model "
-            "picks real file names instead of guessing them.",
-        )
-    )
-    call = {"name": LISTING, "args": {}, "id": "brainchat_list_1"}
-    ai = AIMessage(content="", tool_calls=[{**call, "type": "tool_call"}])
-    return {
-        "round": round_,
-        "messages": [*state["messages"], ai],
-        "pending_calls": [call],
-        "verdict_note": None,
-    }
-
-
-CROSSVAL_STEP = {
-    "loaded": "epoch_data, then cross_validate",
-    **dict.fromkeys(("epoched", "split", "trained"), "cross_validate (it makes its own folds)"),
-}
-PIPELINE_QUESTION = re.compile(r"\b(epoch\w*|split\w*|train\w*|accuracy|evaluat\w*)\b", re.I)
-NEXT_STEP = {
-    "loaded": "bandpass_filter (or other preprocessing the request names), then epoch_data",
-    "epoched": "split_dataset",
-    "split": "train_model",
-    "trained": "evaluate_model",
-}
-
-
-def _next_pipeline_step(d: Deps, run: RunContext, state: AgentState) -> str | None:
-    """Prompt mode, a request that names pipeline steps: the study's stage and the tool that
-    comes next, as a note after the run's messages (issue #23: with data loaded, the 1.5B model
-    called split_dataset and evaluate_model before epoch_data, and clear_study twice)."""
-    if d.tool_calling != "prompt" or d.facts is None:
-        return None
-    question = str(state["messages"][0].content)
-    crossval = asks_crossval(question)  # its folds are cross_validate's: no split or training
-    if not crossval and not (state.get("round") and PIPELINE_QUESTION.search(question)):
-        return None
-    facts = d.facts()
-    stage = str(facts.get("stage", ""))
-    done = any(e.name == "cross_validate" and e.status == "success" for e in run.ledger.entries)
-    step = CROSSVAL_STEP.get(stage) if crossval and not done else None
-    if step is None and (crossval or stage not in NEXT_STEP):
-        return None
-    if step is None and stage == "loaded" and _filtered(run, facts, question):
-        step = "epoch_data"  # the preprocessing is done: the stage alone still says "loaded"
-    return f"(Study stage: {stage}. The next pipeline step for this request: {step or NEXT_STEP[stage]}.)"
-
-
-FILTER_OPS = ("bandpass", "notch", "reference", "ica")  # the study history's preprocessing
-
-
-def _filtered(run: RunContext, facts: dict[str, Any], question: str) -> bool:
-    """The loaded data needs no (more) preprocessing for this request: it names none, or some
-    ran (bench pipeline run 3, 27 Nov: after the band-pass the note still said 'next:
-    bandpass_filter', the 1.5B model sent it again, it was skipped, and the run ended with the
-    pipeline half done)."""
-    if not names_filtering(question):
-        return True
-    ran = {str(step.get("op")) for step in facts.get("steps", []) if isinstance(step, dict)}
-    tools = {e.name for e in run.ledger.entries if e.status == "success"}
-    return bool(ran & set(FILTER_OPS)) or bool(tools & set(FILTER_TOOLS))
-
-
 def _run_messages(d: Deps, run: RunContext, state: AgentState) -> list[BaseMessage]:
-    """The run's messages with the last evaluation's note and the plan's progress."""
+    """The run's messages with the last evaluation's note, the guards' notes and the plan's
+    progress."""
     messages = list(state["messages"])
     if note := state.get("verdict_note"):
         # The note repeats tool errors and gists: bounded, so it never crowds out the run.
         note = cut_text(note, NOTE_TOKENS)
         messages.append(HumanMessage(f"(Evaluation of your last tool round: {note}.)"))
-    if (step := _next_pipeline_step(d, run, state)) is not None:
-        messages.append(HumanMessage(step))
+    messages += [HumanMessage(note) for note in in_force(d).notes(d, run)]
     plan = state.get("plan")
     if plan is not None and (progress := PlanRun(d).prompt(plan)):
         messages.append(HumanMessage(progress))
@@ -240,7 +184,7 @@ def _run_messages(d: Deps, run: RunContext, state: AgentState) -> list[BaseMessa
 
 def _request(d: Deps, run: RunContext, messages: list[BaseMessage]) -> list[BaseMessage] | Exit:
     """This round's request fitted to the window (system prompt first), or why none is sent."""
-    system, budget = system_prompt(d), d.budget("function_call")
+    system, budget = system_prompt(d, in_force(d).guide(d, run)), d.budget("function_call")
     if (full := _no_room(d, run, system, budget)) is not None:
         return full
     plain = textcalls.as_plain if d.tool_calling == "prompt" else None

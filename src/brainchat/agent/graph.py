@@ -17,12 +17,15 @@ from langgraph.runtime import Runtime
 from brainchat.agent import automode, decide, loop, pace
 from brainchat.agent.answer import answer as write_answer
 from brainchat.agent.approval import Confirm
-from brainchat.agent.budget import Budget
+from brainchat.agent.build import ROLES, budgets, hidden_tools, names, retag
 from brainchat.agent.context import AgentContext, AgentState, Deps, no_room
+from brainchat.agent.guided import GUIDED
 from brainchat.agent.offer import ToolOffer
 from brainchat.agent.policy import Evaluator, RoundRule, default_evaluator, default_round_rule
 from brainchat.agent.state import RunContext
 from brainchat.agent.toolrun import ToolRunner
+from brainchat.agent.understand import understand
+from brainchat.domain import Domain, NoDomain
 from brainchat.events import (
     Event,
     Notice,
@@ -37,14 +40,23 @@ from brainchat.events import (
 from brainchat.redact import get_logger
 from brainchat.settings import AgentLimits, ModelSpec
 from brainchat.tools.schemas import openai_schema
-from brainchat.usage import UsageCallback, UsageLedger, count_tokens, reply_reserve
+from brainchat.usage import UsageCallback, UsageLedger, count_tokens
 
 log = get_logger("brainchat.agent")  # masks secrets in records
 
 
-def after_start(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["plan", "decide"]:
-    """Plan mode off (the default): straight to decide; the plan node would only say "no plan"
-    (PlanRun.create), at the cost of a graph step."""
+def after_start(
+    state: AgentState, runtime: Runtime[AgentContext]
+) -> Literal["understand", "plan", "decide"]:
+    """A guided model first makes its record of the request; plan mode off (the default) goes
+    straight to decide, since the plan node would only say "no plan", at the cost of a step."""
+    d = runtime.context.deps
+    if d.profile.guided and d.domain.steps():
+        return "understand"
+    return "decide" if d.limits.plan_mode == "off" else "plan"
+
+
+def after_understand(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["plan", "decide"]:  # fmt: skip
     return "decide" if runtime.context.deps.limits.plan_mode == "off" else "plan"
 
 
@@ -91,11 +103,19 @@ def _graph() -> Any:
     """The graph, compiled once per process: each run brings its deps and record in the runtime
     context (`context=AgentContext(...)`), so one compiled graph serves every agent."""
     graph = StateGraph(AgentState, context_schema=AgentContext)
+    graph.add_node("understand", understand)
     graph.add_node("plan", loop.plan)
     graph.add_node("decide", decide.decide)
     graph.add_node("act", _act_and_evaluate)  # act -> evaluate, in one step
     graph.add_node("answer", write_answer)
-    graph.add_conditional_edges(START, _route(after_start), {"plan": "plan", "decide": "decide"})
+    graph.add_conditional_edges(
+        START,
+        _route(after_start),
+        {"understand": "understand", "plan": "plan", "decide": "decide"},
+    )
+    graph.add_conditional_edges(
+        "understand", _route(after_understand), {"plan": "plan", "decide": "decide"}
+    )
     graph.add_edge("plan", "decide")
     graph.add_conditional_edges(
         "decide",
@@ -107,15 +127,6 @@ def _graph() -> Any:
     )
     graph.add_edge("answer", END)
     return graph.compile()
-
-
-def _model_name(llm: BaseChatModel) -> str:
-    meta = getattr(llm, "metadata", None) or {}
-    return str(
-        meta.get("brainchat_model")
-        or getattr(llm, "model_name", None)
-        or getattr(llm, "model", "model")
-    )
 
 
 class Agent:
@@ -155,7 +166,7 @@ class Agent:
             history=history,
         )
         self.last_run = ctx
-        pace.keep_for_answer(d, ctx)  # #23 hook: the answer's time from its model's speed
+        pace.keep_for_answer(d, ctx)  # the answer's time from its model's speed
         emit(
             RunStarted(
                 mode="agent", question=question, models=dict(d.names), tools=list(d.runner.tools)
@@ -277,25 +288,6 @@ class Agent:
         )
 
 
-def _retag(llm: BaseChatModel, role: str) -> BaseChatModel:
-    """The same model under another role's tag, so its usage lands in that role's row."""
-    from brainchat.llm import ROLE_TAG_PREFIX
-
-    tags = [t for t in (llm.tags or []) if not t.startswith(ROLE_TAG_PREFIX)]
-    meta = {**(llm.metadata or {}), "brainchat_role": role}
-    return llm.model_copy(update={"tags": [*tags, ROLE_TAG_PREFIX + role], "metadata": meta})
-
-
-def _budgets(specs: dict[str, ModelSpec]) -> dict[str, Budget]:
-    """Each role's window and reply reserve; the tools are added per request (Deps.budget):
-    each round offers its own subset."""
-    return {
-        role: Budget(spec.context_window, reply_reserve(spec))
-        for role in ("function_call", "answer")
-        for spec in [specs.get(role) or specs.get("function_call") or ModelSpec(model="?")]
-    }
-
-
 def build_agent(
     function_call_llm: BaseChatModel,
     answer_llm: BaseChatModel | None = None,
@@ -310,30 +302,31 @@ def build_agent(
     specs: dict[str, ModelSpec] | None = None,
     round_rule: RoundRule | None = None,
     facts: Callable[[], dict[str, Any]] | None = None,
+    domain: Domain | None = None,
 ) -> Agent:
     """Assemble an agent; answer_llm defaults to function_call_llm (one model plays both roles).
 
     `hidden()`, asked before each decide round, names tools not offered to the model that round
-    (they stay runnable; their schemas are just not sent).
+    (they stay runnable; their schemas are just not sent); a guided profile's guards may hide
+    more. `domain` is the field's knowledge (brainchat.domain; none by default).
     """
     limits = limits or AgentLimits()
-    answer_llm = answer_llm or _retag(function_call_llm, "answer")
+    answer_llm = answer_llm or retag(function_call_llm, "answer")
     tools = list(tools or [])
     specs = specs or {}
     fc_spec = specs.get("function_call")
     tool_calling = fc_spec.tool_calling if fc_spec is not None else "native"
-    tool_calling = automode.learned(fc_spec, tool_calling)  # #23 hook: auto learned per model
+    tool_calling = automode.learned(fc_spec, tool_calling)  # auto, as learned for this model
     schemas = [openai_schema(t) for t in tools]  # converted once per process
-    offer = ToolOffer(function_call_llm, tools, schemas, hidden, plain=tool_calling == "prompt")
+    built: list[Deps] = []  # the deps, once made: the guards' offer reads them
+    hide = hidden_tools(tools, hidden, built)
+    offer = ToolOffer(function_call_llm, tools, schemas, hide, plain=tool_calling == "prompt")
     deps = Deps(
         function_call_llm=function_call_llm,
         answer_llm=answer_llm,
         bound_llm=offer,
         tool_calling=tool_calling,
-        names={
-            role: specs[role].name if role in specs else _model_name(model)
-            for role, model in (("function_call", function_call_llm), ("answer", answer_llm))
-        },
+        names=names(specs, function_call_llm, answer_llm),
         limits=limits,
         runner=ToolRunner(
             tools, limits.tool_timeout, confirm, limits.confirm_timeout, limits.max_calls_per_reply
@@ -341,13 +334,13 @@ def build_agent(
         evaluator=evaluator or default_evaluator(limits.min_result_chars),
         context=context,
         told=told,
-        prompt_variants={
-            role: specs[role].prompt_variant if role in specs else None
-            for role in ("function_call", "answer")
-        },
-        budgets=_budgets(specs),
+        prompt_variants={r: specs[r].prompt_variant if r in specs else None for r in ROLES},
+        budgets=budgets(specs),
         specs=specs,
         round_rule=round_rule or default_round_rule,
         facts=facts,
+        domain=domain or NoDomain(),
+        guided=GUIDED,
     )
+    built.append(deps)
     return Agent(deps, specs)

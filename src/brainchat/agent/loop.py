@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from brainchat.agent.asked import all_done, nothing_more
 from brainchat.agent.context import AgentContext, AgentState
 from brainchat.agent.exits import Exit
+from brainchat.agent.guards import in_force
 from brainchat.agent.plan_run import PlanRun, plan_limits
-from brainchat.agent.policy import at_round_limit, finished_request, next_step, request_limits
+from brainchat.agent.policy import at_round_limit, next_step
 from brainchat.events import Evaluation, emit
 
 
@@ -21,12 +21,14 @@ async def plan(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
 async def act(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     """Run decide's calls; the round's entries go to evaluate through the state."""
     d, run = runtime.context.deps, runtime.context.run
+    guards = in_force(d)
     messages, entries, looped = await d.runner.run_round(
         run,
         state.get("pending_calls", []),
         state.get("round", 0),
         state.get("last_round"),
-        d.facts,  # #23: a repeat is judged on the study's state, not only on the calls between
+        d.facts,  # a repeat is judged on the study's state, not only on the calls between
+        lambda call: guards.before_tool(d, run, call),
     )
     return {
         "messages": [*state["messages"], *messages],
@@ -57,15 +59,11 @@ async def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> AgentSt
                 "tool_rounds": tool_rounds,
             }
         verdict = outcome
-    question = str(state["messages"][0].content)
-    if done := finished_request(question, entries, run.ledger.entries):
-        verdict, found = "enough", done  # the request's last step is done: answer, not a loop
-    elif plan_ is None and (done := nothing_more(question, entries, run.ledger.entries)):
-        verdict, found = "enough", done  # #23: the asked steps are done, the model adds nothing
-    limits = plan_limits(request_limits(d.limits, question), plan_)
-    if verdict != "enough" and plan_ is None and at_round_limit(limits, tool_rounds):
-        if done := all_done(question, run.ledger.entries):
-            verdict, found = "enough", done  # at the limit with nothing asked left: answer
+    limits = plan_limits(in_force(d).limits(d, run, d.limits), plan_)
+    if plan_ is None and verdict != "enough":
+        at_limit = at_round_limit(limits, tool_rounds)
+        if done := in_force(d).after_round(d, run, entries, at_limit):
+            verdict, found = "enough", done  # the asked steps are done: answer, not a loop
     decision = next_step(
         run,
         limits,
@@ -76,7 +74,7 @@ async def evaluate(state: AgentState, runtime: Runtime[AgentContext]) -> AgentSt
         bool(state.get("looped")),
         entries,
         state.get("loop_hits", 0),
-        d.runner.tools,  # #23 hook: a loop stop names the next concrete call
+        d.runner.tools,  # a loop stop names the next concrete call
     )
     update: AgentState = {"tool_rounds": tool_rounds, "stop_reason": decision.stop_reason}
     if decision.stop_reason is not None and decision.notice:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
+import json
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from brainchat.agent.state import LedgerEntry, RunContext, call_signature
 from brainchat.agent.textcalls import BROKEN
@@ -63,71 +63,6 @@ def _is_number(text: str) -> bool:
     return True
 
 
-# The steps of an EEG pipeline a request may name, each one tool round for a model that calls
-# one tool a round (#23: "Load the first two files, band-pass 8-30 Hz, epoch 0.5-2.5 s, split by
-# trial, train CSP+LDA, test accuracy?" is six, and brainchat lists the data folder first).
-PIPELINE_STEPS = tuple(
-    re.compile(p, re.I)
-    for p in (
-        r"\bload\w*",
-        r"\b(band-?pass|filter\w*|notch|high-?pass|low-?pass|re-?referenc\w*|ica)\b",
-        r"\bepoch\w*",
-        r"\bsplit\w*",
-        r"\b(train\w*|fit)\b",
-        r"\b(evaluat\w*|accuracy|test (metrics|scores?))\b",
-    )
-)
-
-
-def request_limits(limits: AgentLimits, question: str) -> AgentLimits:
-    """A request that names a pipeline of n steps (3 or more) may take n + 2 successful rounds
-    (the listing brainchat runs first, and one more) even past auto mode's limit, as a plan may:
-    at the default 5, the 1.5B model of #23's bench did load, band-pass, epoch and split, and
-    the limit stopped it before train_model every time."""
-    named = sum(1 for step in PIPELINE_STEPS if step.search(question))
-    if named < 3:
-        return limits
-    return replace(limits, max_auto_rounds=max(limits.max_auto_rounds, named + 2))
-
-
-FINAL_STEPS = ("evaluate_model",)  # a pipeline's last step: its result is what was asked for
-
-
-def finished_request(question: str, entries: list[LedgerEntry], ledger: list[LedgerEntry]) -> str:
-    """Why the run is done although the model goes on ("" if it is not): the request names a
-    pipeline ending in its evaluation, that step succeeded, nothing failed since, and this round
-    only asked for it again (#23: after evaluate_model gave 0.974 the 1.5B model called it twice
-    more, the loop stop ended the run, and the answer, told the loop was cut, left out 0.974)."""
-    named = [bool(step.search(question)) for step in PIPELINE_STEPS]
-    if sum(named) < 3 or not named[-1] or not entries:
-        return ""
-    if not all(e.name in FINAL_STEPS and _again(e, ledger) for e in entries):
-        return ""
-    done = [i for i, e in enumerate(ledger) if e.name in FINAL_STEPS and e.status == "success"]
-    if not done or any(e.status == "error" for e in ledger[done[-1] :]):
-        return ""
-    return (
-        f"{ledger[done[-1]].name} already gave the result the request asks for and the model "
-        "asked for it again; answering from it"
-    )
-
-
-def _again(entry: LedgerEntry, ledger: list[LedgerEntry]) -> bool:
-    """The call asked for a result the run had: a repeat handed back, or a run that gave an
-    earlier success's result word for word (the bench's pipeline run of 27 Nov: after
-    evaluate_model(model='csp_lda') the model sent evaluate_model() with the same result, and
-    the round limit cut the run with every asked step done)."""
-    if entry.reused is not None:
-        return True
-    return entry.status == "success" and any(
-        e is not entry
-        and e.name == entry.name
-        and e.status == "success"
-        and e.result == entry.result
-        for e in ledger
-    )
-
-
 RoundVerdict = Literal["enough", "continue", "not_enough"]
 RoundRule = Callable[[list[LedgerEntry], list[Verdict], AgentLimits], tuple[RoundVerdict, str]]
 
@@ -156,33 +91,14 @@ def default_round_rule(
     return "continue", found
 
 
-CALL_IN_ERROR = re.compile(
-    r"\bcall (\w+)"
-)  # "call list_data_files to see them", "call ica_fit first"
-CORRECTED = re.compile(r"Corrected call: (\{.{1,400}\})")  # eeg/tools/schemas.epoch_call
-CLOSEST = re.compile(r"closest names: ((?:'[^']*'(?:, )?)+)")
-ALLOWED = re.compile(
-    r"(?:is not one of (\[[^\]]{1,300}\])|Input should be ((?:'[^']*'(?:, | or )?)+)|"
-    r"(?:available|allowed|supported|trained)(?: tools)?: ([^;.]{1,300}))"
-)
-
-
-def next_call(name: str, error: str, tools: Collection[str]) -> str:
-    """The next concrete call after `name` failed with `error` (issue #23: 'change the arguments'
-    left a small model repeating load_data('sub-01/1.edf')): the tool the error points to, the
-    closest existing file names, or the allowed values it names."""
-    if m := CORRECTED.search(error):  # the tool's own fix of the model's arguments (#23)
-        return f"send the corrected call {m.group(1)}"
-    if m := CLOSEST.search(error):
-        return f"call {name} with one of the closest existing names: {m.group(1)}"
-    if m := ALLOWED.search(error):
-        values = next(g for g in m.groups() if g)
-        return f"call {name} again with one of the allowed values: {values.strip()}"
-    pointed = [t for t in CALL_IN_ERROR.findall(error) if t in tools and t != name]
-    if pointed:
-        return f"call {pointed[0]} next"
-    if "list_data_files" in tools and name in ("load_data", "list_data_files"):
-        return "call list_data_files to see the files that exist"
+def next_call(name: str, fix: dict[str, Any] | None, tools: Collection[str]) -> str:
+    """The next concrete call after `name` failed: the one its error names as the fix (a
+    ToolError's `next_call`), else another try or another way."""
+    if fix and fix.get("name") in tools:
+        args = fix.get("arguments") or {}
+        if fix["name"] == name or args:
+            return f"send the corrected call {json.dumps(fix, ensure_ascii=False, default=str)}"
+        return f"call {fix['name']} next"
     return f"call {name} with different arguments, or another tool, or stop and answer"
 
 
@@ -203,7 +119,7 @@ def loop_notice(
     failed = [e for e in entries if e.reused is not None and e.reused.status != "success"]
     if failed:
         why = failed[0].reused.text if failed[0].reused else ""
-        step = next_call(failed[0].name, why, tools)
+        step = next_call(failed[0].name, failed[0].reused.fix if failed[0].reused else None, tools)
         return (
             f"The agent repeated {calls} {count} times although it failed with: "
             f"{_gist(why, 300) or 'no error text'}. It stopped instead of running it again.",
@@ -231,8 +147,7 @@ def loop_notice(
             )
         return (
             f"{said} In between, {_call_text(bad)} failed: {_gist(bad.error or '', 300)}.",
-            f"Next step: {next_call(bad.name, bad.error or '', tools)}. You can ask for that "
-            "directly.",
+            f"Next step: {next_call(bad.name, bad.fix, tools)}. You can ask for that directly.",
         )
     if entries and all(e.name == "web_search" for e in entries):
         return (

@@ -1,45 +1,37 @@
-"""Arguments a tool fixes itself, said to the user and the model (issue #23).
+"""Arguments a tool fixes itself, said to the user and the model.
 
-A small model writes epoch_data's `baseline` as the text "None", or as [null]: harmless slips
+A small model writes epoch_data's `baseline` as the text "None", or as [null]: slips of form
 with one meaning. A tool whose argument schema has a `repair(args) -> (args, notes)` class method
 (eeg/tools/schemas.py) gets its call's arguments fixed before anything checks them, in every
 tool-calling mode, with a notice; what still breaks the tool's own argument model is then that
-model's message (the allowed values and a corrected call), not the JSON schema's bare one.
+model's message (the allowed values and a corrected call), not the JSON schema's bare one. A
+repair never changes what a call means: a value that may be wrong is the guards' to send back
+as a suggestion (agent/guards.py), for the model to decide.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool
 from pydantic import ValidationError
 
 from brainchat.events import Notice, emit
+from brainchat.tools.errors import fix_of
 
 SCHEMA_PROBLEM = "the arguments do not match"  # textcalls' prefix: prompt mode's schema check
 
 
-def repaired(
-    call: dict[str, Any],
-    tool: BaseTool | None,
-    question: str = "",
-    results: Sequence[tuple[str, str]] = (),
-) -> dict[str, Any]:
+def repaired(call: dict[str, Any], tool: BaseTool | None) -> dict[str, Any]:
     """`call` with its arguments fixed by the tool's own `repair` (a notice says what), and a
     prompt-mode schema problem replaced by the tool's verdict on the fixed arguments. A repair
-    that takes a third parameter also reads `results`, the run's earlier successful results as
-    (tool name, result) (load_data: "the first two files" are those of the latest listing)."""
+    fixes form, never meaning: what the call asks stays what the model asked."""
     model = getattr(tool, "args_schema", None)
     fix = getattr(model, "repair", None)
     args = call.get("args")
     if tool is None or fix is None or not isinstance(args, dict):
         return call
-    if len(inspect.signature(fix).parameters) > 2:
-        fixed, notes = fix(args, question, results)
-    else:
-        fixed, notes = fix(args, question)  # the user's words decide what was asked for
+    fixed, notes = fix(args)
     call = {**call, "args": fixed}
     if notes:
         call["repaired"] = notes
@@ -56,6 +48,7 @@ def repaired(
             model.model_validate(fixed)  # type: ignore[union-attr]
         except ValidationError as exc:
             call["invalid"] = f"invalid arguments for {tool.name}: {validation_text(exc)}"
+            call["fix"] = fix_of(exc)  # the corrected call a check names, as a value
     return call
 
 

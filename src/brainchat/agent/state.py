@@ -27,6 +27,7 @@ class Seen:
     batch: bool = False  # the whole batch of the last round, state-changing calls included
     changed: bool = False  # a state-changing call that succeeded: running it again applies it twice
     mark: str | None = None  # the study's facts right after it ran (None: no study facts)
+    fix: dict[str, Any] | None = None  # the call its failure names as the fix (tools/errors.py)
 
 
 @dataclass
@@ -46,6 +47,7 @@ class LedgerEntry:
     cache_hit: bool = False
     reused: Seen | None = None  # set when an identical earlier call's outcome was handed back
     invalid: bool = False  # the reply broke the call (bad JSON, unknown tool, bad arguments)
+    fix: dict[str, Any] | None = None  # the call its failure names as the fix (tools/errors.py)
     started_at: float = field(default_factory=time.time)
     finished_at: float | None = None
 
@@ -131,7 +133,11 @@ class RunContext:
     history: list[BaseMessage] = field(default_factory=list)  # earlier turns of the conversation
     answer_reserve: float = 0.0  # seconds of the limit kept for the answer stage
     fit_told: set[str] = field(default_factory=set)  # reductions the user was told of (fit_run)
-    learning: dict[str, Any] = field(default_factory=dict)  # #23: automode.py's per-run marks
+    learning: dict[str, Any] = field(default_factory=dict)  # automode.py's per-run marks
+    record: Any = None  # the request's record (agent/record.py), when one was made
+    facts_at_start: dict[str, Any] = field(default_factory=dict)  # the study when it was made
+    suggested: set[str] = field(default_factory=set)  # calls sent back once with suggestions
+    reminded: bool = False  # a guard reminded the model of asked steps never run
 
     def remaining(self) -> float:
         """Seconds left for the tool loop (the answer stage keeps its reserve)."""
@@ -155,4 +161,6 @@ class RunContext:
         text = entry.result if entry.status == "success" else entry.error or entry.status
         key = key or call_signature(entry.name, entry.args)
         changed = not read_only and entry.status == "success"
-        self.seen[key] = Seen(entry.status, text, entry.round, changed=changed, mark=mark)
+        self.seen[key] = Seen(
+            entry.status, text, entry.round, changed=changed, mark=mark, fix=entry.fix
+        )

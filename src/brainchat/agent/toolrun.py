@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -14,16 +14,19 @@ from langchain_core.tools import BaseTool
 from pydantic import ValidationError
 
 from brainchat.agent.approval import Ask, Confirm, ask_for, request
-from brainchat.agent.asked import unasked_step
-from brainchat.agent.policy import next_call
 from brainchat.agent.repair import repair_note, repaired, validation_text
 from brainchat.agent.state import LedgerEntry, RunContext, Seen, call_signature
 from brainchat.agent.textcalls import unknown_tool
-from brainchat.events import ToolCallStarted, ToolFinished, emit, set_tool_call
+from brainchat.agent.toolnotes import finished_event, for_model, reuse_note, suggestion
+from brainchat.agent.toolnotes import over_cap as cap_note
+from brainchat.agent.verdicts import Decision, Refuse, Suggest
+from brainchat.events import ToolCallStarted, emit, set_tool_call
+from brainchat.tools.errors import fix_of
 from brainchat.tools.registry import flags_of
 
 ANONE = ": it asks the user first, and this run has no one to ask"  # headless refusal
 Facts = Callable[[], dict[str, Any]]  # the study's stage, steps and models (session/study_slot)
+Gate = Callable[[dict[str, Any]], Decision]  # the guards' word on a call before it runs
 
 
 class ToolRunner:
@@ -50,12 +53,13 @@ class ToolRunner:
         round_: int,
         last: list[LedgerEntry] | None = None,
         facts: Facts | None = None,
+        gate: Gate | None = None,
     ) -> tuple[list[ToolMessage], list[LedgerEntry], bool]:
         """Run a model response's calls (`last`: the round before; `facts`: the study's, to tell
-        whether it is the same as when a call last ran); returns tool messages (in order),
-        entries, and whether all were repeats."""
-        results = [(e.name, e.result) for e in ctx.ledger.successful()]
-        calls = [repaired(c, self.tools.get(c["name"]), ctx.question, results) for c in calls]
+        whether it is the same as when a call last ran; `gate`: the guards' word on each call
+        before it runs); returns tool messages (in order), entries, and whether all were
+        repeats."""
+        calls = [repaired(c, self.tools.get(c["name"])) for c in calls]
         entries = [
             ctx.ledger.open(
                 c.get("id") or f"call_{round_}_{i}", c["name"], c.get("args") or {}, round_
@@ -65,11 +69,14 @@ class ToolRunner:
         for entry, call in zip(entries, calls, strict=True):
             if call.get("invalid"):
                 entry.error, entry.invalid = call["invalid"], True
+                entry.fix = call.get("fix")
         cap = self.max_calls
         refused = {e.call_id for e in entries[cap:]}  # a reply of 200 calls runs the first `cap`
         again = self._same_batch(last or [], entries)
         runs = [
-            self._run_one(ctx, e, facts, over_cap=e.call_id in refused, again=again.get(e.call_id))
+            self._run_one(
+                ctx, e, facts, gate, over_cap=e.call_id in refused, again=again.get(e.call_id)
+            )
             for e in entries
         ]
         if all(self._read_only(e.name) for e in entries) and len(runs) > 1:
@@ -79,7 +86,7 @@ class ToolRunner:
                 await run
         messages = [
             ToolMessage(
-                content=_renamed(c) + repair_note(c) + _for_model(e, self.tools),
+                content=_renamed(c) + repair_note(c) + for_model(e, self.tools),
                 tool_call_id=e.call_id,
                 name=e.name,
                 status="success" if e.status == "success" else "error",
@@ -114,6 +121,7 @@ class ToolRunner:
         ctx: RunContext,
         entry: LedgerEntry,
         facts: Facts | None,
+        gate: Gate | None,
         *,
         over_cap: bool,
         again: Seen | None = None,
@@ -133,7 +141,7 @@ class ToolRunner:
         token = set_tool_call(entry.call_id, entry.name)
         try:
             if over_cap:
-                entry.finish("refused", error=_over_cap(entry.name, self.max_calls))
+                entry.finish("refused", error=cap_note(entry.name, self.max_calls))
             else:
                 # Checked here, not before the round: an earlier call of this round may have
                 # changed state, and then a repeat is no longer a loop.
@@ -141,7 +149,7 @@ class ToolRunner:
                 seen = ctx.seen.get(key)
                 if seen is not None and seen.mark is not None and seen.mark != _mark(facts):
                     seen = None  # the study changed since (a replay, another tab): run it
-                await self._execute(ctx, entry, tool, again or seen, key, facts)
+                await self._execute(ctx, entry, tool, again or seen, key, facts, gate)
         except asyncio.CancelledError:
             entry.finish("cancelled", error="the run was cancelled")
             raise
@@ -149,7 +157,7 @@ class ToolRunner:
             duration = time.perf_counter() - started
             ctx.tool_seconds += duration
             if entry.status != "cancelled":
-                emit(_finished_event(entry, duration))
+                emit(finished_event(entry, duration))
             from brainchat.events import _tool_call
 
             _tool_call.reset(token)
@@ -162,19 +170,25 @@ class ToolRunner:
         repeat: Seen | None,
         key: str,
         facts: Facts | None = None,
+        gate: Gate | None = None,
     ) -> None:
         if repeat is not None:  # checked first: the same broken call twice is a loop too
             entry.reused = repeat
-            entry.finish("skipped", result=repeat.text, error=_reuse_note(repeat))
+            entry.finish("skipped", result=repeat.text, error=reuse_note(repeat))
             return
         if entry.error is not None or tool is None:
             unknown = f"unknown tool {unknown_tool(entry.name, self.tools)}"
             entry.finish("error", error=entry.error or unknown)
             ctx.remember(entry, read_only=True, key=key)
             return
-        if why := unasked_step(ctx.question, entry.name, ctx.ledger.entries):  # #23 golden
-            entry.finish("refused", error=why)
+        decision = gate({"name": entry.name, "args": entry.args}) if gate is not None else None
+        if isinstance(decision, Refuse):
+            entry.finish("refused", error=decision.why)
             ctx.remember(entry, read_only=True, key=key)  # asked again: a repeat, then a loop
+            return
+        if isinstance(decision, Suggest):
+            # not remembered: the same call sent again is the model's decision, and runs
+            entry.finish("refused", error=suggestion(entry.name, decision))
             return
         flags = flags_of(tool)
         ask = ask_for(tool)
@@ -221,6 +235,7 @@ class ToolRunner:
             )
             return
         except ValidationError as exc:
+            entry.fix = fix_of(exc)  # a check that names the corrected call carries it
             entry.finish(
                 "error", error=f"invalid arguments for {entry.name}: {validation_text(exc)}"
             )
@@ -234,6 +249,7 @@ class ToolRunner:
             entry.finish("error", error=f"{entry.name} was cancelled from inside the tool")
             return
         except Exception as exc:  # noqa: BLE001 - a tool failure is a message, not a crash
+            entry.fix = fix_of(exc)  # a ToolError's fix, as data
             entry.finish("error", error=_error_text(entry.name, exc))
             return
         _absorb(ctx, entry, message)
@@ -269,38 +285,6 @@ def _numbered_text(sources: list[dict[str, Any]]) -> str:
     return "\n".join(f"[{s['n']}] {s['title']}\n{s['url']}\n{s['snippet']}" for s in sources)
 
 
-def _for_model(entry: LedgerEntry, tools: Collection[str] = ()) -> str:
-    if entry.status == "success":
-        return entry.result
-    if entry.status == "skipped" and entry.reused is not None:
-        if entry.reused.batch:
-            return (
-                f"You sent the same batch of calls as in round {entry.reused.round}; it already ran "
-                f"and changes state, so running it again would apply it twice. {entry.name} gave:"
-                f"\n{entry.result}\nDo not send this batch again; go on with the next step."
-            )
-        if entry.reused.changed:
-            return (
-                f"You already ran {entry.name} with these arguments in round "
-                f"{entry.reused.round}; it changed the study, and the study is the same since "
-                "(a failed call changes nothing), so running it again would apply it twice. It "
-                f"was not run again. Its result was:\n{entry.result}\nDo not call it again; "
-                "go on with the next step."
-            )
-        if entry.reused.status == "success":
-            return (
-                f"You already called {entry.name} with these arguments in round {entry.reused.round} "
-                f"and nothing that changes state ran since. Its result was:\n{entry.result}\n"
-                "Do not call it again; use this result or try different arguments."
-            )
-        return (
-            f"You already called {entry.name} with these arguments in round {entry.reused.round} "
-            f"and it failed: {entry.result}\nNothing changed since, so it would fail again. "
-            f"Next: {next_call(entry.name, entry.result, tools)}."  # #23 hook: a concrete call
-        )
-    return f"Error: {entry.error_text or entry.error}"  # whole: fit_run cuts it like a result
-
-
 def _renamed(call: dict[str, Any]) -> str:
     """What the model reads when its short tool name was run as the one tool it stands for."""
     if not call.get("renamed"):
@@ -312,7 +296,7 @@ def _renamed(call: dict[str, Any]) -> str:
 
 def _outcome(entry: LedgerEntry) -> Seen:
     text = entry.result if entry.status == "success" else entry.error or entry.status
-    return Seen(entry.status, text, entry.round)
+    return Seen(entry.status, text, entry.round, fix=entry.fix)
 
 
 def _mark(facts: Facts | None) -> str | None:
@@ -330,59 +314,6 @@ def _key(entry: LedgerEntry) -> str:
     told apart by what was wrong with it."""
     invalid = {"(invalid)": entry.error} if entry.status == "pending" and entry.error else {}
     return call_signature(entry.name, {**entry.args, **invalid})
-
-
-def _reuse_note(seen: Seen) -> str:
-    if seen.changed:
-        return (
-            f"not run again: it already ran in round {seen.round} and changed the study, which "
-            "is the same since; running it again would apply it twice"
-        )
-    if seen.batch:
-        return f"not run again: the same batch of calls ran in round {seen.round}; running it again would apply it twice"
-    if seen.status == "success":
-        return f"not run again: reused the result of the identical call in round {seen.round} (nothing that changes state ran since)"
-    return (
-        f"not run again: the identical call failed in round {seen.round} and nothing changed since"
-    )
-
-
-def _over_cap(name: str, cap: int) -> str:
-    return (
-        f"refused: the reply asked for more than {cap} tool calls and only the first {cap} ran; "
-        f"call {name} in your next step if it is still needed"
-    )
-
-
-def _finished_event(entry: LedgerEntry, duration: float) -> ToolFinished:
-    status: Any = {"success": "success", "skipped": "skipped", "refused": "refused"}.get(
-        entry.status, "error"
-    )
-    # Every result (web_search returns at most 10): the step's count and its list are one list.
-    top = [{"title": s["title"], "url": s["url"], "snippet": s["snippet"]} for s in entry.sources]
-    if top:
-        summary = f"{len(top)} results" + (" (from cache)" if entry.cache_hit else "")
-    elif entry.status == "success":
-        first = entry.result.strip().splitlines()[0] if entry.result.strip() else "(empty result)"
-        summary = first[:200]
-    else:
-        summary = entry.error or entry.status
-    error = entry.error_text or entry.error
-    return ToolFinished(
-        call_id=entry.call_id,
-        name=entry.name,
-        status=status,
-        duration=round(duration, 4),
-        summary=summary,
-        content=entry.result[:4000],
-        error=error if status != "success" else None,
-        cache_hit=entry.cache_hit,
-        result_count=len(top) if top else None,
-        top=top,
-        structured=entry.structured,
-        started_at=entry.started_at,
-        finished_at=entry.finished_at or time.time(),
-    )
 
 
 def _error_text(name: str, exc: BaseException) -> str:

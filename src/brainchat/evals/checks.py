@@ -142,6 +142,27 @@ def check_tools(checks: dict[str, Any], run: RunRecord) -> list[Failure]:
             )
     if "max_calls" in checks and len(calls) > checks["max_calls"]:
         out.append(Failure("tools", f"{len(calls)} tool calls, more than {checks['max_calls']}"))
+    if checks.get("clean"):
+        out += _clean(run, calls)
+    return out
+
+
+REWRITTEN = "arguments were fixed before it ran"  # agent/repair.py's notice
+
+
+def _clean(run: RunRecord, calls: list[dict[str, Any]]) -> list[Failure]:
+    """Every call ran as the model sent it: none refused, skipped, failed or sent back, and no
+    argument changed by brainchat (a strong model's sound calls are never second-guessed)."""
+    out = [
+        Failure(
+            "tools",
+            f"{c['name']}({json.dumps(c['args'], default=str)[:80]}) {c['status']}: {c['result'][:200]}",
+        )  # fmt: skip
+        for c in calls
+        if c["status"] not in RAN
+    ]
+    fixed = [n.message for n in run.of("notice") if REWRITTEN in n.message]
+    out += [Failure("tools", f"brainchat changed a call: {m[:200]}") for m in fixed]
     return out
 
 
@@ -201,7 +222,18 @@ def check_answer(checks: dict[str, Any], run: RunRecord) -> list[Failure]:
         out += _tool_figures(run, answer)
     if checks.get("grounded"):
         out += _grounded(run)
+    if checks.get("flagged"):
+        out += _flagged(run, str(checks["flagged"]))
     return out
+
+
+def _flagged(run: RunRecord, claim: str) -> list[Failure]:
+    """The answer check flagged the given (planted) claim: a flagged sentence is part of it."""
+    flags = [f for e in run.of("answer_checked") for f in e.flags]
+    if any(f["sentence"].strip() and f["sentence"].strip() in claim for f in flags):
+        return []
+    said = [f["sentence"][:60] for f in flags]
+    return [Failure("answer", f"the false claim {claim!r} was not flagged (flagged: {said})")]
 
 
 def _listed_files(run: RunRecord, answer: str) -> list[Failure]:

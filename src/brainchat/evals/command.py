@@ -42,6 +42,12 @@ def parser() -> argparse.ArgumentParser:
         help="each run's time limit (default: AGENT_MAX_EXECUTION_TIME, else 60); the harness "
         "waits that plus the answer's share and a minute",
     )
+    p.add_argument(
+        "--planted",
+        action="store_true",
+        help="run each scenario's copy with its planted false claim in the answer: a copy "
+        "passes when the answer check flags that claim",
+    )
     return p
 
 
@@ -68,6 +74,8 @@ def main(args: list[str]) -> int:
             print(f"brainchat eval: no scenario named {missing} in the suite", file=sys.stderr)
             return 2
         scenarios = [s for s in scenarios if s.name in opts.only]
+    if opts.planted:
+        scenarios = [s.with_planted() for s in scenarios if s.planted]
     progress = Progress(len(scenarios) * len(pairs))
     results = asyncio.run(
         run_suite(

@@ -7,15 +7,15 @@ file and the field that is wrong.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from brainchat.testing.replies import Reply, reply_from_dict
+from brainchat.testing.replies import Reply, Text, reply_from_dict
 
 SETUP_KEYS = {"demo_data", "search_fixture", "study", "mcp", "limits", "approve", "tool_calling"}
 CHECK_KEYS = {"tools", "study", "answer", "limits", "plan"}
-TOP_KEYS = {"name", "description", "question", "setup", "script", "checks", "tags"}
+TOP_KEYS = {"name", "description", "question", "setup", "script", "checks", "tags", "planted"}
 
 
 class ScenarioError(ValueError):
@@ -34,6 +34,23 @@ class Scenario:
     script: dict[str, list[Reply]] = field(default_factory=dict)  # role -> scripted replies
     checks: dict[str, Any] = field(default_factory=dict)
     tags: list[str] = field(default_factory=list)
+    planted: str = ""  # a false claim the answer check must flag when added to the answer
+
+    def with_planted(self) -> Scenario:
+        """The same scenario whose scripted answer ends with its planted false claim; it passes
+        when the answer check flags that claim."""
+        answer = list(self.script.get("answer", []))
+        if not self.planted or not answer:
+            raise ScenarioError(
+                f"{self.path}: no planted claim or no scripted answer to plant it in"
+            )
+        last = answer[-1]
+        if not isinstance(last, Text):
+            raise ScenarioError(f"{self.path}: the last scripted answer is no text reply")
+        answer[-1] = replace(last, content=f"{last.content}\n\n{self.planted}")
+        script = {**self.script, "answer": answer}
+        checks = {"answer": {"flagged": self.planted}}
+        return replace(self, name=f"{self.name}+planted", script=script, checks=checks)
 
 
 def parse_scenario(data: Any, path: Path) -> Scenario:
@@ -70,6 +87,7 @@ def parse_scenario(data: Any, path: Path) -> Scenario:
         script=script,
         checks=checks,
         tags=[str(t) for t in data.get("tags", [])],
+        planted=str(data.get("planted") or ""),
     )
 
 

@@ -42,6 +42,7 @@ class AgentCache:
         facts: Callable[[], dict[str, Any]] | None = None,
         hidden: Callable[[], Collection[str]] | None = None,
         told: Callable[[str], None] | None = None,
+        domain: Any = None,
     ) -> Agent:
         fc_spec = settings.model_for("function_call")
         answer_spec = settings.model_for("answer")
@@ -53,6 +54,7 @@ class AgentCache:
             tuple((t.name, id(t)) for t in tools),
             context is not None,
             hidden is not None,
+            domain is not None,
         )
         if self.agent is None or key != self.key:
             from brainchat.agent.graph import build_agent  # langgraph: on the first agent turn
@@ -68,6 +70,7 @@ class AgentCache:
                 facts=facts,
                 hidden=hidden,
                 specs={"function_call": fc_spec, "answer": answer_spec},
+                domain=domain,
             )
             self.key = key
             self.builds += 1

@@ -33,7 +33,7 @@ from brainchat.session.study_slot import (
     study_facts,
     use_folders,
 )
-from brainchat.session.toolbox import Toolbox, eeg_rule
+from brainchat.session.toolbox import Toolbox, eeg_domain, eeg_rule
 from brainchat.session.transcript import Transcript, Turn
 from brainchat.settings import ConfigError, ModelSpec, Settings
 from brainchat.tools.registry import ToolSet
@@ -231,6 +231,7 @@ class Session:
             self.study_facts if eeg else None,
             hidden,
             study.told if eeg else None,
+            eeg_domain() if eeg else None,
         )
 
     def study_facts(self) -> dict[str, Any]:

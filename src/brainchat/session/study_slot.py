@@ -36,7 +36,8 @@ def study_facts(study: Study) -> dict[str, Any]:
     """What plan verification reads: the study's stage, recorded steps and trained models."""
     state = study.state
     steps = [{"op": s.op, "params": dict(s.params)} for s in state.history]
-    return {"stage": state.stage, "steps": steps, "models": sorted(state.models)}
+    models = sorted(state.models)
+    return {"stage": state.stage, "steps": steps, "models": models, "ica": state.ica is not None}
 
 
 def saved_log(study: Study) -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@ for them in this conversation.
 Which tools the function-call model sees is chosen before every decide round by one rule
 (`eeg_rule`): web search, MCP tools and the EEG tools that list, load and describe data are
 always offered; the other EEG tools (preprocessing, ICA, epochs, decoding, plots, clear) only
-once the study has data loaded. A chat about the mu rhythm thus sends no EEG analysis schemas,
+once the study has data loaded. A guided model's guards narrow it further, by the study's stage. A chat about the mu rhythm thus sends no EEG analysis schemas,
 and a turn that loads data sees the analysis tools from its next round on. Each subset is bound
 once per agent (`brainchat.agent.offer.ToolOffer`), so the agent cache is unchanged.
 """
@@ -25,14 +25,22 @@ from brainchat.tools.search import backend_from_settings, make_search_tool
 if TYPE_CHECKING:
     from brainchat.eeg.study.study import Study
 
-EEG_ALWAYS = frozenset({"list_data_files", "load_data", "get_study_state"})
-LOCAL_NOT_EEG = frozenset({"web_search"})
-
 
 def eeg_rule(study: Study, local_names: Collection[str]) -> Callable[[], frozenset[str]]:
-    """The tools to hide in a round: EEG tools beyond list/load/state while the study is empty."""
-    needs_data = frozenset(local_names) - EEG_ALWAYS - LOCAL_NOT_EEG
+    """The tools to hide in a round: the EEG tools an empty study cannot use (eeg/guidance's
+    table of what each step needs), while the study is empty."""
+    from brainchat.eeg.guidance.steps import allowed
+
+    names = list(local_names)
+    needs_data = frozenset(names) - frozenset(allowed(names, {"stage": "empty"}))
     return lambda: needs_data if study.stage == "empty" else frozenset()
+
+
+def eeg_domain() -> Any:
+    """The EEG knowledge the agent is guided by (brainchat.domain.Domain)."""
+    from brainchat.eeg.guidance import EEG
+
+    return EEG
 
 
 def local_toolset(settings: Settings, study: Study, search_cache: dict[str, Any]) -> ToolSet:

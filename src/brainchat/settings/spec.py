@@ -36,6 +36,7 @@ KEY_AS_MODEL = (
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 VARIANT = re.compile(r"[A-Za-z0-9_-]{1,40}")
 ToolCalling = Literal["native", "prompt", "auto"]
+Guidance = Literal["auto", "minimal", "guided"]
 DEFAULT_REPLY_TOKENS = 1024  # a reply's limit when a spec sets no max_tokens
 
 
@@ -61,6 +62,20 @@ class SpecVars(Declared):
         },
     )
     stream_tool_calls: bool = var(True, "stream_tool_calls", "stream the function-call request")
+    guidance: Guidance = var(
+        "auto",
+        "guidance",
+        "how much the agent guides the function-call model",
+        choices={
+            "auto": "guided when it calls tools through the prompt, else minimal",
+            "minimal": "loop limits, approvals and the answer check only",
+            "guided": "also a record of the request, the next step, worked examples and checks "
+            "of its calls against the request (for small models)",
+        },
+    )
+    response_format: bool = var(
+        True, "response_format", "send a JSON schema for structured replies (guided models)"
+    )
 
 
 CHECKED = tuple(SpecVars.model_fields)
@@ -97,6 +112,8 @@ class ModelSpec:
     stream_tool_calls: bool = _d(
         "stream_tool_calls"
     )  # False: the function-call request is not streamed
+    guidance: Guidance = _d("guidance")  # how much the agent guides this model (agent/profile.py)
+    response_format: bool = _d("response_format")  # JSON-schema replies for guided requests
     user_url: bool = False  # a user typed base_url (a connection): requests go through netguard
 
     @property

@@ -1,11 +1,10 @@
 """Run events -> Chainlit steps and messages: one renderer per user message.
 
-An agent run is one open "Agent run" step holding collapsed steps a person may want to open:
-each round's thinking, one step per tool call (arguments, result, what it changed in the study,
-live progress in its title), a step when an evaluation changes course, and the decision that
-hands over to the answer model. The answer is its own streamed message with its sources, the
-figures the run drew and a stats table; a chat answer gets the same kind of table. `stop()`
-closes whatever is open and leaves one message with the usage so far.
+An agent run is one open "Agent run" step holding collapsed steps: the record of the request (a
+guided model's), each round's thinking, one step per tool call (arguments, result, what it
+changed in the study, live progress in its title), a step when an evaluation changes course, and
+the hand-over to the answer model. The answer is its own streamed message with sources, figures
+and a stats table. `stop()` closes whatever is open and leaves the usage so far.
 """
 
 from __future__ import annotations
@@ -27,12 +26,9 @@ EXPORT_ACTION = "export_analysis"  # the button under an answer that changed the
 
 
 def export_button() -> cl.Action:
+    tip = "A Python script that redoes the study and an HTML report, as the study is now"
     return cl.Action(
-        name=EXPORT_ACTION,
-        payload={},
-        label="Export analysis",
-        icon="download",
-        tooltip="A Python script that redoes the study and an HTML report, as the study is now",
+        name=EXPORT_ACTION, payload={}, label="Export analysis", icon="download", tooltip=tip
     )
 
 
@@ -114,6 +110,8 @@ class RunRenderer(RunSteps):
                 await self.on_plan_step_updated(e)
             case ev.Replanned():
                 await self.on_replanned(e)
+            case ev.RequestUnderstood():
+                await self.on_request_understood(e)
             case ev.RunFinished():
                 await self.on_run_finished(e)
             case _:
@@ -240,6 +238,9 @@ class RunRenderer(RunSteps):
             await self._note(st.evaluation_title(e), e.reason)
         else:
             self.decision = e  # shown with the hand-over to the answer model
+
+    async def on_request_understood(self, e: ev.RequestUnderstood) -> None:
+        await self._note(st.record_title(e), st.record_text(e))
 
     async def on_plan_created(self, e: ev.PlanCreated) -> None:
         await self._plan_step(f"Plan · {len(e.steps)} steps", e.steps, "")

@@ -7,10 +7,11 @@ live training progress, duration.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
-from brainchat.events import Evaluation, ModelSwitch, ToolFinished
+from brainchat.events import Evaluation, ModelSwitch, RequestUnderstood, ToolFinished
 from brainchat.ui.format import seconds
 from brainchat.ui.structured_view import structured_block  # #25 hook (mcpclient)
 
@@ -133,3 +134,34 @@ def run_title(rounds: int, tool_calls: int, total: float | None = None, suffix: 
     return (
         f"Agent run · {plural(rounds, 'round')} · {plural(tool_calls, 'tool call')}{took}{suffix}"
     )
+
+
+RECORD_FLAGS = ("plot", "listing", "comparison", "web")
+
+
+def record_title(e: RequestUnderstood) -> str:
+    """The step of a guided model's record of the request: its steps, or why there is none."""
+    if e.record is None:
+        return f"Request not understood · {e.duration:.1f} s"
+    steps = " → ".join(e.record.get("steps") or []) or "no analysis step"
+    return f"Request understood · {steps} · {e.duration:.1f} s"
+
+
+def record_text(e: RequestUnderstood) -> str:
+    """The record as a researcher reads it: what was asked, what was fixed."""
+    if e.record is None:
+        return f"{e.model} made no record of the request ({e.problem}); the agent goes on without one."  # fmt: skip
+    r = e.record
+    lines = [f"{e.model} read the request ({'JSON schema' if e.how == 'schema' else 'JSON text'}):"]
+    if r.get("language"):
+        lines.append(f"- language: {r['language']}")
+    lines.append(f"- steps: {', '.join(r.get('steps') or []) or 'none'}")
+    if r.get("files") or r.get("positions"):
+        picked = ", ".join(str(p) for p in r.get("positions") or [])
+        lines.append(f"- files: {', '.join(r.get('files') or []) or '—'}" + (f" (places {picked})" if picked else ""))  # fmt: skip
+    for f in r.get("fixed") or []:
+        lines.append(f"- {f.get('tool')}: {f.get('name')} = {json.dumps(f.get('value'), ensure_ascii=False)}")  # fmt: skip
+    asked = [k for k in RECORD_FLAGS if r.get(k)]
+    if asked:
+        lines.append(f"- also: {', '.join(asked)}")
+    return "\n".join(lines)

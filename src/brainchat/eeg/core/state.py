@@ -7,16 +7,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from langchain_core.tools import ToolException
-
 from brainchat.eeg.io.loading import Recording
+from brainchat.tools.errors import ToolError, call
 
 STAGES = ("empty", "loaded", "epoched", "split", "trained")
-MISSING = {
-    "loaded": "no data loaded: call load_data first",
-    "epoched": "no epochs yet: call epoch_data first",
-    "split": "the epochs are not split into train/validation/test: call split_dataset first",
-    "trained": "no trained model yet: call train_model first",
+MISSING = {  # what a stage lacks, and the tool that makes it
+    "loaded": ("no data loaded: call load_data first", "load_data"),
+    "epoched": ("no epochs yet: call epoch_data first", "epoch_data"),
+    "split": (
+        "the epochs are not split into train/validation/test: call split_dataset first",
+        "split_dataset",
+    ),
+    "trained": ("no trained model yet: call train_model first", "train_model"),
 }
 
 
@@ -93,14 +95,15 @@ class StudyState:
     def eps(self) -> EpochSet:
         """The epochs, for code past a `require("epoched")` check."""
         if self.epochs is None:
-            raise ToolException("no epochs yet: call epoch_data first")
+            raise ToolError("no epochs yet: call epoch_data first", call("epoch_data"))
         return self.epochs
 
     def require(self, stage: str) -> None:
-        """Raise a ToolException naming what is missing and which tool to call first."""
+        """Raise a ToolError naming what is missing and which tool to call first."""
         have = STAGES.index(self.stage)
         if have < STAGES.index(stage):
-            raise ToolException(MISSING[STAGES[have + 1]])  # the first missing step
+            text, tool = MISSING[STAGES[have + 1]]  # the first missing step
+            raise ToolError(text, call(tool))
 
     def without_derived(self) -> StudyState:
         """The same continuous data, with epochs, split, models and cross-validations dropped."""

@@ -10,6 +10,7 @@ from langchain_core.tools import ToolException
 
 from brainchat.eeg.core.state import Op, Step, StudyState, TrainedModel
 from brainchat.events import ToolImage, ToolProgress, current_tool_call, emit
+from brainchat.tools.errors import ToolError, call
 
 
 def emit_image(png: bytes, title: str) -> str:
@@ -167,7 +168,10 @@ def ica_fit_op(n_components: int, method: str, seed: int) -> Op:
 
         state.require("loaded")
         if state.stage != "loaded":
-            raise ToolException("ICA applies to continuous data: call reset_preprocessing first")
+            raise ToolError(
+                "ICA applies to continuous data: call reset_preprocessing first",
+                call("reset_preprocessing"),
+            )
         n_ch = len(state.raws[0].ch_names)
         if n_components > n_ch - (1 if any(s.op == "reference" for s in state.history) else 0):
             raise ToolException(
@@ -203,7 +207,7 @@ def ica_fit_op(n_components: int, method: str, seed: int) -> Op:
 
 def ica_apply_step(state: StudyState, exclude: list[int]) -> Step:
     if state.ica is None:
-        raise ToolException("no ICA fitted: call ica_fit first")
+        raise ToolError("no ICA fitted: call ica_fit first", call("ica_fit"))
     bad = [k for k in exclude if not 0 <= k < state.ica.n_components_]
     if bad:
         raise ToolException(f"component(s) {bad} out of range 0..{state.ica.n_components_ - 1}")

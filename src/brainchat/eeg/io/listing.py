@@ -91,12 +91,25 @@ def list_files(
             "only that folder (e.g. 'sub-01/*.edf')"
         )
     if not found and not bids:
-        return (
-            f"no EEG files match '{pattern}' in the data folder "
-            f"(formats: {', '.join(SUPPORTED_EXTENSIONS)}); `brainchat demo-data` writes a demo set"
-            + cut
-        )
+        return _none_found(root, pattern, stop) + cut
     found.sort()
     more = f"\n... {len(found) - limit} more" if len(found) > limit else ""
     files = f"{len(found)} file(s) in the data folder:\n" + "\n".join(found[:limit]) + more
     return (bids.text() + ("\n" + files if found else "") if bids else files) + cut
+
+
+def _none_found(root: Path, pattern: str, stop: threading.Event | None) -> str:
+    """Why nothing was listed: a pattern that matches none of the files there (they are
+    counted, and the call that lists them named), or a folder with no EEG file at all."""
+    if pattern.strip() not in ("", "*", "**", "**/*"):
+        held = sum(1 for _ in EegWalk(root, root, stop))
+        if held:
+            return (
+                f"no EEG file matches the pattern '{pattern}', but the data folder holds {held} "
+                "EEG file(s): call list_data_files with pattern '*' to see all of them"
+            )
+    return (
+        f"the data folder holds no EEG file (formats: {', '.join(SUPPORTED_EXTENSIONS)}); "
+        "the user can write a demo set with the welcome page's button or the command "
+        "'brainchat demo-data', or upload recordings"
+    )

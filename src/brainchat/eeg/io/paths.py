@@ -11,6 +11,8 @@ from pathlib import Path
 
 from langchain_core.tools import ToolException
 
+from brainchat.tools.errors import ToolError, call
+
 DATA_DIR_ENV = "BRAINCHAT_DATA_DIR"
 SUPPORTED_EXTENSIONS = (".edf", ".bdf", ".gdf", ".fif", ".fif.gz", ".set", ".vhdr")
 MAX_LISTED_ENTRIES = 20_000  # files and folders visited per walk of the data folder
@@ -62,9 +64,11 @@ def existing_data_file(data_dir: Path | str, user_path: str | Path) -> Path:
             "call list_data_files to see the available files"
         ) from None
     if not found:
-        raise ToolException(
-            f"file '{shown_name(str(user_path))}' not found in the data folder; "
-            + what_is_there(data_dir, str(user_path))
+        there = what_is_there(data_dir, str(user_path))
+        # the closest names are in the text: the model picks one; with none, the listing helps
+        fix = None if there.startswith("closest names") else call("list_data_files")
+        raise ToolError(
+            f"file '{shown_name(str(user_path))}' not found in the data folder; {there}", fix
         )
     if not file_format(path):
         raise ToolException(
@@ -79,7 +83,7 @@ def what_is_there(data_dir: Path | str, wanted: str, close: int = 3, first: int 
     root = Path(data_dir).resolve()
     names = [str(rel) for rel, _ in EegWalk(root)] if root.is_dir() else []
     if not names:
-        return "the data folder holds no EEG files yet (`brainchat demo-data` writes a demo set)"
+        return "the data folder holds no EEG files yet (the demo set can be written with 'brainchat demo-data')"
     names.sort()
     matches = difflib.get_close_matches(wanted, names, n=close, cutoff=0.3)
     if not matches:  # 'sub-01/1.edf' against 'sub-01/sub-01_ses-01_eeg.edf': same folder first

@@ -10,6 +10,7 @@ from langchain_core.tools import ToolException
 
 from brainchat.eeg.core.state import EpochSet, Op, Split, StudyState
 from brainchat.eeg.io.loading import class_names
+from brainchat.tools.errors import ToolError, call
 
 
 def _classes(state: StudyState, events: list[str] | None) -> list[str]:
@@ -38,7 +39,10 @@ def _check_compatible(state: StudyState) -> None:
                 "select_channels(keep=[...]) with the channels common to all files"
             )
         if raw.info["sfreq"] != first.info["sfreq"]:
-            raise ToolException("recordings differ in sampling rate; call resample_data first")
+            raise ToolError(
+                "recordings differ in sampling rate; call resample_data first",
+                call("resample_data"),
+            )
 
 
 def make_epochs(

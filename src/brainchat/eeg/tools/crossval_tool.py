@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import re
 import threading
 from dataclasses import asdict, replace
 from typing import Any, Literal
@@ -57,67 +55,6 @@ class CrossValidateArgs(BaseModel):
     @classmethod
     def _distinct(cls, v: list[str]) -> list[str]:
         return list(dict.fromkeys(v))
-
-    @classmethod
-    def repair(cls, args: dict[str, Any], question: str = "") -> tuple[dict[str, Any], list[str]]:
-        """The protocol and pipelines the request names (see `_named_protocol`). Pipelines only
-        where the call sent the default list (copied from the schema) or none: asked to "compare
-        CSP+LDA with Riemannian MDM", the 1.5B model of the golden run (25 Nov) sent csp_lda and
-        ts_lr, and MDM was never run."""
-        args, notes = _named_protocol(args, question)
-        named = named_pipelines(question)
-        sent = args.get("pipelines")
-        default = cls.model_fields["pipelines"].default
-        if not named or (sent is not None and sent != default) or set(named) == set(default):
-            return args, notes
-        note = (
-            f"pipelines {json.dumps(sent or default)} became {json.dumps(named)}, the ones the "
-            "request names"
-        )
-        return {**args, "pipelines": named}, [*notes, note]
-
-
-# how a request names each protocol: the one it names is the question asked
-PROTOCOL_WORDS = {
-    "cross_subject": r"\bleave[- ]one[- ]subject[- ]out\b|\bcross[- ]subjects?\b|\bloso\b|"
-    r"\bacross (subjects|people|participants|persons)\b|\b(never|not) (been )?seen\b|"
-    r"\b(new|unseen|another|other) (subject|person|participant)s?\b",
-    "cross_session": r"\bleave[- ]one[- ]session[- ]out\b|\bcross[- ]sessions?\b|"
-    r"\bacross sessions\b|\b(new|unseen|another|later) sessions?\b",
-    "within_session": r"\bwithin[- ](each |a |the |one )?(recording )?sessions?\b",
-}
-
-
-def _named_protocol(args: dict[str, Any], question: str) -> tuple[dict[str, Any], list[str]]:
-    """The protocol a request names (exactly one) instead of another the call sent (#23 golden,
-    27 Nov: for "Leave one subject out ..." and "a person it has never seen" the 1.5B model sent
-    cross_session, which the one-session data refused, then sent it again or within_session,
-    a score for other questions than the ones asked)."""
-    named = [p for p, words in PROTOCOL_WORDS.items() if re.search(words, question, re.I)]
-    sent = args.get("protocol", CrossValidateArgs.model_fields["protocol"].default)
-    if len(named) != 1 or sent == named[0]:
-        return args, []
-    note = f"protocol {json.dumps(sent)} became {json.dumps(named[0])}, the one the request names"
-    return {**args, "protocol": named[0]}, [note]
-
-
-# how a request names each pipeline (for `repair`)
-PIPELINE_WORDS = {
-    "csp_lda": r"\bcsp\s*(\+|and|with|/)?\s*lda\b|\bcsp_lda\b",
-    "ts_lr": r"\btangent[- ]space\b|\bts[_+ ]?lr\b",
-    "mdm": r"\bmdm\b|minimum distance to (the )?mean",
-    "fbcsp": r"\bfbcsp\b|filter[- ]bank",
-    "eegnet": r"\beegnet\b",
-    "shallowconvnet": r"\bshallow\s*conv\s*net\b|\bshallowconvnet\b",
-    "sccnet": r"\bsccnet\b",
-}
-
-
-def named_pipelines(question: str) -> list[str]:
-    """The pipelines a request names, in the order it names them."""
-    found = [(m.start(), name) for name, words in PIPELINE_WORDS.items()
-             if (m := re.search(words, question, re.I))]  # fmt: skip
-    return [name for _, name in sorted(found)]
 
 
 def _progress(done: int, total: int) -> None:

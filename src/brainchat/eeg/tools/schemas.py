@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
-from brainchat.eeg.tools.repairs import (
-    is_seconds,
-    repair_epoch_args,
-    repair_first_files,
-    repair_split_args,
-    repaired_baseline,
-)
+from brainchat.eeg.tools.repairs import is_seconds, repair_epoch_args, repaired_baseline
+from brainchat.tools.errors import CorrectedCall, ToolError, call
 
 ModelName = Literal["eegnet", "shallowconvnet", "sccnet", "csp_lda"]
 
@@ -36,15 +30,9 @@ class LoadArgs(BaseModel):
     )
 
     @classmethod
-    def repair(
-        cls, args: dict[str, Any], question: str = "", results: Sequence[tuple[str, str]] = ()
-    ) -> tuple[dict[str, Any], list[str]]:
-        """The call's arguments with harmless, unambiguous slips fixed, and what was fixed
-        (`results`: the run's earlier (tool name, result) pairs, whose latest listing says which
-        files are "the first two")."""
-        args, notes = repair_load_args(args)
-        args, first = repair_first_files(args, question, results)
-        return args, notes + first
+    def repair(cls, args: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """The call's arguments with slips of form fixed, and what was fixed."""
+        return repair_load_args(args)
 
 
 RECORDING_SUFFIXES = (".edf", ".bdf", ".gdf", ".fif", ".fif.gz", ".vhdr", ".set")
@@ -52,10 +40,10 @@ SELECTORS = ("subjects", "sessions", "tasks", "runs")  # BIDS entities (eeg/tool
 
 
 def repair_load_args(args: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """load_data naming single recording files and BIDS selectors beside them (issue #23: the
-    1.5B model filled every argument, `subjects: ["01"], runs: [""]`, and each load failed with
-    'select recordings of a BIDS dataset'): the selectors can only pick recordings inside a
-    dataset folder, so with files alone named they are left out, and said."""
+    """load_data naming single recording files and BIDS selectors beside them (a small model
+    fills every argument, `subjects: ["01"], runs: [""]`): the selectors can only pick
+    recordings inside a dataset folder, so with files alone named they select nothing; they are
+    left out, and said."""
     files = args.get("files")
     if (
         not isinstance(files, list)
@@ -169,10 +157,9 @@ class EpochArgs(BaseModel):
     )
 
     @classmethod
-    def repair(cls, args: dict[str, Any], question: str = "") -> tuple[dict[str, Any], list[str]]:
-        """The call's arguments with harmless, unambiguous slips fixed, and what was fixed
-        (`question`: the user's request, which decides whether a baseline was asked for)."""
-        return repair_epoch_args(args, question)
+    def repair(cls, args: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """The call's arguments with slips of form fixed, and what was fixed."""
+        return repair_epoch_args(args)
 
     @field_validator("baseline", mode="before")
     @classmethod
@@ -183,11 +170,13 @@ class EpochArgs(BaseModel):
         ):
             return value
         tmin, tmax = info.data.get("tmin", 0.5), info.data.get("tmax", 2.5)
-        raise ValueError(
+        fixed = {**info.data, "baseline": None}
+        raise CorrectedCall(
             f"baseline {json.dumps(value, default=str)} is not an interval. "
             + _baseline_rule(tmin, tmax)
             + " Corrected call: "
-            + epoch_call({**info.data, "baseline": None})
+            + epoch_call(fixed),
+            _epoch_fix(fixed),
         )
 
     @model_validator(mode="after")
@@ -195,21 +184,23 @@ class EpochArgs(BaseModel):
         own = self.model_dump(exclude_none=True)
         if self.tmin >= self.tmax:
             fix = {"tmin": self.tmax, "tmax": self.tmin} if self.tmin > self.tmax else {}
-            raise ValueError(
+            raise CorrectedCall(
                 f"tmin ({self.tmin:g} s) must be before tmax ({self.tmax:g} s)"
-                + (f". Corrected call: {epoch_call({**own, **fix})}" if fix else "")
+                + (f". Corrected call: {epoch_call({**own, **fix})}" if fix else ""),
+                _epoch_fix({**own, **fix}) if fix else None,
             )
         if self.baseline is not None:
             start, end = self.baseline
             start = self.tmin if start is None else start
             end = self.tmax if end is None else end
             if start < self.tmin - 1e-9 or end > self.tmax + 1e-9 or start > end:
-                raise ValueError(
+                raise CorrectedCall(
                     f"baseline {json.dumps(list(self.baseline))} is outside the epoch "
                     f"{self.tmin:g}..{self.tmax:g} s. "
                     + _baseline_rule(self.tmin, self.tmax)
                     + " Corrected call: "
-                    + epoch_call({**own, "baseline": None})
+                    + epoch_call({**own, "baseline": None}),
+                    _epoch_fix({**own, "baseline": None}),
                 )
         return self
 
@@ -222,21 +213,40 @@ def _baseline_rule(tmin: Any, tmax: Any) -> str:
     )
 
 
+def _epoch_fix(args: dict[str, Any]) -> dict[str, Any]:
+    """The corrected epoch_data call as a value (tools/errors.py), None values left out."""
+    return call("epoch_data", {k: v for k, v in args.items() if v is not None and k in EpochArgs.model_fields})  # fmt: skip
+
+
 def epoch_call(args: dict[str, Any]) -> str:
     """An epoch_data call as prompt mode writes it, from the model's own arguments (None left out)."""
     kept = {k: v for k, v in args.items() if v is not None and k in EpochArgs.model_fields}
     return json.dumps({"name": "epoch_data", "arguments": kept})
 
 
-def epoch_error(message: str, args: dict[str, Any]) -> str:
+def epoch_error(
+    message: str, args: dict[str, Any], labels: frozenset[str] | set[str] = frozenset()
+) -> ToolError:
     """epoch_data's error from the study, with the allowed values and a corrected call where the
-    error is the model's argument: unknown event names."""
+    error is the model's argument: unknown event names (`labels`: the BIDS labels of the loaded
+    recordings' file names, which name recordings, not events)."""
     if message.startswith("unknown event") and "available: " in message:
-        return (
-            f"{message}. Leave events out to use all of them, or name two or more of the "
-            f"available ones. Corrected call: {epoch_call({**args, 'events': None})}"
+        sent = [str(e) for e in args.get("events") or []]
+        named = [e for e in sent if e.lower() in labels]
+        why = (
+            f" ({', '.join(named)} {'is a label' if len(named) == 1 else 'are labels'} of the "
+            "recordings' file names, not an event)"
+            if named
+            else ""
         )
-    return message
+        fixed = {k: v for k, v in args.items() if k in EpochArgs.model_fields and v is not None}
+        fixed.pop("events", None)
+        return ToolError(
+            f"{message}{why}. Leave events out to use all of them, or name two or more of the "
+            f"available ones. Corrected call: {epoch_call({**args, 'events': None})}",
+            call("epoch_data", fixed),
+        )
+    return ToolError(message)  # never reached for another error: epoch_data re-raises those
 
 
 class SplitArgs(BaseModel):
@@ -249,11 +259,6 @@ class SplitArgs(BaseModel):
         0.2, ge=0, lt=0.9, description="fraction for validation (from training)"
     )
     seed: int = Field(0, ge=0)
-
-    @classmethod
-    def repair(cls, args: dict[str, Any], question: str = "") -> tuple[dict[str, Any], list[str]]:
-        """The split the request names wins over the model's (repairs.repair_split_args)."""
-        return repair_split_args(args, question)
 
     @model_validator(mode="after")
     def _sum(self) -> SplitArgs:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -15,7 +16,6 @@ from brainchat.eeg.tools import schemas as s
 from brainchat.eeg.tools.bids_tools import LOAD_DESCRIPTION, bids_tools, expand_files  # BIDS (#24)
 from brainchat.eeg.tools.bids_tools import LoadArgs as BidsLoadArgs
 from brainchat.eeg.tools.crossval_tool import crossval_tools  # #24
-from brainchat.eeg.tools.repairs import events_naming_recordings
 from brainchat.eeg.tools.toolkit import (
     DESTRUCTIVE,
     READ_ONLY,
@@ -186,15 +186,13 @@ def _channel_tools(study: Study) -> list[BaseTool]:
     ]
 
 
-def _events_naming_recordings(study: Study, events: list[str] | None) -> str | None:
-    """schemas.events_naming_recordings for the study's loaded recordings and their events."""
-    if not events:
-        return None
-    from brainchat.eeg.io.loading import class_names
+BIDS_LABEL = re.compile(r"(?:^|[_/])[a-z]+-([A-Za-z0-9]+)")  # sub-01, ses-02, task-mi, run-1
 
-    state = study.state
-    available = sorted({c for raw in state.raws for c in class_names(raw)})
-    return events_naming_recordings(events, [r.name for r in state.recordings], available)
+
+def _recording_labels(study: Study) -> set[str]:
+    """The BIDS labels in the loaded recordings' file names (sub-01_ses-01_task-mi: 01, mi)."""
+    names = [r.name for r in study.state.recordings]
+    return {m.group(1).lower() for name in names for m in BIDS_LABEL.finditer(name)}
 
 
 def _dataset_tools(study: Study) -> list[BaseTool]:
@@ -208,8 +206,6 @@ def _dataset_tools(study: Study) -> list[BaseTool]:
         from brainchat.eeg.preprocessing.dataset import epoch_op
         from brainchat.eeg.study.memory import epoch_need, guarded
 
-        note = _events_naming_recordings(study, events)  # #23: events=["mi"]
-        events = None if note else events
         limit = study.max_operation_mb
         base = tuple(baseline) if baseline is not None else None
         record = {
@@ -222,10 +218,11 @@ def _dataset_tools(study: Study) -> list[BaseTool]:
         }
         op = guarded(epoch_op(tmin, tmax, events, base, reject_uv), epoch_need(tmin, tmax), limit)
         try:
-            done = await run_op(study, op, record=record)
-            return f"{done}\nnote: {note}" if note else done
-        except ToolException as exc:  # #23 (realmodel): unknown events name a corrected call
-            raise ToolException(s.epoch_error(str(exc), record)) from None
+            return await run_op(study, op, record=record)
+        except ToolException as exc:  # unknown events: the allowed ones and a corrected call
+            if not str(exc).startswith("unknown event"):
+                raise
+            raise s.epoch_error(str(exc), record, _recording_labels(study)) from None
 
     async def split_dataset(
         by: str = "trial", test_ratio: float = 0.2, val_ratio: float = 0.2, seed: int = 0

@@ -9,6 +9,7 @@ from langchain_core.tools import ToolException
 from brainchat.eeg.core.state import Op, StudyState
 from brainchat.eeg.decoding.decoding import emit_image
 from brainchat.eeg.preprocessing.preprocessing import _canonical, check_channels
+from brainchat.tools.errors import ToolError, call
 
 
 def _pick_raw(state: StudyState, file: str | None):
@@ -84,7 +85,7 @@ def ica_components_op(components: list[int] | None) -> Op:
         from brainchat.eeg.preprocessing.plots import ica_components
 
         if state.ica is None:
-            raise ToolException("no ICA fitted: call ica_fit first")
+            raise ToolError("no ICA fitted: call ica_fit first", call("ica_fit"))
         n = state.ica.n_components_
         picks = components or list(range(min(n, 20)))
         bad = [k for k in picks if not 0 <= k < n]

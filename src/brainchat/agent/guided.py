@@ -1,0 +1,234 @@
+"""The guards of a guided model (a small one): each reads the run's record of the request.
+
+- `StateOffer`: only the tools the study's state allows are offered.
+- `ListFirst`: a request about the user's recordings, with nothing loaded, starts with
+  brainchat listing the data folder, so the model picks real names instead of guessing them.
+- `Examples`: worked examples like the request go into the system prompt.
+- `NextStep`: a note names the study's stage and the call that comes next for the request.
+- `AskedSteps`: once every asked step is done, a step nobody asked for is not run (steps that
+  only report run, and plots when a figure is asked); a round that adds nothing then ends the
+  loop; a model that stops with asked steps never run is reminded once.
+- `UserValues`: a call whose arguments contradict the values the request fixed, or that the
+  domain would look at twice, is sent back once with the suggested arguments; the model
+  decides, and the same call sent again runs as it is.
+- `RoundBudget`: the round limit leaves room for the rounds the asked steps take.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from brainchat.agent.guards import Decision, Guard, Guards, Refuse, Suggest
+from brainchat.agent.state import call_signature
+from brainchat.settings import AgentLimits
+
+if TYPE_CHECKING:
+    from brainchat.agent.context import Deps
+    from brainchat.agent.record import RequestRecord
+    from brainchat.agent.state import LedgerEntry, RunContext
+
+EXAMPLES = 2  # worked examples in a guided model's system prompt
+
+
+def _facts(d: Deps) -> dict[str, Any]:
+    return d.facts() if d.facts is not None else {}
+
+
+def _done(run: RunContext) -> set[str]:
+    return {e.name for e in run.ledger.entries if e.status == "success"}
+
+
+class StateOffer(Guard):
+    def offer(self, d: Deps, names: list[str]) -> list[str]:
+        return d.domain.offer(names, _facts(d)) if d.facts is not None else names
+
+
+class ListFirst(Guard):
+    def opening(self, d: Deps, run: RunContext) -> list[dict[str, Any]]:
+        record, listing = run.record, d.domain.listing()
+        if record is None or listing is None or run.ledger.entries:
+            return []
+        if not (record.steps or record.files or record.listing) or record.web:
+            return []
+        if _facts(d).get("stage", "empty") != "empty" or listing not in d.bound_llm.offered():
+            return []
+        return [{"name": listing, "args": {}, "id": "brainchat_list_1"}]
+
+
+class Examples(Guard):
+    def guide(self, d: Deps, run: RunContext) -> str:
+        found = d.domain.examples(run.question, EXAMPLES)
+        if not found:
+            return ""
+        lines = ["Worked examples of requests like this one and the calls that carry them out "
+                 "(files in <brackets> come from list_data_files's result):"]  # fmt: skip
+        lines += [f"- Request: {ex.request}\n  Calls: {ex.calls}" for ex in found]
+        return "\n".join(lines)
+
+
+class NextStep(Guard):
+    def notes(self, d: Deps, run: RunContext) -> list[str]:
+        record = run.record
+        if record is None or not record.steps or d.facts is None:
+            return []
+        facts = _facts(d)
+        step = d.domain.next_call(record.steps, facts, _done(run), record.values())
+        if step is None:
+            return []
+        return [
+            f"(Study stage: {facts.get('stage', 'empty')}. Next step for this request: {step}.)"
+        ]
+
+
+class AskedSteps(Guard):
+    def before_tool(self, d: Deps, run: RunContext, call: dict[str, Any]) -> Decision:
+        record, step = run.record, d.domain.step_of(call["name"])
+        if record is None or step is None or not record.steps or step.id in record.steps:
+            return None
+        for asked in (s for s in d.domain.steps() if s.id in record.steps):
+            if step.id in asked.replaces and not set(asked.tools) & _done(run):
+                return Refuse(
+                    f"not run: the request asks for {asked.id}, and {asked.tools[0]} does "
+                    f"{step.id} itself. Call {asked.tools[0]} now"
+                )
+        if step.report and (step.id != "plot" or record.plot):
+            return None  # it changes nothing: it reports on what is there
+        if not (done := finished(d, run, record)):
+            return None  # the asked steps may need it first
+        return Refuse(
+            f"not run: the request does not ask for {call['name']}, and every step it asks "
+            f"for ({done}) is done. Answer now from the results above, or call a tool the "
+            "request asks for"
+        )
+
+    def after_round(
+        self, d: Deps, run: RunContext, entries: list[LedgerEntry], at_limit: bool
+    ) -> str:
+        record = run.record
+        if record is None or not record.steps or not entries:
+            return ""
+        if record.web and not run.ledger.sources:
+            return ""  # a search is asked for too, and none found anything yet
+        if not (done := finished(d, run, record)):
+            return ""
+        if at_limit:
+            return f"every step the request asks for is done ({done})"
+        if not all(_adds_nothing(e, run) for e in entries):
+            return ""
+        names = ", ".join(sorted({e.name for e in entries}))
+        return f"every step the request asks for is done ({done}), and this round ran nothing new ({names}): answering"  # fmt: skip
+
+    def stopped(self, d: Deps, run: RunContext) -> str | None:
+        record = run.record
+        if record is None or not record.steps or run.reminded:
+            return None
+        missing = not_done(d, run, record)
+        if not missing or run.remaining() < run.answer_reserve:
+            return None
+        run.reminded = True
+        step = d.domain.next_call(record.steps, _facts(d), _done(run), record.values())
+        call = f" Call {step} now, with arguments from the results above;" if step else ""
+        return (
+            f"(Not done yet: the request also asks for {', '.join(missing)}, and no call of "
+            f"{'it' if len(missing) == 1 else 'them'} has succeeded.{call} if it cannot be done, "
+            "say why in one sentence.)"
+        )
+
+
+class UserValues(Guard):
+    def before_tool(self, d: Deps, run: RunContext, call: dict[str, Any]) -> Decision:
+        record, args = run.record, call.get("args")
+        if record is None or call.get("invalid") or not isinstance(args, dict):
+            return None
+        key = call_signature(call["name"], args)
+        if key in run.suggested:
+            return None  # sent back once already: the model chose to send it as it is
+        fixed = record.values().get(call["name"], {})
+        results = [(e.name, e.result) for e in run.ledger.successful()]
+        found = conflict(d, call["name"], args, fixed) or d.domain.second_look(
+            call["name"], args, fixed, record.positions, results
+        )
+        if found is None:
+            return None
+        run.suggested.add(key)
+        return Suggest(found.args, found.why)
+
+
+class RoundBudget(Guard):
+    def limits(self, d: Deps, run: RunContext, limits: AgentLimits) -> AgentLimits:
+        record = run.record
+        if record is None or not record.steps:
+            return limits
+        need = d.domain.rounds(record.steps, run.facts_at_start) + 2  # the listing, one more
+        return replace(limits, max_auto_rounds=max(limits.max_auto_rounds, need))
+
+
+GUIDED = Guards(
+    (StateOffer(), ListFirst(), Examples(), NextStep(), AskedSteps(), UserValues(), RoundBudget())
+)
+
+
+def finished(d: Deps, run: RunContext, record: RequestRecord) -> str:
+    """The asked steps' tools when each asked step has succeeded in this run, with no failure of
+    one since; else ""."""
+    asked = [s for s in d.domain.steps() if s.id in record.steps]
+    entries = [e for e in run.ledger.entries if e.status != "pending"]
+    ok = [i for i, e in enumerate(entries) if e.status == "success"]
+    if not asked or any(not any(entries[i].name in s.tools for i in ok) for s in asked):
+        return ""
+    tools = {t for s in asked for t in s.tools}
+    last = max(i for i in ok if entries[i].name in tools)
+    if any(e.status == "error" and e.name in tools for e in entries[last:]):
+        return ""  # an asked-for call failed since: the step its error points to runs
+    return ", ".join(s.tools[0] for s in asked)
+
+
+def not_done(d: Deps, run: RunContext, record: RequestRecord) -> list[str]:
+    """The asked steps no call did in this run, by their usual tool."""
+    done = _done(run)
+    return [s.tools[0] for s in d.domain.steps() if s.id in record.steps and not set(s.tools) & done]  # fmt: skip
+
+
+def conflict(d: Deps, tool: str, args: dict[str, Any], fixed: dict[str, Any]) -> Any:
+    """The user's fixed values the call contradicts or leaves out, as a suggestion."""
+    from brainchat.domain import Suggestion
+
+    known = d.tool_arguments(tool)
+    sent = {k: args[k] if k in args else (known.get(k) or {}).get("default") for k in known}
+    wrong = {k: v for k, v in fixed.items() if k in known and not _same(sent.get(k), v)}
+    if not wrong:
+        return None
+    said = "; ".join(
+        f"{k} {json.dumps(v, ensure_ascii=False)} (the call "
+        + (f"sends {json.dumps(args[k], ensure_ascii=False)})" if k in args else "leaves it out)")
+        for k, v in wrong.items()
+    )
+    return Suggestion({**args, **wrong}, f"the request sets {said}")
+
+
+def _same(sent: Any, want: Any) -> bool:
+    if isinstance(sent, list) and isinstance(want, list):
+        return sorted(map(_norm, sent)) == sorted(map(_norm, want))
+    return _norm(sent) == _norm(want)
+
+
+def _norm(value: Any) -> Any:
+    if isinstance(value, bool) or value is None:
+        return value
+    try:
+        return round(float(value), 9)
+    except (TypeError, ValueError):
+        return str(value).strip().casefold()
+
+
+def _adds_nothing(entry: LedgerEntry, run: RunContext) -> bool:
+    """A call that changed nothing and told nothing new: refused, skipped, unreadable, failed,
+    or a result the run already had word for word."""
+    if entry.status in ("refused", "skipped", "error") or entry.invalid:
+        return True
+    return any(
+        e is not entry and e.name == entry.name and e.status == "success" and e.result == entry.result
+        for e in run.ledger.entries
+    )  # fmt: skip

@@ -1,0 +1,36 @@
+"""What an answer states from each EEG result, said right after that result in the answer request.
+
+Said after the result only, never in the system prompt: a small answer model told in general to
+state "the accuracy and the split" gave a web search's answer an accuracy and a split.
+"""
+
+from __future__ import annotations
+
+import re
+
+STATE = {
+    "evaluate_model": "(State from this result: the accuracy, balanced accuracy or kappa when "
+    "given, the per-class scores and the split, as written.)",
+    "cross_validate": "(State from this result, as written: the score's name, each pipeline's "
+    "mean ± sd, its permutation chance level and p-value, the paired test with its W and p, and "
+    "what each fold held out.)",
+    "list_data_files": "(Name every file listed, with its subject and session.)",
+    "load_data": "(Name every file loaded, with its subject, session, channels, duration and "
+    "events.)",
+}
+# the score's name as the cross_validate result writes it ("...; score ROC AUC (chance ~0.5)")
+SCORE_NAME = re.compile(r"; score (.{1,40}?) \(chance")
+PAIRED = ", the paired test with its W and p,"
+
+
+def state_line(name: str, result: str) -> str | None:
+    """What to state from `name`'s result (None: nothing particular). A cross_validate line
+    names its score, and asks for no paired test where none ran (one pipeline)."""
+    line = STATE.get(name)
+    if line is None or name != "cross_validate":
+        return line
+    if score := SCORE_NAME.search(result):
+        line = line.replace("the score's name", f"the score's name ({score.group(1)})")
+    if "Wilcoxon signed-rank" not in result:
+        line = line.replace(PAIRED, ",").replace(".)", "; no paired test ran, so state none.)")
+    return line

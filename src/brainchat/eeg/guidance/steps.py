@@ -1,0 +1,172 @@
+"""The EEG workflow as data: its steps, which tool does each, what each needs, and their order.
+
+This is the one place that knows that epochs come after loading and a split before training.
+The agent reads it through the domain interface (eeg/guidance/__init__.py): which tools the
+study's state allows, which step comes next for a request, which steps a request's record may
+name. Tools still check their own preconditions and say what is missing; this table is what a
+small model is guided by before it asks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+STAGES = ("empty", "loaded", "epoched", "split", "trained")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the workflow a request can ask for, by its id in the request record."""
+
+    id: str
+    about: str  # what it means, for the model that writes the record (one line)
+    tools: tuple[str, ...]  # the tools that do it, the usual one first
+    needs: str = "empty"  # the stage its tools need
+    report: bool = False  # it changes nothing in the study (it reports, lists or draws)
+    replaces: tuple[str, ...] = ()  # steps it does itself (cross-validation: split, train, test)
+
+
+STEPS: tuple[Step, ...] = (
+    Step("list", "list the EEG files in the data folder", ("list_data_files",), report=True),
+    Step("load", "load recordings (files, subjects, sessions)", ("load_data",)),
+    Step(
+        "inspect",
+        "describe what is loaded: channels, events, steps done",
+        ("get_study_state",),
+        report=True,
+    ),  # fmt: skip
+    Step(
+        "preprocess",
+        "band-pass/high-pass/low-pass, notch, resample, re-reference, select channels, montage",
+        (
+            "bandpass_filter",
+            "notch_filter",
+            "resample_data",
+            "set_reference",
+            "select_channels",
+            "set_montage",
+        ),
+        needs="loaded",
+    ),  # fmt: skip
+    Step(
+        "artifacts",
+        "ICA: fit, look at components, remove them",
+        ("ica_fit", "ica_components", "ica_apply"),
+        needs="loaded",
+    ),  # fmt: skip
+    Step(
+        "epoch",
+        "cut epochs (trials) around the events; reject by amplitude",
+        ("epoch_data",),
+        needs="loaded",
+    ),  # fmt: skip
+    Step(
+        "split",
+        "split epochs into train/validation/test (by trial, session or subject)",
+        ("split_dataset",),
+        needs="epoched",
+    ),  # fmt: skip
+    Step(
+        "train",
+        "train a decoder (EEGNet, ShallowConvNet, SCCNet, CSP+LDA)",
+        ("train_model",),
+        needs="split",
+    ),  # fmt: skip
+    Step(
+        "evaluate",
+        "test-set accuracy and metrics of a trained decoder",
+        ("evaluate_model",),
+        needs="trained",
+        report=True,
+    ),  # fmt: skip
+    Step(
+        "cross_validate",
+        "cross-validated decoding scores, chance level and p-values; comparing pipelines; "
+        "whether classes are separable; generalising to new sessions or subjects",
+        ("cross_validate",),
+        needs="epoched",
+        report=True,
+        replaces=("split", "train", "evaluate"),
+    ),
+    Step(
+        "plot",
+        "a figure: raw traces, spectrum (PSD), topomap, class averages",
+        ("plot_raw", "plot_psd", "plot_topomap", "plot_epochs_average"),
+        needs="loaded",
+        report=True,
+    ),  # fmt: skip
+    Step(
+        "export",
+        "export a script and report, or BIDS derivatives",
+        ("export_analysis", "save_bids_derivatives", "replace_bids_derivatives"),
+        needs="loaded",
+    ),  # fmt: skip
+    Step(
+        "clear",
+        "discard the study or undo preprocessing",
+        ("clear_study", "reset_preprocessing"),
+        needs="loaded",
+    ),  # fmt: skip
+)
+BY_ID = {s.id: s for s in STEPS}
+STEP_OF = {tool: s for s in STEPS for tool in s.tools}
+PIPELINE = ("load", "preprocess", "artifacts", "epoch", "split", "train", "evaluate", "cross_validate")  # fmt: skip
+# tools whose stage needs more than the step's (a plot of epochs needs epochs; ICA's components
+# and removal need a fitted ICA)
+TOOL_NEEDS = {"plot_epochs_average": "epoched", "ica_components": "ica", "ica_apply": "ica"}
+LISTING = "list_data_files"
+
+
+def reached(facts: dict[str, Any], need: str) -> bool:
+    """The study is at `need` or past it (`ica`: an ICA is fitted)."""
+    if need == "ica":
+        return bool(facts.get("ica"))
+    have = str(facts.get("stage", "empty"))
+    return have in STAGES and STAGES.index(have) >= STAGES.index(need)
+
+
+def allowed(tools: list[str], facts: dict[str, Any]) -> list[str]:
+    """The tools, of `tools`, whose step the study's state allows now (others are kept)."""
+    out = []
+    for name in tools:
+        step = STEP_OF.get(name)
+        need = TOOL_NEEDS.get(name, step.needs if step else "empty")
+        if step is None or reached(facts, need):
+            out.append(name)
+    return out
+
+
+def steps_of(ids: list[str]) -> list[Step]:
+    """The known steps among `ids`, in workflow order (unknown ids dropped)."""
+    order = [s.id for s in STEPS]
+    return [BY_ID[i] for i in sorted(set(ids) & set(BY_ID), key=order.index)]
+
+
+def prerequisite(step: Step, facts: dict[str, Any]) -> Step | None:
+    """The pipeline step the study needs before `step` can run (None: it can run now)."""
+    if reached(facts, step.needs):
+        return None
+    have = str(facts.get("stage", "empty"))
+    after = {"empty": "load", "loaded": "epoch", "epoched": "split", "split": "train"}
+    return BY_ID.get(after.get(have, ""))
+
+
+def rounds_needed(ids: list[str], facts: dict[str, Any]) -> int:
+    """Tool rounds the asked steps take one call a round, with the prerequisites they imply."""
+    asked = steps_of(ids)
+    if not asked:
+        return 0
+    furthest = (
+        max(PIPELINE.index(s.id) for s in asked if s.id in PIPELINE)
+        if any(s.id in PIPELINE for s in asked)
+        else -1
+    )
+    stage = str(facts.get("stage", "empty"))
+    start = {"empty": 0, "loaded": 1, "epoched": 4, "split": 5, "trained": 6}.get(stage, 0)
+    chain = {s.id for s in asked} | set(PIPELINE[start : furthest + 1])
+    chain -= {"artifacts"} - {s.id for s in asked}  # ICA only when asked
+    chain -= {"preprocess"} - {s.id for s in asked}
+    for s in asked:
+        chain -= set(s.replaces) - {x.id for x in asked}
+    return len(chain)

@@ -1,0 +1,115 @@
+"""Worked examples: EEG requests, in English and Chinese, and the calls that carry them out.
+
+A small model shown two requests like the user's, with the calls a researcher would make, maps
+"8-30 Hz" to l_freq/h_freq, "留一被试" to protocol cross_subject and "剔除超过 100 微伏" to
+reject_uv better than any rule could tell it. File names are never spelled out: the files come
+from the listing (written <like this>), so an example gives no name to copy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Call = tuple[str, dict[str, Any]]
+ALL_LISTED = "<the files the listing shows>"
+
+
+def _l(files: str = ALL_LISTED) -> Call:
+    return ("load_data", {"files": files})
+
+
+BP = ("bandpass_filter", {"l_freq": 8, "h_freq": 30})
+EP = ("epoch_data", {"tmin": 0.5, "tmax": 2.5})
+
+EXAMPLES: tuple[tuple[str, tuple[Call, ...]], ...] = (
+    ("Which EEG files do I have?", (("list_data_files", {}),)),
+    ("我的数据里有哪些记录？", (("list_data_files", {}),)),
+    ("Load subject 3's recordings.", (_l("<subject 3's files, as listed>"),)),
+    ("加载 sub-02 的第二个会话", (_l("<sub-02 session 2's file, as listed>"),)),
+    ("Load the first three files.", (_l("<the first three files of the listing>"),)),
+    ("把最后一个文件读进来", (_l("<the last file of the listing>"),)),
+    ("What is in the loaded data? Channels, events, duration.", (("get_study_state", {}),)),
+    ("现在的数据有多少通道和事件？", (("get_study_state", {}),)),
+    ("Band-pass the data 1-40 Hz and re-reference to the average.",
+     (("bandpass_filter", {"l_freq": 1, "h_freq": 40}), ("set_reference", {"ref": "average"}))),
+    ("对数据做 0.5-45 Hz 带通滤波，再去掉 50 Hz 工频", (("bandpass_filter", {"l_freq": 0.5, "h_freq": 45}), ("notch_filter", {"freqs": [50]}))),  # fmt: skip
+    ("Remove 60 Hz line noise and downsample to 100 Hz.", (("notch_filter", {"freqs": [60]}), ("resample_data", {"sfreq": 100}))),  # fmt: skip
+    ("降采样到 128 Hz", (("resample_data", {"sfreq": 128}),)),
+    ("Cut epochs from -0.5 to 3 s with a baseline from -0.5 to 0.", (("epoch_data", {"tmin": -0.5, "tmax": 3, "baseline": [-0.5, 0]}),)),  # fmt: skip
+    ("按 0 到 4 秒切分试次，剔除超过 100 微伏的试次", (("epoch_data", {"tmin": 0, "tmax": 4, "reject_uv": 100}),)),
+    ("Drop trials whose amplitude exceeds 150 µV.", (("epoch_data", {"tmin": 0.5, "tmax": 2.5, "reject_uv": 150}),)),  # fmt: skip
+    ("Load everything, filter 8-30 Hz, epoch 0.5-2.5 s, split by trial, train EEGNet and report test accuracy.",
+     (_l(), BP, EP, ("split_dataset", {"by": "trial"}), ("train_model", {"model": "eegnet"}), ("evaluate_model", {"model": "eegnet"}))),  # fmt: skip
+    ("先 4-40 Hz 带通，然后用 sub-02 两次记录的数据训练 EEGNet，报告测试准确率",
+     (_l("<sub-02's two sessions, as listed>"), ("bandpass_filter", {"l_freq": 4, "h_freq": 40}), EP,
+      ("split_dataset", {"by": "trial"}), ("train_model", {"model": "eegnet"}), ("evaluate_model", {"model": "eegnet"}))),  # fmt: skip
+    ("Train on session 1 and test on session 2 with CSP+LDA.",
+     (_l("<the subject's two sessions, as listed>"), BP, EP, ("split_dataset", {"by": "session"}),
+      ("train_model", {"model": "csp_lda"}), ("evaluate_model", {"model": "csp_lda"}))),  # fmt: skip
+    ("用第一个会话训练、第二个会话测试，模型用 ShallowConvNet",
+     (_l("<both sessions, as listed>"), BP, EP, ("split_dataset", {"by": "session"}),
+      ("train_model", {"model": "shallowconvnet"}), ("evaluate_model", {"model": "shallowconvnet"}))),  # fmt: skip
+    ("Is left versus right hand imagery separable in this subject?",
+     (_l("<the subject's files, as listed>"), BP, EP, ("cross_validate", {"pipelines": ["csp_lda"]}))),
+    ("这个被试的左右手想象能分开吗？",
+     (_l("<the subject's files, as listed>"), BP, EP, ("cross_validate", {"pipelines": ["csp_lda"]}))),
+    ("Which is better here, CSP+LDA or the Riemannian tangent-space classifier?",
+     (BP, EP, ("cross_validate", {"pipelines": ["csp_lda", "ts_lr"]}))),
+    ("CSP+LDA 跟切空间分类器比，哪个效果好？", (BP, EP, ("cross_validate", {"pipelines": ["csp_lda", "ts_lr"]}))),  # fmt: skip
+    ("Compare MDM with filter-bank CSP across sessions.",
+     (BP, EP, ("cross_validate", {"protocol": "cross_session", "pipelines": ["mdm", "fbcsp"]}))),
+    ("跨会话比较 MDM 和 FBCSP", (BP, EP, ("cross_validate", {"protocol": "cross_session", "pipelines": ["mdm", "fbcsp"]}))),  # fmt: skip
+    ("Would the decoder work on a person it has never seen?",
+     (_l(), BP, EP, ("cross_validate", {"protocol": "cross_subject", "pipelines": ["csp_lda"]}))),
+    ("换一个没见过的被试，这个解码器还有效吗？",
+     (_l(), BP, EP, ("cross_validate", {"protocol": "cross_subject", "pipelines": ["csp_lda"]}))),
+    ("Leave one subject out with TS+LR and 100 permutations.",
+     (BP, EP, ("cross_validate", {"protocol": "cross_subject", "pipelines": ["ts_lr"], "permutations": 100}))),  # fmt: skip
+    ("留一被试交叉验证 EEGNet，训练 20 轮",
+     (BP, EP, ("cross_validate", {"protocol": "cross_subject", "pipelines": ["eegnet"], "epochs": 20}))),  # fmt: skip
+    ("Does it generalize to a later session of the same person?",
+     (BP, EP, ("cross_validate", {"protocol": "cross_session", "pipelines": ["csp_lda"]}))),
+    ("10-fold cross-validation within each session for CSP+LDA.",
+     (BP, EP, ("cross_validate", {"protocol": "within_session", "folds": 10, "pipelines": ["csp_lda"]}))),  # fmt: skip
+    ("在每个会话内做 5 折交叉验证，比较 CSP+LDA 和 MDM",
+     (BP, EP, ("cross_validate", {"protocol": "within_session", "folds": 5, "pipelines": ["csp_lda", "mdm"]}))),  # fmt: skip
+    ("Is the accuracy above chance?", (EP, ("cross_validate", {"pipelines": ["csp_lda"], "permutations": 100}))),  # fmt: skip
+    ("准确率高于机会水平吗？", (EP, ("cross_validate", {"pipelines": ["csp_lda"], "permutations": 100}))),  # fmt: skip
+    ("Is my data clean?", (_l(), ("plot_raw", {}), ("plot_psd", {}), ("epoch_data", {"tmin": 0.5, "tmax": 2.5, "reject_uv": 150}))),  # fmt: skip
+    ("数据质量怎么样？有没有坏段？", (_l(), ("plot_raw", {}), ("plot_psd", {}), ("epoch_data", {"tmin": 0.5, "tmax": 2.5, "reject_uv": 150}))),  # fmt: skip
+    ("Plot the power spectrum from 1 to 40 Hz.", (("plot_psd", {"fmin": 1, "fmax": 40}),)),
+    ("画出功率谱密度图", (("plot_psd", {}),)),
+    ("Show the alpha-band topography, 8-12 Hz.", (("set_montage", {}), ("plot_topomap", {"fmin": 8, "fmax": 12}))),  # fmt: skip
+    ("画 mu 频段（8-13 Hz）的地形图", (("set_montage", {}), ("plot_topomap", {"fmin": 8, "fmax": 13}))),
+    ("Show the raw signal of C3 and C4 for the first 20 seconds.",
+     (("plot_raw", {"channels": ["C3", "C4"], "duration": 20}),)),
+    ("Average the epochs per class at C3, Cz and C4.", (("plot_epochs_average", {"channels": ["C3", "Cz", "C4"]}),)),  # fmt: skip
+    ("Run ICA with 15 components and show them.", (("ica_fit", {"n_components": 15}), ("ica_components", {}))),  # fmt: skip
+    ("做 ICA 去除眼电，先看看成分", (("ica_fit", {"n_components": 15}), ("ica_components", {}))),
+    ("Remove ICA components 0 and 3.", (("ica_apply", {"exclude": [0, 3]}),)),
+    ("Keep only the central channels C3, Cz and C4.", (("select_channels", {"keep": ["C3", "Cz", "C4"]}),)),  # fmt: skip
+    ("Export what we did as a Python script.", (("export_analysis", {}),)),
+    ("把分析过程导出成脚本和报告", (("export_analysis", {}),)),
+    ("Save the epochs as BIDS derivatives.", (("save_bids_derivatives", {}),)),
+    ("Undo the preprocessing.", (("reset_preprocessing", {}),)),
+    ("清空当前的研究，重新开始", (("clear_study", {}),)),
+    ("Evaluate the model I trained.", (("evaluate_model", {}),)),
+    ("评估刚才训练的模型", (("evaluate_model", {}),)),
+    ("What does the literature say about mu rhythm desynchronisation? Cite sources.",
+     (("web_search", {"query": "mu rhythm event-related desynchronization motor imagery"}),)),
+    ("EEGNet 的结构是什么？请引用文献", (("web_search", {"query": "EEGNet architecture compact CNN"}),)),
+)  # fmt: skip
+
+
+def calls_text(calls: tuple[Call, ...]) -> str:
+    """The calls as one line: name(key=value, ...) → ..., a listing's files in <brackets>."""
+    import json
+
+    def arg(value: Any) -> str:
+        if isinstance(value, str) and value.startswith("<"):
+            return value
+        return json.dumps(value, ensure_ascii=False)
+
+    return " → ".join(
+        f"{name}({', '.join(f'{k}={arg(v)}' for k, v in args.items())})" for name, args in calls
+    )
