@@ -10,6 +10,7 @@ import pytest
 
 from brainchat.agent.plan import Plan, PlanStep, unverified_claims, verify
 from brainchat.agent.state import LedgerEntry
+from brainchat.eeg.guidance import EEG
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.session import Session
 from brainchat.settings import AgentLimits, ConfigError, Settings, load_settings, with_overrides
@@ -233,13 +234,14 @@ def test_verification_trusts_the_study_over_the_ledger() -> None:
         "stage": "loaded",
         "steps": [{"op": "bandpass", "params": {"l_freq": 1, "h_freq": 40}}],
     }
-    status, why, _ = verify(step, [entry], lambda: wrong)
+    status, why, _ = verify(step, [entry], lambda: wrong, EEG.shows)  # the domain's check
     assert status == "failed" and "study does not show it" in why
     right = {
         "stage": "loaded",
         "steps": [{"op": "bandpass", "params": {"l_freq": 8.0, "h_freq": 30.0}}],
     }
-    assert verify(step, [entry], lambda: right)[0] == "done"
+    assert verify(step, [entry], lambda: right, EEG.shows)[0] == "done"
+    assert verify(step, [entry], lambda: wrong)[0] == "done"  # no domain: the ledger alone
 
 
 def test_claim_detection_spares_honest_sentences() -> None:

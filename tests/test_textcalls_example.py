@@ -1,7 +1,9 @@
-"""Prompt mode's system prompt carries one worked example of a correct call (issue #23), within
-the context budget: kept when it fits beside room for the messages, else left out before sending.
+"""Prompt mode's system prompt carries one worked example of a correct call (the domain's safe
+first call: listing the data folder), within the context budget: kept when it fits beside room
+for the messages, else left out before sending.
 
-Real EEG tools on a synthetic data set, the agent against the scripted server over HTTP.
+Real EEG tools on a synthetic data set, the agent against the scripted server over HTTP; the
+model's guidance is minimal here, so the example is the only help its prompt carries.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import pytest
 from brainchat.agent.decide import system_prompt
 from brainchat.agent.graph import build_agent
 from brainchat.agent.textcalls import MIN_ROOM, read_calls
+from brainchat.eeg.guidance import EEG
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.eeg.study.study import Study
 from brainchat.eeg.tools.tools import build_eeg_tools
@@ -33,7 +36,7 @@ def study(tmp_path) -> Study:
 
 
 def agent(server, study, **fc_options):
-    fc = spec(server, "fc", tool_calling="prompt", **fc_options)
+    fc = spec(server, "fc", tool_calling="prompt", guidance="minimal", **fc_options)
     ans = spec(server, "ans")
     return build_agent(
         make_chat_model(fc, "function_call"),
@@ -42,6 +45,7 @@ def agent(server, study, **fc_options):
         AgentLimits(evaluation="model"),
         specs={"function_call": fc, "answer": ans},
         context=study.summary,
+        domain=EEG,
     )
 
 

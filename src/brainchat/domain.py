@@ -2,8 +2,9 @@
 
 The agent core names no tool of any field. A domain (EEG's is eeg/guidance/) tells it the steps
 a request can ask for and the tools that do them, which tools the study's state allows, what
-comes next, what to state from a result, which arguments deserve a second look (files picked by
-their place in a listing among them), worked examples
+comes next, what to state from a result, whether the study shows a call's effect (a plan's
+verification), which arguments deserve a second look (files picked by their place in a listing
+among them), the call a prompt's worked example shows, worked examples
 of requests and their calls, and the words the answer check reads. `NoDomain` knows none of it:
 the agent then offers every tool and guides by nothing but the run's own results.
 """
@@ -65,6 +66,10 @@ class Domain(Protocol):
 
     def state_line(self, tool: str, result: str) -> str | None: ...
 
+    def shows(self, tool: str, args: dict[str, Any], facts: dict[str, Any]) -> bool | None: ...
+
+    def worked_call(self) -> dict[str, Any] | None: ...
+
     def second_look(
         self,
         tool: str,
@@ -103,6 +108,12 @@ class NoDomain:
         return 0
 
     def state_line(self, tool: str, result: str) -> str | None:
+        return None
+
+    def shows(self, tool: str, args: dict[str, Any], facts: dict[str, Any]) -> bool | None:
+        return None
+
+    def worked_call(self) -> dict[str, Any] | None:
         return None
 
     def second_look(

@@ -178,7 +178,7 @@ async def _ask_in_prompt_mode(
     budget = replace(d.budget("function_call"), tools=0)
     run, base = ask.messages, str(ask.system.content)
     system = SystemMessage(
-        f"{base}\n\n{textcalls.fitted_tools_prompt(schemas, base, budget.tokens)}"
+        f"{base}\n\n{textcalls.fitted_tools_prompt(schemas, base, budget.tokens, d.domain.worked_call())}"
     )
     fitted = fit_run(system, ctx.history, run, budget, shape=textcalls.as_plain)
     if not fitted.fits or ctx.remaining() <= 0:

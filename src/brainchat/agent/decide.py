@@ -48,7 +48,8 @@ def system_prompt(d: Deps, guide: str = "") -> SystemMessage:
         # and the tools of the last round instead of reading them again.
         text = prompt.replace("{study}", "").rstrip() + extra
         room = d.budget("function_call").tokens  # the worked call fits, or it goes
-        tools = textcalls.fitted_tools_prompt(schemas, f"{text}\n\n{study}", room)
+        worked = d.domain.worked_call()
+        tools = textcalls.fitted_tools_prompt(schemas, f"{text}\n\n{study}", room, worked)
         return SystemMessage(f"{text}\n\n{tools}" + (f"\n\n{study}" if study else ""))
     return SystemMessage(prompt.replace("{study}", study) + extra)
 

@@ -62,8 +62,9 @@ class Examples(Guard):
         found = d.domain.examples(run.question, EXAMPLES)
         if not found:
             return ""
-        lines = ["Worked examples of requests like this one and the calls that carry them out "
-                 "(files in <brackets> come from list_data_files's result):"]  # fmt: skip
+        listing = d.domain.listing()
+        where = f" (files in <brackets> come from {listing}'s result)" if listing else ""
+        lines = [f"Worked examples of requests like this one and the calls that carry them out{where}:"]  # fmt: skip
         lines += [f"- Request: {ex.request}\n  Calls: {ex.calls}" for ex in found]
         return "\n".join(lines)
 

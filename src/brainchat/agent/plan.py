@@ -20,7 +20,6 @@ from brainchat.events import PlanStatus
 from brainchat.prompts import load_prompt
 
 MAX_STEPS = 12
-STAGES = ("empty", "loaded", "epoched", "split", "trained")
 Facts = Callable[[], dict[str, Any]]  # {"stage": str, "steps": [{"op", "params"}], "models": [..]}
 
 PLAN_TOOL = {
@@ -136,48 +135,18 @@ def planner_messages(
     return [SystemMessage(system), HumanMessage(user)]
 
 
-def _stage_at_least(facts: dict[str, Any], stage: str) -> bool:
-    have = str(facts.get("stage", "empty"))
-    return have in STAGES and STAGES.index(have) >= STAGES.index(stage)
-
-
-def _has_op(facts: dict[str, Any], op: str, args: dict[str, Any], keys: tuple[str, ...]) -> bool:
-    for s in reversed(facts.get("steps") or []):
-        if s.get("op") == op:
-            params = s.get("params") or {}
-            return all(_same(params.get(k), args.get(k)) for k in keys if k in args)
-    return False
-
-
-def _same(a: Any, b: Any) -> bool:
-    try:
-        return float(a) == float(b)
-    except (TypeError, ValueError):
-        return bool(a == b)
-
-
-STUDY_CHECKS: dict[str, Callable[[dict[str, Any], dict[str, Any]], bool]] = {
-    "load_data": lambda f, a: _stage_at_least(f, "loaded"),
-    "bandpass_filter": lambda f, a: _has_op(f, "bandpass", a, ("l_freq", "h_freq")),
-    "notch_filter": lambda f, a: _has_op(f, "notch", a, ()),
-    "resample_data": lambda f, a: _has_op(f, "resample", a, ("sfreq",)),
-    "set_reference": lambda f, a: _has_op(f, "reference", a, ()),
-    "select_channels": lambda f, a: _has_op(f, "select", a, ()),
-    "ica_apply": lambda f, a: _has_op(f, "ica", a, ()),
-    "epoch_data": lambda f, a: _stage_at_least(f, "epoched"),
-    "split_dataset": lambda f, a: _stage_at_least(f, "split"),
-    "train_model": lambda f, a: (
-        _stage_at_least(f, "trained") and str(a.get("model", "eegnet")) in (f.get("models") or [])
-    ),
-    "clear_study": lambda f, a: f.get("stage") == "empty",
-    "reset_preprocessing": lambda f, a: not f.get("steps"),
-}
+StudyCheck = Callable[[str, dict[str, Any], dict[str, Any]], bool | None]  # (tool, args, facts)
 
 
 def verify(
-    step: PlanStep, entries: list[LedgerEntry], facts: Facts | None
+    step: PlanStep,
+    entries: list[LedgerEntry],
+    facts: Facts | None,
+    shows: StudyCheck = lambda tool, args, facts: None,
 ) -> tuple[str, str, LedgerEntry | None]:
-    """("done" | "failed" | "pending", evidence, the call that did it) after a tool round."""
+    """("done" | "failed" | "pending", evidence, the call that did it) after a tool round.
+    `shows(tool, args, facts)`: whether the study shows the call's effect (None: it cannot
+    tell; the domain's check, brainchat.domain.Domain.shows)."""
     mine = [e for e in entries if step.tool is None or e.name == step.tool]
     if not mine:
         return "pending", "not attempted yet", None
@@ -186,14 +155,16 @@ def verify(
         last = mine[-1]
         return "failed", f"{last.name} {last.status}: {last.error or 'no result'}", None
     entry = ok[-1]
-    check = STUDY_CHECKS.get(entry.name)
-    if check is None or facts is None:
+    if facts is None:
         return "done", f"verified: {entry.name} succeeded (tool ledger)", entry
     try:
         state = facts()
     except Exception as exc:  # noqa: BLE001 - a broken summary is an unverified step, not a crash
         return "failed", f"the study could not be read to verify {entry.name}: {exc}", None
-    if check(state, entry.args):
+    shown = shows(entry.name, entry.args, state)
+    if shown is None:
+        return "done", f"verified: {entry.name} succeeded (tool ledger)", entry
+    if shown:
         stage = state.get("stage")
         return "done", f"verified: {entry.name} succeeded and the study shows it ({stage})", entry
     ops = [s.get("op") for s in state.get("steps") or []]

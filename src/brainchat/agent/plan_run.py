@@ -133,7 +133,7 @@ class PlanRun:
         pool = list(entries)
         verified = []
         while (step := plan.current()) is not None:
-            status, detail, used = verify(step, pool, self.d.facts)
+            status, detail, used = verify(step, pool, self.d.facts, self.d.domain.shows)
             if status == "pending":
                 break
             if status == "failed":

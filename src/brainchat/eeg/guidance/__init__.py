@@ -61,6 +61,13 @@ class EegDomain:
     def state_line(self, tool: str, result: str) -> str | None:
         return answers.state_line(tool, result)
 
+    def shows(self, tool: str, args: dict[str, Any], facts: dict[str, Any]) -> bool | None:
+        return checks.shows(tool, args, facts)
+
+    def worked_call(self) -> dict[str, Any] | None:
+        """A safe first call whose arguments send no one guessing: listing the data folder."""
+        return {"name": steps.LISTING, "arguments": {"pattern": "*.edf"}}
+
     def second_look(
         self,
         tool: str,

@@ -7,10 +7,11 @@ send it back as a correctable error, and the same call sent again runs).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from brainchat.domain import Suggestion
-from brainchat.eeg.guidance.steps import LISTING
+from brainchat.eeg.guidance.steps import LISTING, reached
 
 # EEG's peak-to-peak is usually 50-150 µV: a rejection threshold under it drops most epochs or all
 REJECT_FLOOR_UV = 50.0
@@ -67,3 +68,43 @@ def picked(
         f"the request picks the files at place(s) {where} of the listing, which are "
         f"{', '.join(want)}; the call loads {', '.join(map(str, files))}",
     )
+
+
+def _has_op(facts: dict[str, Any], op: str, args: dict[str, Any], keys: tuple[str, ...]) -> bool:
+    for s in reversed(facts.get("steps") or []):
+        if s.get("op") == op:
+            params = s.get("params") or {}
+            return all(_same(params.get(k), args.get(k)) for k in keys if k in args)
+    return False
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return bool(a == b)
+
+
+# what the study shows after each state-changing call succeeded (a plan step is verified by it)
+SHOWN: dict[str, Callable[[dict[str, Any], dict[str, Any]], bool]] = {
+    "load_data": lambda f, a: reached(f, "loaded"),
+    "bandpass_filter": lambda f, a: _has_op(f, "bandpass", a, ("l_freq", "h_freq")),
+    "notch_filter": lambda f, a: _has_op(f, "notch", a, ()),
+    "resample_data": lambda f, a: _has_op(f, "resample", a, ("sfreq",)),
+    "set_reference": lambda f, a: _has_op(f, "reference", a, ()),
+    "select_channels": lambda f, a: _has_op(f, "select", a, ()),
+    "ica_apply": lambda f, a: _has_op(f, "ica", a, ()),
+    "epoch_data": lambda f, a: reached(f, "epoched"),
+    "split_dataset": lambda f, a: reached(f, "split"),
+    "train_model": lambda f, a: (
+        reached(f, "trained") and str(a.get("model", "eegnet")) in (f.get("models") or [])
+    ),
+    "clear_study": lambda f, a: f.get("stage") == "empty",
+    "reset_preprocessing": lambda f, a: not f.get("steps"),
+}
+
+
+def shows(tool: str, args: dict[str, Any], facts: dict[str, Any]) -> bool | None:
+    """Whether the study shows `tool`'s effect (None: the study tells nothing of it)."""
+    check = SHOWN.get(tool)
+    return None if check is None else check(facts, args)
