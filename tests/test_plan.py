@@ -16,7 +16,7 @@ from brainchat.session import Session
 from brainchat.settings import AgentLimits, ConfigError, Settings, load_settings, with_overrides
 from brainchat.testing.scripted_server import Call, Fault, Text, ToolCalls
 
-from support import collect, of, record, spec, text, write_fixture
+from support import collect, is_record, of, record, spec, text, write_fixture
 
 FILE = "sub-01_ses-01_task-mi_eeg.edf"
 
@@ -103,7 +103,7 @@ async def test_a_prompt_tool_calling_model_plans_in_text_and_runs_the_steps(
     assert [st["tool"] for st in created.steps] == ["load_data", "bandpass_filter"]
     assert statuses(events)[-1] == (2, "done") and sess.study.stage == "loaded"
     assert all(not r.tools for r in s.requests_for("fc"))  # never a `tools` field
-    assert "response_format" in s.requests_for("fc")[0].params  # the record
+    assert is_record(s.requests_for("fc")[0])  # the record
     assert "Reply with only the JSON object" in str(s.requests_for("fc")[1].messages)
     assert of(events, "run_finished")[0].reason == "answered"
 

@@ -229,7 +229,7 @@ async def test_swapped_times_and_unknown_events_name_a_corrected_call(scripted_s
 
 def test_the_prompt_schema_says_null_not_none():
     """The slim schema the model reads said 'None: no correction'; the model wrote "None"."""
-    from brainchat.agent.textcalls import tools_prompt
+    from brainchat.agent.toolsprompt import tools_prompt
     from brainchat.eeg.tools.tools import build_eeg_tools
     from brainchat.tools.schemas import openai_schema
 

@@ -22,7 +22,8 @@ import json
 import pytest
 
 from brainchat.agent.graph import build_agent
-from brainchat.agent.textcalls import read_calls, tools_prompt
+from brainchat.agent.textcalls import read_calls
+from brainchat.agent.toolsprompt import tools_prompt
 from brainchat.eeg.guidance import EEG
 from brainchat.eeg.guidance.checks import pick, picked
 from brainchat.eeg.io.synthetic import write_demo_set
@@ -37,7 +38,7 @@ from brainchat.testing.scripted_server import Call, Text
 from brainchat.tools.schemas import openai_schema
 from brainchat.usage import count_tokens
 
-from support import collect, of, record, spec
+from support import collect, is_record, of, record, spec
 
 LIMITS = AgentLimits(evaluation="model", max_execution_time=120)
 PIPELINE = (
@@ -91,12 +92,6 @@ def agent(server, study, tool_calling="prompt", *, limits=LIMITS, **fc):
 
 def started(events):
     return [(e.name, e.args) for e in of(events, "tool_call_started")]
-
-
-def is_record(request) -> bool:
-    """The request is the record's: it asks for a JSON object by schema, not for a step."""
-    fmt = request.params.get("response_format") or {}
-    return fmt.get("type") == "json_schema"
 
 
 async def test_a_data_question_starts_with_brainchat_listing_the_folder(scripted_server, study):
@@ -174,8 +169,9 @@ async def test_no_listing_first_for_other_questions_profiles_or_a_loaded_study(
 async def test_prompt_mode_describes_the_tools_the_stage_allows_and_keeps_its_prefix(
     scripted_server, study
 ):
-    """The prompt describes the tools the study's stage allows (a tool of a later step is not
-    offered, so the model cannot call `split` before there are epochs); the study, which
+    """The prompt describes the tools the study's stage allows and the request needs (a tool of
+    a later step is not offered, so the model cannot call `split` before there are epochs, nor
+    one of a step nobody asked for); the study, which
     changes with every step, comes after the tools, so a round that leaves the stage as it was
     sends the whole prompt before the study line unchanged, for a server's prompt cache."""
     s = scripted_server
@@ -191,9 +187,10 @@ async def test_prompt_mode_describes_the_tools_the_stage_allows_and_keeps_its_pr
         assert f"- {name}:" in empty
     for name in ("bandpass_filter", "epoch_data", "split_dataset", "train_model"):
         assert f"- {name}:" not in empty  # nothing loaded: no later step is offered
-    assert "- bandpass_filter:" in loaded and "- epoch_data:" in loaded
+    assert "- bandpass_filter:" in loaded  # the step asked for, by the tool whose values it fixes
+    assert "- notch_filter:" not in loaded and "- epoch_data:" not in loaded  # not asked
     assert "- split_dataset:" not in loaded and "- train_model:" not in loaded  # no epochs yet
-    assert loaded.index("- epoch_data:") < loaded.index("Current EEG study:")
+    assert loaded.index("- bandpass_filter:") < loaded.index("Current EEG study:")
     assert "empty (no data loaded" in empty.split("Current EEG study:")[1]
     assert "stage=loaded" in loaded.split("Current EEG study:")[1]
     # the instructions before the tools are the same in every round

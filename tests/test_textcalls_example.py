@@ -12,7 +12,8 @@ import pytest
 
 from brainchat.agent.decide import system_prompt
 from brainchat.agent.graph import build_agent
-from brainchat.agent.textcalls import MIN_ROOM, read_calls
+from brainchat.agent.textcalls import read_calls
+from brainchat.agent.toolsprompt import MIN_ROOM
 from brainchat.eeg.guidance import EEG
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.eeg.study.study import Study

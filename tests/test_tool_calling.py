@@ -16,7 +16,8 @@ from pydantic import BaseModel, Field
 
 from brainchat.agent import habits
 from brainchat.agent.graph import build_agent
-from brainchat.agent.textcalls import read_calls, tools_prompt
+from brainchat.agent.textcalls import read_calls
+from brainchat.agent.toolsprompt import tools_prompt
 from brainchat.chat import stream_chat
 from brainchat.llm import make_chat_model
 from brainchat.modelclient import stream_usage_refused
@@ -39,6 +40,9 @@ def search(tmp_path):
 
 
 def agent(server, tools, limits=MODEL_DECIDES, **fc_options):
+    """A model with the given tool calling; its replies are read from text (no reply schema)
+    unless the test asks for one (`response_format=True`, the tests of constrained replies)."""
+    fc_options.setdefault("response_format", False)
     fc, ans = spec(server, "fc", **fc_options), spec(server, "ans")
     return build_agent(
         make_chat_model(fc, "function_call"),
@@ -88,6 +92,54 @@ async def test_prompt_mode_runs_a_fenced_json_call_through_the_agent(scripted_se
     assert a.last_run.ledger.successful()[0].name == "web_search"
     assert text(events) == "EEGNet is a compact CNN [1]."
     assert of(events, "run_finished")[0].reason == "answered"
+
+
+async def test_a_guided_prompt_model_replies_by_a_schema_of_the_offered_calls(
+    scripted_server, search
+):
+    """A prompt-mode model is guided, and its replies are held to a JSON schema (the server
+    decodes by it: llama.cpp, vLLM, Ollama): a call to an offered tool with arguments of its
+    shape, or "done". Asked whole (not streamed); the prompt says the JSON form."""
+    s = scripted_server
+    call = {"tool_calls": [{"name": "web_search", "arguments": {"query": "EEGNet"}}]}
+    s.queue("fc", Text(json.dumps(call)), Text(json.dumps({"done": "I have enough."})))
+    s.queue("ans", Text("EEGNet is a compact CNN [1]."))
+    a = agent(s, [search], tool_calling="prompt", response_format=True)
+    events = await collect(a.run("What is EEGNet?"))
+    first, second = s.requests_for("fc")
+    fmt = first.params["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["name"] == "reply"
+    options = fmt["json_schema"]["schema"]["anyOf"]
+    names = [c["properties"]["name"]["const"] for c in options[0]["properties"]["tool_calls"]["items"]["anyOf"]]  # fmt: skip
+    assert names == ["web_search"] and options[1]["required"] == ["done"]
+    assert not first.stream and not second.stream
+    assert 'Reply with one JSON object: {"tool_calls": [' in first.messages[0]["content"]
+    assert started(events) == [("web_search", {"query": "EEGNet"})]
+    thoughts = [e.text for e in of(events, "thinking_done")]
+    assert thoughts[-1] == "I have enough."  # "done" is the thought, not a call
+    assert of(events, "run_finished")[0].reason == "answered"
+
+
+async def test_a_server_that_refuses_a_reply_schema_is_asked_in_text_and_remembered(
+    scripted_server, search, tmp_path, monkeypatch
+):
+    """A server that answers HTTP 400 to the schema gets the same request at once in the text
+    form (fenced JSON), and is not sent a schema again (remembered for the model)."""
+    monkeypatch.setattr(habits, "FOLDER", tmp_path)
+    s = scripted_server
+    refused = Fault(status=400, message="response_format is not supported")
+    s.queue("fc", refused, Text(call_text([Call("web_search", {"query": "EEGNet"})])), Text("Ok."))
+    s.queue("ans", Text("EEGNet is a compact CNN [1]."))
+    a = agent(s, [search], tool_calling="prompt", response_format=True)
+    events = await collect(a.run("What is EEGNet?"))
+    held, text_form, after = s.requests_for("fc")
+    assert "response_format" in held.params and "response_format" not in text_form.params
+    assert "```json" in text_form.messages[0]["content"]  # the text form's instructions
+    assert started(events) == [("web_search", {"query": "EEGNet"})]
+    (told,) = notices(events, "tool_calling")
+    assert "refused a JSON schema for its reply" in told.message
+    assert "response_format" not in after.params
+    assert habits.recall(spec(s, "fc")) == {"reply_format": "text"}
 
 
 async def test_prompt_mode_runs_several_bare_json_calls_in_other_shapes(scripted_server, search):

@@ -36,7 +36,7 @@ from brainchat.settings import AgentLimits
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 from brainchat.usage import UsageCallback, UsageLedger
 
-from support import collect, of, record, spec
+from support import collect, is_record, of, record, spec
 
 LIMITS = AgentLimits(evaluation="model", max_execution_time=120)
 
@@ -113,7 +113,7 @@ async def test_a_load_request_does_not_epoch_and_the_run_goes_to_the_answer(scri
     s.queue("fc", record(["load"]), Text(LOAD), Text(EPOCH))
     s.queue("ans", Text("Both sessions of sub-01 are loaded."))
     events = await collect(agent(s, study).run(LOAD_BOTH))
-    assert "response_format" in s.requests_for("fc")[0].params  # the record came first
+    assert is_record(s.requests_for("fc")[0])  # the record came first
     assert ran(events) == [
         ("list_data_files", "success"), ("load_data", "success"), ("epoch_data", "refused")
     ]  # fmt: skip

@@ -56,6 +56,8 @@ class Domain(Protocol):
 
     def offer(self, tools: list[str], facts: dict[str, Any]) -> list[str]: ...
 
+    def focus(self, asked: list[str], facts: dict[str, Any], fixed: dict[str, Any]) -> set[str]: ...
+
     def listing(self) -> str | None: ...
 
     def next_call(
@@ -95,6 +97,9 @@ class NoDomain:
 
     def offer(self, tools: list[str], facts: dict[str, Any]) -> list[str]:
         return tools
+
+    def focus(self, asked: list[str], facts: dict[str, Any], fixed: dict[str, Any]) -> set[str]:
+        return set()
 
     def listing(self) -> str | None:
         return None

@@ -108,11 +108,17 @@ class ModelClient:
             return
 
     async def ask(
-        self, messages: list[BaseMessage], callbacks: list[Any], *, round_: int = 0
+        self,
+        messages: list[BaseMessage],
+        callbacks: list[Any],
+        *,
+        round_: int = 0,
+        stream: bool | None = None,
     ) -> BaseMessage:
-        """A function-call reply to `messages`, whole (tool calls parsed): see the module text."""
+        """A function-call reply to `messages`, whole (tool calls parsed): see the module text.
+        `stream=False` asks for the reply whole (a reply held to a JSON schema)."""
         spec, config = self.spec, _config(callbacks, round_)
-        streamed = spec is None or spec.stream_tool_calls
+        streamed = (spec is None or spec.stream_tool_calls) if stream is None else stream
         retried_plain = False
         refused: BaseException | None = None  # the HTTP 400 that may have been stream_options'
         while True:

@@ -23,6 +23,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 
 from brainchat.agent import habits, textcalls
 from brainchat.agent.budget import fit_run
+from brainchat.agent.toolsprompt import fitted_tools_prompt
 from brainchat.events import Notice, emit
 from brainchat.modelclient import ModelClient
 from brainchat.settings import ModelSpec, ToolCalling
@@ -178,7 +179,7 @@ async def _ask_in_prompt_mode(
     budget = replace(d.budget("function_call"), tools=0)
     run, base = ask.messages, str(ask.system.content)
     system = SystemMessage(
-        f"{base}\n\n{textcalls.fitted_tools_prompt(schemas, base, budget.tokens, d.domain.worked_call())}"
+        f"{base}\n\n{fitted_tools_prompt(schemas, base, budget.tokens, d.domain.worked_call())}"
     )
     fitted = fit_run(system, ctx.history, run, budget, shape=textcalls.as_plain)
     if not fitted.fits or ctx.remaining() <= 0:

@@ -3,19 +3,16 @@ which tools a round does not offer."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.tools import BaseTool
 
 from brainchat.agent.budget import Budget
-from brainchat.agent.guards import in_force
 from brainchat.settings import ModelSpec
 from brainchat.usage import reply_reserve
 
 if TYPE_CHECKING:
-    from brainchat.agent.context import Deps
+    pass
 
 
 def model_name(llm: BaseChatModel) -> str:
@@ -55,20 +52,3 @@ def names(
     """Each role's model name: its spec's, else the chat model's own."""
     models = {"function_call": function_call_llm, "answer": answer_llm}
     return {r: specs[r].name if r in specs else model_name(models[r]) for r in ROLES}
-
-
-def hidden_tools(
-    tools: list[BaseTool], hidden: Callable[[], Collection[str]] | None, built: list[Deps]
-) -> Callable[[], frozenset[str]]:
-    """The tools not offered in a round: what `hidden()` names, and for a guided profile what
-    its guards do not offer (the study's state does not allow them yet)."""
-
-    def hide() -> frozenset[str]:
-        base = frozenset(hidden()) if hidden is not None else frozenset()
-        if not built or not built[0].profile.guided:
-            return base
-        names = [t.name for t in tools if t.name not in base]
-        kept = set(in_force(built[0]).offer(built[0], names))
-        return base | frozenset(n for n in names if n not in kept)
-
-    return hide

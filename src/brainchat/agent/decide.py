@@ -17,13 +17,14 @@ from langchain_core.messages import (
 from langgraph.runtime import Runtime
 
 from brainchat import llm
-from brainchat.agent import automode, pace, textcalls
+from brainchat.agent import automode, habits, pace, textcalls
 from brainchat.agent.budget import Budget, Fitted, cut_text, fit_run, message_tokens
 from brainchat.agent.context import AgentContext, AgentState, Deps, no_room
 from brainchat.agent.exits import Exit
-from brainchat.agent.guards import in_force
+from brainchat.agent.guards import NONE, in_force
 from brainchat.agent.plan_run import PlanRun
 from brainchat.agent.state import RunContext
+from brainchat.agent.toolsprompt import done_text, fitted_tools_prompt, reply_schema
 from brainchat.events import Evaluation, Notice, ThinkingDone, emit
 from brainchat.llm import describe_error
 from brainchat.modelclient import ModelClient, ModelTimeout
@@ -48,8 +49,8 @@ def system_prompt(d: Deps, guide: str = "") -> SystemMessage:
         # and the tools of the last round instead of reading them again.
         text = prompt.replace("{study}", "").rstrip() + extra
         room = d.budget("function_call").tokens  # the worked call fits, or it goes
-        worked = d.domain.worked_call()
-        tools = textcalls.fitted_tools_prompt(schemas, f"{text}\n\n{study}", room, worked)
+        worked, held = d.domain.worked_call(), constrained(d)
+        tools = fitted_tools_prompt(schemas, f"{text}\n\n{study}", room, worked, constrained=held)
         return SystemMessage(f"{text}\n\n{tools}" + (f"\n\n{study}" if study else ""))
     return SystemMessage(prompt.replace("{study}", study) + extra)
 
@@ -58,6 +59,9 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
     """Ask the function-call model for its next step: calls go to act, none to the answer."""
     d, run = runtime.context.deps, runtime.context.run
     round_ = state.get("round", 0) + 1
+    guards = in_force(d)
+    # what this request offers: the session's rule, narrowed by the guards for this run
+    d.bound_llm.narrow = None if guards is NONE else (lambda names: guards.offer(d, run, names))
     pending = _run_messages(d, run, state)
     if round_ == 1 and (opening := in_force(d).opening(d, run)):
         return _opening(state, round_, opening)
@@ -196,9 +200,40 @@ def _request(d: Deps, run: RunContext, messages: list[BaseMessage]) -> list[Base
     return plain(fitted.messages) if plain is not None else fitted.messages
 
 
+def constrained(d: Deps) -> bool:
+    """A guided prompt-mode model's replies are held to a JSON schema (grammar-constrained),
+    unless its spec says no or its server refused a schema before (remembered per model)."""
+    spec = d.specs.get("function_call")
+    if d.tool_calling != "prompt" or not d.profile.guided:
+        return False
+    if spec is not None and not spec.response_format:
+        return False
+    return habits.recall(spec).get("reply_format") != "text"
+
+
 async def _ask(d: Deps, run: RunContext, messages: list[BaseMessage], round_: int) -> BaseMessage:
-    client = ModelClient(d.bound_llm(), d.specs.get("function_call"), d.names["function_call"])
-    return await client.ask(messages, [run.callback], round_=round_)
+    spec, name = d.specs.get("function_call"), d.names["function_call"]
+    if not constrained(d):
+        return await ModelClient(d.bound_llm(), spec, name).ask(messages, [run.callback], round_=round_)  # fmt: skip
+    import openai
+
+    schema = reply_schema(d.bound_llm.schemas())
+    fmt = {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema}}
+    held = ModelClient(d.bound_llm().bind(response_format=fmt), spec, name)
+    try:
+        return await held.ask(messages, [run.callback], round_=round_, stream=False)
+    except openai.BadRequestError as exc:
+        habits.remember(spec, reply_format="text")  # this server takes no schema: text from now on
+        emit(
+            Notice(
+                kind="tool_calling",
+                message=f"{name} refused a JSON schema for its reply ({describe_error(exc, spec, name=name)}); "
+                "its calls are read from its text from now on.",
+                hint='Set "response_format": false in its spec to skip the first try.',
+            )
+        )
+    messages = [system_prompt(d, in_force(d).guide(d, run)), *messages[1:]]  # the text form
+    return await ModelClient(d.bound_llm(), spec, name).ask(messages, [run.callback], round_=round_)
 
 
 async def _calls(
@@ -223,6 +258,8 @@ async def _calls(
             }
         )
     thought = reply.content if isinstance(reply.content, str) else ""
+    if (done := done_text(thought)) is not None:  # a constrained reply that calls nothing
+        thought = done
     reasoning = str(reply.additional_kwargs.get("reasoning_content") or "")
     shown = thought
     if not calls:  # #23 hook: calls written as text, every mode; auto learns (automode.py)

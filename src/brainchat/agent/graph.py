@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 from brainchat.agent import automode, decide, loop, pace
 from brainchat.agent.answer import answer as write_answer
 from brainchat.agent.approval import Confirm
-from brainchat.agent.build import ROLES, budgets, hidden_tools, names, retag
+from brainchat.agent.build import ROLES, budgets, names, retag
 from brainchat.agent.context import AgentContext, AgentState, Deps, no_room
 from brainchat.agent.guided import GUIDED
 from brainchat.agent.offer import ToolOffer
@@ -318,9 +318,7 @@ def build_agent(
     tool_calling = fc_spec.tool_calling if fc_spec is not None else "native"
     tool_calling = automode.learned(fc_spec, tool_calling)  # auto, as learned for this model
     schemas = [openai_schema(t) for t in tools]  # converted once per process
-    built: list[Deps] = []  # the deps, once made: the guards' offer reads them
-    hide = hidden_tools(tools, hidden, built)
-    offer = ToolOffer(function_call_llm, tools, schemas, hide, plain=tool_calling == "prompt")
+    offer = ToolOffer(function_call_llm, tools, schemas, hidden, plain=tool_calling == "prompt")
     deps = Deps(
         function_call_llm=function_call_llm,
         answer_llm=answer_llm,
@@ -342,5 +340,4 @@ def build_agent(
         domain=domain or NoDomain(),
         guided=GUIDED,
     )
-    built.append(deps)
     return Agent(deps, specs)

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 class Guard:
     """A rule with any of the hook points (see the module docstring); each default does nothing."""
 
-    def offer(self, d: Deps, names: list[str]) -> list[str]:
+    def offer(self, d: Deps, run: RunContext, names: list[str]) -> list[str]:
         return names
 
     def opening(self, d: Deps, run: RunContext) -> list[dict[str, Any]]:
@@ -68,9 +68,9 @@ class Guards:
 
     guards: Sequence[Guard] = ()
 
-    def offer(self, d: Deps, names: list[str]) -> list[str]:
+    def offer(self, d: Deps, run: RunContext, names: list[str]) -> list[str]:
         for guard in self.guards:
-            names = guard.offer(d, names)
+            names = guard.offer(d, run, names)
         return names
 
     def opening(self, d: Deps, run: RunContext) -> list[dict[str, Any]]:

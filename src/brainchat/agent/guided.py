@@ -1,6 +1,8 @@
 """The guards of a guided model (a small one): each reads the run's record of the request.
 
-- `StateOffer`: only the tools the study's state allows are offered.
+- `StateOffer`: only the tools the study's state allows are offered, and of those the tools of
+  the steps the request needs (its own, and those between the study's stage and them); a web
+  search only when the record asks for one.
 - `ListFirst`: a request about the user's recordings, with nothing loaded, starts with
   brainchat listing the data folder, so the model picks real names instead of guessing them.
 - `Examples`: worked examples like the request go into the system prompt.
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from brainchat.agent.guards import Decision, Guard, Guards, Refuse, Suggest
 from brainchat.agent.state import call_signature
 from brainchat.settings import AgentLimits
+from brainchat.tools.registry import flags_of
 
 if TYPE_CHECKING:
     from brainchat.agent.context import Deps
@@ -41,8 +44,21 @@ def _done(run: RunContext) -> set[str]:
 
 
 class StateOffer(Guard):
-    def offer(self, d: Deps, names: list[str]) -> list[str]:
-        return d.domain.offer(names, _facts(d)) if d.facts is not None else names
+    def offer(self, d: Deps, run: RunContext, names: list[str]) -> list[str]:
+        if d.facts is None:
+            return names
+        facts, record = _facts(d), run.record
+        names = d.domain.offer(names, facts)
+        if record is None or not record.steps:
+            return names
+        focus = d.domain.focus(record.steps, facts, record.values())
+        # a request about the study needs the web only when its record says so
+        web = {n for n in names if n in d.runner.tools and flags_of(d.runner.tools[n]).web}
+        return [
+            n
+            for n in names
+            if (n in focus or d.domain.step_of(n) is None) and (record.web or n not in web)
+        ]
 
 
 class ListFirst(Guard):

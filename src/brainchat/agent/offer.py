@@ -30,17 +30,28 @@ class ToolOffer:
     ) -> None:
         self.llm, self.hidden, self.plain = llm, hidden, plain
         self.pairs = list(zip(tools, schemas, strict=True))
+        # the run's own narrowing of what `hidden` leaves (a guided profile's guards), set by
+        # the decide node for the request it builds
+        self.narrow: Callable[[list[str]], Collection[str]] | None = None
         self.bound: dict[frozenset[str], Any] = {}
         self.sizes: dict[frozenset[str], int] = {}
 
+    def _hide(self) -> frozenset[str]:
+        hide = frozenset(self.hidden()) if self.hidden else frozenset()
+        if self.narrow is None:
+            return hide
+        names = [t.name for t, _ in self.pairs if t.name not in hide]
+        kept = set(self.narrow(names))
+        return hide | frozenset(n for n in names if n not in kept)
+
     def offered(self) -> list[str]:
         """The names of the tools the model sees this round."""
-        hide = frozenset(self.hidden()) if self.hidden else frozenset()
+        hide = self._hide()
         return [t.name for t, _ in self.pairs if t.name not in hide]
 
     def schemas(self) -> list[dict[str, Any]]:
         """The schemas of the tools offered this round (described in the prompt in prompt mode)."""
-        hide = frozenset(self.hidden()) if self.hidden else frozenset()
+        hide = self._hide()
         return [s for t, s in self.pairs if t.name not in hide]
 
     def tokens(self) -> int:
@@ -50,13 +61,13 @@ class ToolOffer:
         """
         if self.plain:
             return 0
-        hide = frozenset(self.hidden()) if self.hidden else frozenset()
+        hide = self._hide()
         if hide not in self.sizes:
             self.sizes[hide] = tools_tokens([s for t, s in self.pairs if t.name not in hide])
         return self.sizes[hide]
 
     def __call__(self) -> Any:
-        hide = frozenset(self.hidden()) if self.hidden else frozenset()
+        hide = self._hide()
         if self.plain:
             return self.llm  # prompt-based tool calling: no `tools` in the request
         if hide not in self.bound:

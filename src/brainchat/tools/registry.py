@@ -20,6 +20,7 @@ class ToolFlags:
     ask_first: bool = False  # asks before its first use in a conversation (MCP, not read-only)
     long_running: bool = False
     source: str = "local"  # "local" or "mcp:<server>"
+    web: bool = False  # it reaches the web (a request's record says whether one is asked)
     timeout: float | None = None  # seconds; None = the agent's default
 
 

@@ -141,7 +141,7 @@ def make_search_tool(
         args_schema=SearchArgs,
         response_format="content_and_artifact",
     )
-    return set_flags(tool, read_only=True, source="local")  # type: ignore[return-value]
+    return set_flags(tool, read_only=True, source="local", web=True)  # type: ignore[return-value]
 
 
 def _text(rows: list[dict[str, str]]) -> str:

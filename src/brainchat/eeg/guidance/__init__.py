@@ -32,6 +32,9 @@ class EegDomain:
     def offer(self, tools: list[str], facts: dict[str, Any]) -> list[str]:
         return steps.allowed(tools, facts)
 
+    def focus(self, asked: list[str], facts: dict[str, Any], fixed: dict[str, Any]) -> set[str]:
+        return steps.focus(asked, facts, fixed)
+
     def listing(self) -> str | None:
         return steps.LISTING
 

@@ -152,21 +152,34 @@ def prerequisite(step: Step, facts: dict[str, Any]) -> Step | None:
     return BY_ID.get(after.get(have, ""))
 
 
-def rounds_needed(ids: list[str], facts: dict[str, Any]) -> int:
-    """Tool rounds the asked steps take one call a round, with the prerequisites they imply."""
+def chain(ids: list[str], facts: dict[str, Any]) -> list[Step]:
+    """The steps the asked ones need from the study's stage on: each asked step, and the
+    pipeline steps between the stage and the furthest asked one (ICA and preprocessing only
+    when asked; what an asked step does itself left out), in workflow order."""
     asked = steps_of(ids)
-    if not asked:
-        return 0
-    furthest = (
-        max(PIPELINE.index(s.id) for s in asked if s.id in PIPELINE)
-        if any(s.id in PIPELINE for s in asked)
-        else -1
-    )
+    own = {s.id for s in asked}
     stage = str(facts.get("stage", "empty"))
     start = {"empty": 0, "loaded": 1, "epoched": 4, "split": 5, "trained": 6}.get(stage, 0)
-    chain = {s.id for s in asked} | set(PIPELINE[start : furthest + 1])
-    chain -= {"artifacts"} - {s.id for s in asked}  # ICA only when asked
-    chain -= {"preprocess"} - {s.id for s in asked}
+    furthest = max((PIPELINE.index(i) for i in own if i in PIPELINE), default=-1)
+    needed = own | set(PIPELINE[start : furthest + 1])
+    needed -= {"artifacts", "preprocess"} - own
     for s in asked:
-        chain -= set(s.replaces) - {x.id for x in asked}
-    return len(chain)
+        needed -= set(s.replaces) - own
+    return steps_of(sorted(needed))
+
+
+def rounds_needed(ids: list[str], facts: dict[str, Any]) -> int:
+    """Tool rounds the asked steps take one call a round, with the prerequisites they imply."""
+    return len(chain(ids, facts))
+
+
+def focus(ids: list[str], facts: dict[str, Any], fixed: dict[str, Any]) -> set[str]:
+    """The tools a request needs now: its chain's (a step whose values the user fixed, by its
+    tools that have them), the listing and the study's state, and a montage for a plot."""
+    tools = {LISTING, *BY_ID["inspect"].tools}
+    for step in chain(ids, facts):
+        named = [t for t in step.tools if t in fixed]
+        tools.update(named or step.tools)
+        if step.id == "plot":
+            tools.add("set_montage")  # a topomap needs electrode positions
+    return tools
