@@ -33,15 +33,22 @@ TARGET = 1500
 
 
 def request_tokens(request: Any) -> int:
-    """A request as the server saw it: each message's text and framing, the tools, the schema."""
+    """The prompt tokens of a request as the server saw it: each message's text and framing,
+    and the tool definitions sent natively (a reply's JSON schema is no prompt: the server
+    turns it into a grammar that holds the reply; `schema_tokens` counts it apart)."""
     from brainchat.usage import count_tokens
 
-    total = 3 + sum(4 + count_tokens(json.dumps(m.get("content") or "", ensure_ascii=False)) for m in request.messages)  # fmt: skip
+    total = 3 + sum(4 + count_tokens(str(m.get("content") or "")) for m in request.messages)
     if request.tools:
         total += count_tokens(json.dumps(request.tools, separators=(",", ":")))
-    if fmt := request.params.get("response_format"):
-        total += count_tokens(json.dumps(fmt, separators=(",", ":")))
     return total
+
+
+def schema_tokens(request: Any) -> int:
+    from brainchat.usage import count_tokens
+
+    fmt = request.params.get("response_format")
+    return count_tokens(json.dumps(fmt, separators=(",", ":"))) if fmt else 0
 
 
 async def run(server: Any, data: Path, tool_calling: str) -> list[Any]:
@@ -54,9 +61,15 @@ async def run(server: Any, data: Path, tool_calling: str) -> list[Any]:
 
     fc = spec(server, f"fc-{tool_calling}", tool_calling=tool_calling)
     ans = spec(server, f"ans-{tool_calling}")
-    if tool_calling == "prompt":
+    if tool_calling == "prompt":  # the record of the request as it is written
         steps = ["load", "preprocess", "epoch", "split", "train", "evaluate"]
-        server.queue(fc.model, record(steps, positions=[1, 2]))
+        fixed = {
+            "bandpass_filter": {"l_freq": 8, "h_freq": 30},
+            "epoch_data": {"tmin": 0.5, "tmax": 2.5},
+            "split_dataset": {"by": "trial"},
+            "train_model": {"model": "csp_lda"},
+        }
+        server.queue(fc.model, record(steps, positions=[1, 2], fixed=fixed))
     server.queue(fc.model, Text("Nothing more."))
     server.queue(ans.model, Text("Stopped."))
     settings = Settings(
@@ -69,9 +82,21 @@ async def run(server: Any, data: Path, tool_calling: str) -> list[Any]:
     return server.requests_for(fc.model)
 
 
+def described_as_before(schemas: list[dict[str, Any]]) -> str:
+    """Every tool described as prompt mode did before: its description and its JSON schema."""
+    from brainchat.agent.toolsprompt import FENCED_HOW, slim
+
+    lines = ["You can call these tools (name: description; arguments as a JSON schema):"]
+    for schema in schemas:
+        fn = schema["function"]
+        desc = " ".join(str(fn.get("description") or "").split())[:300]
+        params = json.dumps(slim(fn.get("parameters") or {}), separators=(",", ":"))
+        lines.append(f"- {fn['name']}: {desc}\n  {params}")
+    return "\n".join([*lines, "", *FENCED_HOW])
+
+
 def baseline(data: Path) -> tuple[int, int, int]:
-    """(every tool offered natively, every tool described in the prompt, how many tools)."""
-    from brainchat.agent.toolsprompt import tools_prompt
+    """(every tool offered natively, every tool described in the prompt as before, how many)."""
     from brainchat.eeg.study.study import Study
     from brainchat.prompts import load_prompt
     from brainchat.session.toolbox import local_toolset
@@ -83,7 +108,8 @@ def baseline(data: Path) -> tuple[int, int, int]:
     schemas = [openai_schema(t) for t in local_toolset(settings, Study(data), {}).tools]
     system = load_prompt("function_call").replace("{study}", "Current EEG study: empty")
     base = count_message_tokens([SystemMessage(system), HumanMessage(QUESTION)])
-    prompt = count_message_tokens([SystemMessage(system + tools_prompt(schemas)), HumanMessage(QUESTION)])  # fmt: skip
+    described = SystemMessage(system + "\n\n" + described_as_before(schemas))
+    prompt = count_message_tokens([described, HumanMessage(QUESTION)])
     return base + tools_tokens(schemas), prompt, len(schemas)
 
 
@@ -104,7 +130,8 @@ async def main() -> None:
     print(f"native, minimal profile: first request {first_native:,} tokens ({offered} of {count} tools offered)")  # fmt: skip
     print(f"  baseline, every tool offered: {all_native:,} tokens; ratio {first_native / all_native:.2f}")  # fmt: skip
     print(f"prompt, guided profile: record request {record_req:,} tokens; first decide request {first_decide:,} tokens")  # fmt: skip
-    print(f"  baseline, every tool described: {all_prompt:,} tokens; ratio {first_decide / all_prompt:.2f}")  # fmt: skip
+    print(f"  reply schemas (grammars, not prompt): record {schema_tokens(prompt[0]):,}, decide {schema_tokens(prompt[1]):,} tokens")  # fmt: skip
+    print(f"  baseline, every tool described by its JSON schema: {all_prompt:,} tokens; ratio {first_decide / all_prompt:.2f}")  # fmt: skip
     worst = max(first_native, record_req, first_decide)
     print(f"largest first request {worst:,} tokens: {'within' if worst <= TARGET else 'OVER'} the {TARGET:,} target")  # fmt: skip
 

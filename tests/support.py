@@ -113,11 +113,7 @@ def record(
         "steps": list(steps),
         "files": list(files),
         "positions": list(positions),
-        "fixed": [
-            {"tool": tool, "name": name, "value": value}
-            for tool, values in (fixed or {}).items()
-            for name, value in values.items()
-        ],
+        "fixed": dict(fixed or {}),
         "plot": plot,
         "listing": listing,
         "comparison": comparison,

@@ -177,7 +177,7 @@ async def test_auto_asks_once_in_prompt_mode_then_switches_and_remembers(
     assert first.tools and "response_format" not in first.params
     assert is_record(made) and not made.tools
     assert trial.tools is None and after.tools is None
-    assert "- list_data_files:" in trial.messages[0]["content"]  # the tools are in the prompt
+    assert "- list_data_files(" in trial.messages[0]["content"]  # the tools are in the prompt
     assert started(events) == [("list_data_files", {"pattern": "*"})]
     (told,) = notices(events, "tool_calling")
     assert "answered without calling a tool" in told.message and "list_data_files" in told.message

@@ -482,9 +482,15 @@ async def test_the_planner_request_is_fitted_too(scripted_server, tmp_path: Path
     session = Session(settings)
     session.set_mode("agent")
     s.queue("fc", Text('{"needs_plan": false, "steps": []}'), Text("no tools"), Text("answer"))
-    events = await collect(session.ask("word " * 7090))
-    assert all(wire_tokens(r) <= 8000 - 300 for r in s.requests)  # none at all is fine too
-    assert of(events, "run_finished")[0].reason == "error"
+    events = await collect(session.ask("word " * 7000))
+    assert all(wire_tokens(r) <= 8000 - 300 for r in s.requests)
+    # the planner's and the record's requests would not fit: neither is sent, and the run goes
+    # on step by step with what does fit
+    assert not any("submit_plan" in json.dumps(r.params) for r in s.requests)
+    assert any("No plan was made (the planner's request needs" in n.message for n in of(events, "notice"))  # fmt: skip
+    (understood,) = of(events, "request_understood")
+    assert understood.record is None and "too long" in understood.problem
+    assert of(events, "run_finished")[0].reason == "answered"
 
 
 @pytest.mark.scripted_lenient("the window fills up before the model's queued rounds are used")

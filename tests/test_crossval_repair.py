@@ -89,8 +89,10 @@ async def test_pipelines_the_request_fixed_come_back_as_a_suggestion(scripted_se
         'not run yet: the request sets pipelines ["csp_lda", "mdm"] (the call sends '
         '["csp_lda", "ts_lr"]). Suggested call: {"name": "cross_validate", "arguments": '
     )
-    assert first.error.endswith("Send it, or send your call again unchanged to run it as it is")
-    sent_back = json.loads(first.error.split("Suggested call: ", 1)[1].split(". Send it", 1)[0])
+    assert first.error.endswith("(the same call sent again unchanged runs as it is)")
+    sent_back = json.loads(
+        first.error.split("Suggested call: ", 1)[1].split(" (the same call", 1)[0]
+    )
     assert sent_back == {"name": "cross_validate", "arguments": suggested}
     # the model reads the suggestion, and its own call was never changed behind its back
     assert "Suggested call" in json.dumps(s.requests_for("fc")[2].messages)

@@ -246,8 +246,8 @@ TINY_REJECT = fenced("epoch_data", TINY)
 WITHOUT = call("epoch_data", {k: v for k, v in TINY.items() if k != "reject_uv"})
 SENT_BACK = (
     "not run yet: reject_uv 2 µV is under EEG's usual peak-to-peak amplitude (50-150 µV), so it "
-    f"would drop most epochs or all, and the request sets no threshold. Suggested call: {WITHOUT}. "
-    "Send it, or send your call again unchanged to run it as it is"
+    f"would drop most epochs or all, and the request sets no threshold. Suggested call: {WITHOUT} "
+    "(the same call sent again unchanged runs as it is)"
 )
 
 
@@ -345,7 +345,7 @@ async def test_a_split_other_than_the_one_asked_for_is_sent_back_not_replaced(
     first, second = splits(events)
     assert first.status == "refused" and first.error == (
         'not run yet: the request sets by "trial" (the call sends "session"). Suggested call: '
-        f"{BY_TRIAL}. Send it, or send your call again unchanged to run it as it is"
+        f"{BY_TRIAL} (the same call sent again unchanged runs as it is)"
     )
     assert second.status == "success"
     assert study.state.split is not None

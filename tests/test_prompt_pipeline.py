@@ -166,14 +166,14 @@ async def test_no_listing_first_for_other_questions_profiles_or_a_loaded_study(
     assert started(events) == []
 
 
-async def test_prompt_mode_describes_the_tools_the_stage_allows_and_keeps_its_prefix(
+async def test_prompt_mode_describes_the_requests_tools_and_keeps_its_prefix(
     scripted_server, study
 ):
-    """The prompt describes the tools the study's stage allows and the request needs (a tool of
-    a later step is not offered, so the model cannot call `split` before there are epochs, nor
-    one of a step nobody asked for); the study, which
-    changes with every step, comes after the tools, so a round that leaves the stage as it was
-    sends the whole prompt before the study line unchanged, for a server's prompt cache."""
+    """The prompt describes the tools of the request's steps, from the study as it was when the
+    run began (a step nobody asked for is not offered, a preprocessing the request names by its
+    values only by that tool), the same in every round; the study, which changes with every
+    step, is a note after the run's messages, so each request starts with the whole of the one
+    before it and a server's prompt cache reads only what is new."""
     s = scripted_server
     question = "Load the first two files and band-pass 8-30 Hz."
     band = {"bandpass_filter": FIXED["bandpass_filter"]}
@@ -182,24 +182,24 @@ async def test_prompt_mode_describes_the_tools_the_stage_allows_and_keeps_its_pr
     s.queue("fc", made, Text(LOAD), Text(bandpass), Text("Done."))
     s.queue("ans", Text("Loaded and filtered."))
     await collect(agent(s, study).run(question))
-    empty, loaded, filtered = (str(r.messages[0]["content"]) for r in s.requests_for("fc")[1:])
-    for name in ("list_data_files", "load_data", "get_study_state"):
-        assert f"- {name}:" in empty
-    for name in ("bandpass_filter", "epoch_data", "split_dataset", "train_model"):
-        assert f"- {name}:" not in empty  # nothing loaded: no later step is offered
-    assert "- bandpass_filter:" in loaded  # the step asked for, by the tool whose values it fixes
-    assert "- notch_filter:" not in loaded and "- epoch_data:" not in loaded  # not asked
-    assert "- split_dataset:" not in loaded and "- train_model:" not in loaded  # no epochs yet
-    assert loaded.index("- bandpass_filter:") < loaded.index("Current EEG study:")
-    assert "empty (no data loaded" in empty.split("Current EEG study:")[1]
-    assert "stage=loaded" in loaded.split("Current EEG study:")[1]
-    # the instructions before the tools are the same in every round
-    instructions = empty.split("You can call these tools")[0]
-    assert loaded.startswith(instructions) and filtered.startswith(instructions)
-    # the band-pass left the stage at loaded: everything before the study line is the same
-    head = loaded.split("Current EEG study:")[0]
-    assert filtered.startswith(head) and len(head) > 0.8 * len(loaded)
-    assert "band-pass 8-30 Hz" in filtered.split("Current EEG study:")[1]  # the study moved on
+    empty, loaded, filtered = (r.messages for r in s.requests_for("fc")[1:])
+    system = str(empty[0]["content"])
+    for name in ("list_data_files", "load_data", "get_study_state", "bandpass_filter"):
+        assert f"- {name}(" in system  # the request's tools, before anything is loaded
+    for name in ("notch_filter", "epoch_data", "split_dataset", "train_model", "web_search"):
+        assert f"- {name}(" not in system  # not asked for (nor a search)
+    assert "Current EEG study" not in system
+    assert loaded[0] == empty[0] and filtered[0] == empty[0]  # one system prompt for the run
+
+    def study_note(messages: list) -> str:
+        return next(str(m["content"]) for m in messages if "Current EEG study" in str(m["content"]))
+
+    assert "empty (no data loaded" in study_note(empty)
+    assert "stage=loaded" in study_note(loaded)
+    assert "band-pass 8-30 Hz" in study_note(filtered)  # the study moved on
+    # each request's messages before the notes are the previous request's, and then what is new
+    kept = [m for m in loaded if "(" != str(m["content"])[:1]]
+    assert [m for m in filtered if "(" != str(m["content"])[:1]][: len(kept)] == kept
 
 
 # a 1.5B model's calls after a load: several in one fence, one per line, named by the words of
@@ -256,15 +256,17 @@ async def test_a_fuzzy_or_ambiguous_name_is_still_only_told(scripted_server, stu
     assert "no tool named 'preprocess'" in done[0].error
 
 
-def test_the_prompt_shows_slim_schemas_and_calls_are_checked_against_full_ones(study):
-    """The EEG tools' schemas as sent are many tokens for a small model on busy cores; bounds and
-    `X or null` go from the prompt, never from the check."""
+def test_the_prompt_shows_signatures_and_calls_are_checked_against_full_schemas(study):
+    """The EEG tools' JSON schemas are many tokens for a small model on busy cores: the prompt
+    shows each tool as a signature (types, defaults, allowed values, what it does); bounds go
+    from the prompt, never from the check."""
     schemas = [openai_schema(t) for t in build_eeg_tools(study)]
     slim_text, full_text = tools_prompt(schemas), json.dumps(schemas)
-    assert count_tokens(slim_text) < 0.9 * count_tokens(tools_prompt_full(schemas))
+    assert count_tokens(slim_text) < 0.6 * count_tokens(tools_prompt_full(schemas))
     assert '{"type":"null"}' not in slim_text and '"maximum"' not in slim_text
     assert '{"type": "null"}' in full_text and '"maximum"' in full_text
-    assert '"tmin":{"default":0.5' in slim_text and '"csp_lda"' in slim_text
+    assert "epoch_data(tmin: number = 0.5, tmax: number = 2.5" in slim_text
+    assert 'model: "eegnet"|"shallowconvnet"|"sccnet"|"csp_lda" = "eegnet"' in slim_text
     full = {s["function"]["name"]: s["function"]["parameters"] for s in schemas}
     got = read_calls(call_text([Call("epoch_data", {"tmin": 0.5, "tmax": 99})]), full, strict=True)
     assert "greater than the maximum of 60" in got.calls[0]["invalid"]  # the bound still holds
@@ -474,8 +476,8 @@ async def test_files_other_than_the_picked_places_are_sent_back_with_the_picked_
     assert [e.status for e in loads] == ["refused", "success"]
     assert loads[0].error == (
         "not run yet: the request picks the files at place(s) 1, 2 of the listing, which are "
-        f"{FIRST}, {SECOND}; the call loads {', '.join(OTHERS)}. Suggested call: {PICKED}. "
-        "Send it, or send your call again unchanged to run it as it is"
+        f"{FIRST}, {SECOND}; the call loads {', '.join(OTHERS)}. Suggested call: {PICKED} "
+        "(the same call sent again unchanged runs as it is)"
     )
     read = " ".join(str(m["content"]) for m in s.requests_for("fc")[2].messages)
     assert f"Suggested call: {PICKED}" in read  # the model reads the suggestion

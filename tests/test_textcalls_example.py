@@ -80,7 +80,7 @@ async def test_a_small_window_leaves_the_example_out_and_the_run_goes_on(scripte
     s.queue("ans", Text("Two EDF files."))
     events = await collect(small.run("What is in my folder?"))  # no listing by brainchat first
     first = s.requests_for("fc")[0]
-    assert EXAMPLE not in system_of(first) and "- list_data_files:" in system_of(first)
+    assert EXAMPLE not in system_of(first) and "- list_data_files(" in system_of(first)
     assert of(events, "tool_finished")[0].status == "success"
     assert of(events, "run_finished")[0].reason == "answered"
     # and the request as sent fits the window less the reply's reserve

@@ -78,7 +78,7 @@ async def test_prompt_mode_runs_a_fenced_json_call_through_the_agent(scripted_se
     first, second = s.requests_for("fc")
     assert first.tools is None  # no native tools on the wire
     system = first.messages[0]["content"]
-    assert "web_search" in system and '"query"' in system and "```json" in system
+    assert "web_search(query: str" in system and "```json" in system
     assert started(events) == [("web_search", {"query": "EEGNet"})]
     assert of(events, "tool_finished")[0].status == "success"
     assert of(events, "thinking_done")[0].text == "Let me search."  # the JSON is not the thought
@@ -369,7 +369,7 @@ def test_read_calls_shapes_lists_and_validation():
     loose = read_calls("Sure: ```json\n{oops\n```", known, strict=False)
     assert not loose.calls and loose.text == "Sure: ```json\n{oops\n```"
     prompt = tools_prompt([{"function": {"name": "web_search", "parameters": schema}}])
-    assert '{"type":"object","properties":{"query":{"type":"string"}}' in prompt
+    assert "- web_search(query: str)" in prompt  # its signature, the required argument named
 
 
 # -- how the function-call request is made ------------------------------------------------------

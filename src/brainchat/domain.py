@@ -31,10 +31,12 @@ class DomainStep:
 
 @dataclass(frozen=True)
 class Example:
-    """A worked example: a request and the calls that carry it out, as one line of text."""
+    """A worked example: a request, the calls that carry it out as one line of text, and the
+    request's record (agent/record.py's fields)."""
 
     request: str
     calls: str
+    record: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

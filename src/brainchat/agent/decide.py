@@ -38,8 +38,10 @@ NOTE_TOKENS = 400  # the evaluation note beside a round: gists and short errors,
 def system_prompt(d: Deps, guide: str = "") -> SystemMessage:
     """The function-call model's instructions: the prompt, the guards' guide (worked examples),
     the study, and in prompt mode the tools offered this round."""
-    prompt = load_prompt("function_call", d.prompt_variants.get("function_call"))
-    study = d.study_text()
+    # a guided model reads a short prompt of its own, unless the user chose a variant
+    variant = d.prompt_variants.get("function_call") or ("guided" if d.profile.guided else None)
+    prompt = load_prompt("function_call", variant)
+    study = "" if study_last(d) else d.study_text()
     # MCP servers' initialize instructions, bounded by the budget
     mcp = mcp_instructions.prompt_part(d.runner.tools.values(), d.budget("function_call").tokens)
     extra = "".join(f"\n\n{part}" for part in (mcp, guide) if part)
@@ -55,6 +57,13 @@ def system_prompt(d: Deps, guide: str = "") -> SystemMessage:
     return SystemMessage(prompt.replace("{study}", study) + extra)
 
 
+def study_last(d: Deps) -> bool:
+    """A guided prompt-mode model reads the study in a note after the run's messages, not in its
+    system prompt: everything before the newest result is then the same request to request, and
+    a server's prompt cache (llama.cpp) reads only what is new."""
+    return d.tool_calling == "prompt" and d.profile.guided
+
+
 async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     """Ask the function-call model for its next step: calls go to act, none to the answer."""
     d, run = runtime.context.deps, runtime.context.run
@@ -62,6 +71,7 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
     guards = in_force(d)
     # what this request offers: the session's rule, narrowed by the guards for this run
     d.bound_llm.narrow = None if guards is NONE else (lambda names: guards.offer(d, run, names))
+    d.bound_llm.shape = None if guards is NONE else (lambda schemas: guards.shape(d, run, schemas))
     pending = _run_messages(d, run, state)
     if round_ == 1 and (opening := in_force(d).opening(d, run)):
         return _opening(state, round_, opening)
@@ -86,7 +96,7 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
         return _model_failed(d, run, exc).take(round_)
     pace.keep_for_answer(d, run)  # the answer's time, measured anew
     if d.told is not None:  # the model has read the study's notes: said once, by this request
-        d.told(str(system.content))
+        d.told(str(system.content) + (d.study_text() if study_last(d) else ""))
     if llm.cut_at_limit(reply):
         told, hint = llm.cut_notice_text(d.specs.get("function_call"), d.names["function_call"])
         emit(Notice(kind="info", message=told, hint=hint))
@@ -180,6 +190,8 @@ def _run_messages(d: Deps, run: RunContext, state: AgentState) -> list[BaseMessa
         # The note repeats tool errors and gists: bounded, so it never crowds out the run.
         note = cut_text(note, NOTE_TOKENS)
         messages.append(HumanMessage(f"(Evaluation of your last tool round: {note}.)"))
+    if study_last(d) and (study := d.study_text()):
+        messages.append(HumanMessage(f"({study})"))
     messages += [HumanMessage(note) for note in in_force(d).notes(d, run)]
     plan = state.get("plan")
     if plan is not None and (progress := PlanRun(d).prompt(plan)):

@@ -4,6 +4,7 @@ The run loop asks its guards at fixed points and nowhere else (as pydantic-ai's 
 and LangGraph's tool wrappers give each rule one place):
 
 - `offer`       which tools the model sees this round;
+- `shape`       which of their arguments a prompt-mode model is shown and may write;
 - `opening`     calls brainchat makes itself before the model's first request;
 - `guide`       text added to the system prompt (worked examples);
 - `notes`       notes added after the run's messages, newest last (the next step);
@@ -37,6 +38,11 @@ class Guard:
 
     def offer(self, d: Deps, run: RunContext, names: list[str]) -> list[str]:
         return names
+
+    def shape(
+        self, d: Deps, run: RunContext, schemas: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        return schemas
 
     def opening(self, d: Deps, run: RunContext) -> list[dict[str, Any]]:
         return []
@@ -72,6 +78,13 @@ class Guards:
         for guard in self.guards:
             names = guard.offer(d, run, names)
         return names
+
+    def shape(
+        self, d: Deps, run: RunContext, schemas: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        for guard in self.guards:
+            schemas = guard.shape(d, run, schemas)
+        return schemas
 
     def opening(self, d: Deps, run: RunContext) -> list[dict[str, Any]]:
         return [call for guard in self.guards for call in guard.opening(d, run)]

@@ -1,8 +1,10 @@
 """The guards of a guided model (a small one): each reads the run's record of the request.
 
-- `StateOffer`: only the tools the study's state allows are offered, and of those the tools of
-  the steps the request needs (its own, and those between the study's stage and them); a web
-  search only when the record asks for one.
+- `StateOffer`: the tools of the steps the request needs (its own, and those between the
+  study's stage when the run began and them), the same every round; a web search only when
+  the record asks for one; without a record, the tools the study's state allows.
+- `FixedArguments`: a tool whose values the request fixes shows only its required arguments
+  and those.
 - `ListFirst`: a request about the user's recordings, with nothing loaded, starts with
   brainchat listing the data folder, so the model picks real names instead of guessing them.
 - `Examples`: worked examples like the request go into the system prompt.
@@ -13,12 +15,14 @@
 - `UserValues`: a call whose arguments contradict the values the request fixed, or that the
   domain would look at twice, is sent back once with the suggested arguments; the model
   decides, and the same call sent again runs as it is.
-- `RoundBudget`: the round limit leaves room for the rounds the asked steps take.
+- `RoundBudget`: the round limit leaves room for the rounds the asked steps take, and the limit
+  on model calls for them and a few corrected calls.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -47,11 +51,13 @@ class StateOffer(Guard):
     def offer(self, d: Deps, run: RunContext, names: list[str]) -> list[str]:
         if d.facts is None:
             return names
-        facts, record = _facts(d), run.record
-        names = d.domain.offer(names, facts)
+        record = run.record
         if record is None or not record.steps:
-            return names
-        focus = d.domain.focus(record.steps, facts, record.values())
+            return d.domain.offer(names, _facts(d))
+        # the tools of the request's steps from the study as it was when the run began: the
+        # same tools every round (a server's prompt cache keeps them; the model may write the
+        # whole pipeline in one reply), a step that comes too early said by the tool itself
+        focus = d.domain.focus(record.steps, run.facts_at_start, record.values())
         # a request about the study needs the web only when its record says so
         web = {n for n in names if n in d.runner.tools and flags_of(d.runner.tools[n]).web}
         return [
@@ -61,12 +67,51 @@ class StateOffer(Guard):
         ]
 
 
+class FixedArguments(Guard):
+    """A tool's optional switches (arguments whose default is none: an event filter, a baseline,
+    a rejection threshold) are shown, and may be written, only when the request sets them: a
+    small model fills every argument it sees, with values nobody asked for. Arguments with a
+    working default (an epoch's window, a split's kind) and the required ones stay; a tool that
+    is nothing but switches (a band-pass's cut-offs) is shown whole. The full schema still
+    checks the call when it runs."""
+
+    def shape(
+        self, d: Deps, run: RunContext, schemas: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        if run.record is None:
+            return schemas
+        values = run.record.values()
+        return [_only(schema, values.get(_name(schema)) or {}) for schema in schemas]
+
+
+def _name(schema: dict[str, Any]) -> str:
+    return str(schema.get("function", schema).get("name"))
+
+
+def _only(schema: dict[str, Any], fixed: dict[str, Any]) -> dict[str, Any]:
+    """The schema without the switches the request does not set (see FixedArguments)."""
+    fn = dict(schema.get("function", schema))
+    params = dict(fn.get("parameters") or {})
+    props = dict(params.get("properties") or {})
+    required = set(params.get("required") or ())
+
+    def switch(name: str, prop: Any) -> bool:
+        optional = name not in required and name not in fixed
+        return optional and isinstance(prop, dict) and prop.get("default", None) is None
+
+    kept = {k: v for k, v in props.items() if not switch(k, v)}
+    if not kept and props:
+        return schema  # nothing but switches: the model must choose among them
+    fn["parameters"] = {**params, "properties": kept}
+    return {**schema, "function": fn} if "function" in schema else fn
+
+
 class ListFirst(Guard):
     def opening(self, d: Deps, run: RunContext) -> list[dict[str, Any]]:
         record, listing = run.record, d.domain.listing()
         if record is None or listing is None or run.ledger.entries:
             return []
-        if not (record.steps or record.files or record.listing) or record.web:
+        if not (record.steps or record.listing) or record.web:
             return []
         if _facts(d).get("stage", "empty") != "empty" or listing not in d.bound_llm.offered():
             return []
@@ -91,6 +136,9 @@ class NextStep(Guard):
         if record is None or not record.steps or d.facts is None:
             return []
         facts = _facts(d)
+        if (pending := _pending(run)) is not None:
+            call = json.dumps(pending, ensure_ascii=False, default=str)
+            return [f"(Study stage: {facts.get('stage', 'empty')}. Next step: the suggested call {call}.)"]  # fmt: skip
         step = d.domain.next_call(record.steps, facts, _done(run), record.values())
         if step is None:
             return []
@@ -142,8 +190,8 @@ class AskedSteps(Guard):
         if record is None or not record.steps or run.reminded:
             return None
         missing = not_done(d, run, record)
-        if not missing or run.remaining() < run.answer_reserve:
-            return None
+        if not missing or run.remaining() <= 0:
+            return None  # the time left is the answer's
         run.reminded = True
         step = d.domain.next_call(record.steps, _facts(d), _done(run), record.values())
         call = f" Call {step} now, with arguments from the results above;" if step else ""
@@ -170,7 +218,9 @@ class UserValues(Guard):
         if found is None:
             return None
         run.suggested.add(key)
-        return Suggest(found.args, found.why)
+        args = completed(d, call["name"], found.args)
+        run.suggestion = {"name": call["name"], "arguments": args}
+        return Suggest(args, found.why)
 
 
 class RoundBudget(Guard):
@@ -179,12 +229,36 @@ class RoundBudget(Guard):
         if record is None or not record.steps:
             return limits
         need = d.domain.rounds(record.steps, run.facts_at_start) + 2  # the listing, one more
-        return replace(limits, max_auto_rounds=max(limits.max_auto_rounds, need))
+        # a small model's corrected call is a model call more: room for three of them
+        calls = max(limits.max_iterations, need + 3)
+        return replace(
+            limits, max_auto_rounds=max(limits.max_auto_rounds, need), max_iterations=calls
+        )
 
 
 GUIDED = Guards(
-    (StateOffer(), ListFirst(), Examples(), NextStep(), AskedSteps(), UserValues(), RoundBudget())
+    (
+        StateOffer(),
+        FixedArguments(),
+        ListFirst(),
+        Examples(),
+        NextStep(),
+        AskedSteps(),
+        UserValues(),
+        RoundBudget(),
+    )
 )
+
+
+def _pending(run: RunContext) -> dict[str, Any] | None:
+    """The latest suggested call, while no call of its tool has run since it was made."""
+    pending = run.suggestion
+    if pending is None:
+        return None
+    entries = run.ledger.entries
+    sent_back = max((i for i, e in enumerate(entries) if e.name == pending["name"] and e.status == "refused"), default=-1)  # fmt: skip
+    ran = any(e.name == pending["name"] and e.status in ("success", "error") for e in entries[sent_back + 1 :])  # fmt: skip
+    return None if ran else pending
 
 
 def finished(d: Deps, run: RunContext, record: RequestRecord) -> str:
@@ -226,18 +300,23 @@ def conflict(d: Deps, tool: str, args: dict[str, Any], fixed: dict[str, Any]) ->
 
 
 def _same(sent: Any, want: Any) -> bool:
+    """The call agrees with the user's value: equal as numbers or as text, or a text that holds
+    the user's words ("demo/sub-01_ses-01_eeg.edf" for "sub-01"); a list item by item."""
     if isinstance(sent, list) and isinstance(want, list):
-        return sorted(map(_norm, sent)) == sorted(map(_norm, want))
-    return _norm(sent) == _norm(want)
+        return len(sent) == len(want) and all(any(_same(s, w) for s in sent) for w in want)
+    a, b = _norm(sent), _norm(want)
+    return a == b or (isinstance(a, str) and isinstance(b, str) and len(b) > 2 and b in a)
 
 
 def _norm(value: Any) -> Any:
+    """A value as compared: a number as a number, a text by its letters and digits ("CSP+LDA"
+    is "csp_lda")."""
     if isinstance(value, bool) or value is None:
         return value
     try:
         return round(float(value), 9)
     except (TypeError, ValueError):
-        return str(value).strip().casefold()
+        return re.sub(r"[\W_]+", "", str(value)).casefold()
 
 
 def _adds_nothing(entry: LedgerEntry, run: RunContext) -> bool:
@@ -249,3 +328,24 @@ def _adds_nothing(entry: LedgerEntry, run: RunContext) -> bool:
         e is not entry and e.name == entry.name and e.status == "success" and e.result == entry.result
         for e in run.ledger.entries
     )  # fmt: skip
+
+
+def completed(d: Deps, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """Suggested arguments with the fixes the tool's own check names applied too (a baseline
+    outside the epoch beside a made-up threshold): one suggestion that runs, not one per round."""
+    from pydantic import ValidationError
+
+    from brainchat.tools.errors import fix_of
+
+    model = getattr(d.runner.tools.get(tool), "args_schema", None)
+    for _ in range(3):
+        try:
+            if model is not None and hasattr(model, "model_validate"):
+                model.model_validate(args)
+            return args
+        except ValidationError as exc:
+            fix = fix_of(exc)
+            if not fix or fix.get("name") != tool or fix.get("arguments") == args:
+                return args
+            args = dict(fix.get("arguments") or {})
+    return args

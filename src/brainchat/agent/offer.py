@@ -30,19 +30,20 @@ class ToolOffer:
     ) -> None:
         self.llm, self.hidden, self.plain = llm, hidden, plain
         self.pairs = list(zip(tools, schemas, strict=True))
-        # the run's own narrowing of what `hidden` leaves (a guided profile's guards), set by
-        # the decide node for the request it builds
+        # the run's own choice of tools, in place of `hidden` (a guided profile's guards, which
+        # read the run's record), set by the decide node for the request it builds
         self.narrow: Callable[[list[str]], Collection[str]] | None = None
+        # and the arguments it shows of them (prompt mode's description and reply schema)
+        self.shape: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None
         self.bound: dict[frozenset[str], Any] = {}
         self.sizes: dict[frozenset[str], int] = {}
 
     def _hide(self) -> frozenset[str]:
-        hide = frozenset(self.hidden()) if self.hidden else frozenset()
         if self.narrow is None:
-            return hide
-        names = [t.name for t, _ in self.pairs if t.name not in hide]
+            return frozenset(self.hidden()) if self.hidden else frozenset()
+        names = [t.name for t, _ in self.pairs]
         kept = set(self.narrow(names))
-        return hide | frozenset(n for n in names if n not in kept)
+        return frozenset(n for n in names if n not in kept)
 
     def offered(self) -> list[str]:
         """The names of the tools the model sees this round."""
@@ -50,9 +51,11 @@ class ToolOffer:
         return [t.name for t, _ in self.pairs if t.name not in hide]
 
     def schemas(self) -> list[dict[str, Any]]:
-        """The schemas of the tools offered this round (described in the prompt in prompt mode)."""
+        """The schemas of the tools offered this round (described in the prompt in prompt mode),
+        shaped by the run's guards when they shape them."""
         hide = self._hide()
-        return [s for t, s in self.pairs if t.name not in hide]
+        offered = [s for t, s in self.pairs if t.name not in hide]
+        return self.shape(offered) if self.shape is not None else offered
 
     def tokens(self) -> int:
         """Tokens the tool definitions offered this round add to a request, counted per subset.

@@ -2,7 +2,8 @@
 
 A guided model's turn starts with it: the function-call model reads the request (and the last
 turn, for a follow-up) and fills `RequestRecord` with the steps asked for or implied, the files
-and values the user fixed, and whether a plot, a listing, a comparison or a web search is asked.
+picked by their place in a listing, the values the user fixed (kept only where the request
+writes them), and whether a plot, a listing or a web search is asked.
 The request carries a JSON schema (`response_format`), so llama.cpp, vLLM, Ollama and OpenAI
 make a valid record by construction; a server that refuses the schema is asked for the same JSON
 in text, and that choice is remembered for the model. Rules that guide a model read this record
@@ -26,14 +27,8 @@ from brainchat.prompts import load_prompt
 
 HISTORY_TOKENS = 300  # the last turn, for a follow-up ("now with EEGNet")
 REQUIRED = {"steps", "needs_tools"}  # a reply without them is not a record
-
-
-class Fixed(BaseModel):
-    """A value the user stated for one argument of one tool."""
-
-    tool: str
-    name: str
-    value: Any = None
+MAX_ITEMS = 10  # steps a record may hold
+MAX_VALUES = 6  # positions and fixed values: a small model otherwise lists every default
 
 
 class RequestRecord(BaseModel):
@@ -41,45 +36,39 @@ class RequestRecord(BaseModel):
 
     language: str = ""
     steps: list[str] = Field(default_factory=list)
-    files: list[str] = Field(default_factory=list)
     positions: list[int] = Field(default_factory=list)
-    fixed: list[Fixed] = Field(default_factory=list)
+    fixed: dict[str, dict[str, Any]] = Field(default_factory=dict)  # tool -> argument -> value
     plot: bool = False
     listing: bool = False
-    comparison: bool = False
     web: bool = False
     needs_tools: bool = True
 
     def values(self) -> dict[str, dict[str, Any]]:
         """The fixed values by tool: {"bandpass_filter": {"l_freq": 8, "h_freq": 30}}."""
-        out: dict[str, dict[str, Any]] = {}
-        for f in self.fixed:
-            out.setdefault(f.tool, {})[f.name] = f.value
-        return out
+        return {tool: dict(args) for tool, args in self.fixed.items() if isinstance(args, dict)}
 
 
 def schema(steps: list[str], tools: list[str]) -> dict[str, Any]:
     """The record's JSON schema, its step ids and tool names closed to the ones that exist."""
-    strings = {"type": "array", "items": {"type": "string"}}
     value = {"type": ["number", "string", "boolean", "array", "null"]}
     step = {"type": "string", "enum": steps} if steps else {"type": "string"}
-    tool = {"type": "string", "enum": tools} if tools else {"type": "string"}
     props: dict[str, Any] = {
         "language": {"type": "string"},
-        "steps": {"type": "array", "items": step},
-        "files": strings,
-        "positions": {"type": "array", "items": {"type": "integer"}},
+        "steps": {"type": "array", "items": step, "maxItems": MAX_ITEMS},
+        "positions": {"type": "array", "items": {"type": "integer"}, "maxItems": MAX_VALUES},
         "fixed": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"tool": tool, "name": {"type": "string"}, "value": value},
-                "required": ["tool", "name", "value"],
-            },
+            "type": "object",
+            "properties": {t: {"type": "object", "additionalProperties": value} for t in tools},
+            "additionalProperties": False,
         },
-        **{k: {"type": "boolean"} for k in ("plot", "listing", "comparison", "web", "needs_tools")},
+        **{k: {"type": "boolean"} for k in ("plot", "listing", "web", "needs_tools")},
     }
     return {"type": "object", "properties": props, "required": list(props)}
+
+
+def _complete(made: dict[str, Any]) -> dict[str, Any]:
+    """An example's record with every field, in the schema's order."""
+    return RequestRecord.model_validate(made).model_dump()
 
 
 def parse(text: str, steps: list[str]) -> RequestRecord | None:
@@ -97,14 +86,43 @@ def parse(text: str, steps: list[str]) -> RequestRecord | None:
         return None  # another JSON object (a tool call written as text) is no record
     if steps:
         record.steps = [s for s in record.steps if s in steps]
+    record.fixed = record.values()  # a tool's entry that is no object says nothing
     return record
 
 
+NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def written(value: Any, request: str) -> bool:
+    """`value` is written in the request: a number as a number (8 in "8-30 Hz"), a text as its
+    letters and digits ("csp_lda" in "CSP+LDA"), a list item by item."""
+    if isinstance(value, list):
+        return bool(value) and all(written(v, request) for v in value)
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, int | float):
+        return any(abs(float(n) - float(value)) < 1e-9 for n in NUMBER.findall(request))
+    said = re.sub(r"[\W_]+", "", str(value)).casefold()
+    return bool(said) and said in re.sub(r"[\W_]+", "", request).casefold()
+
+
 def messages(
-    question: str, history: list[BaseMessage], steps_text: str, study: str
+    question: str,
+    history: list[BaseMessage],
+    steps_text: str,
+    study: str,
+    examples: list[tuple[str, dict[str, Any]]] = (),  # type: ignore[assignment]
 ) -> list[BaseMessage]:
-    """The record's request: the prompt with the steps and the study, the last turn, the request."""
+    """The record's request: the prompt with the steps, worked examples of records of requests
+    like this one, and the study; the last turn; the request."""
     system = load_prompt("record").replace("{steps}", steps_text).replace("{study}", study)
+    if examples:
+        shown = "\n".join(
+            f"- Request: {request}\n  Record: {json.dumps(_complete(made), ensure_ascii=False)}"
+            for request, made in examples
+        )
+        system = system.replace("{examples}", f"Records of requests like this one:\n{shown}")
+    system = system.replace("{examples}", "")
     last = [m for m in history if isinstance(m.content, str)][-2:]
     earlier = "\n".join(f"{m.type}: {m.content}" for m in last)
     text = f"Request: {question}"
@@ -142,6 +160,11 @@ async def understand(
         )
     )
     return record
+
+
+def unmade(name: str, why: str) -> None:
+    """Say that no record was asked for, and why."""
+    emit(RequestUnderstood(record=None, model=name, how="none", problem=why))
 
 
 def _shape(spec: Any) -> str:

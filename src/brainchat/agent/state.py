@@ -137,6 +137,7 @@ class RunContext:
     record: Any = None  # the request's record (agent/record.py), when one was made
     facts_at_start: dict[str, Any] = field(default_factory=dict)  # the study when it was made
     suggested: set[str] = field(default_factory=set)  # calls sent back once with suggestions
+    suggestion: dict[str, Any] | None = None  # the latest suggested call, until its tool runs
     reminded: bool = False  # a guard reminded the model of asked steps never run
 
     def remaining(self) -> float:

@@ -61,12 +61,12 @@ def reuse_note(seen: Seen) -> str:
 
 
 def suggestion(name: str, decision: Suggest) -> str:
-    """A call sent back with suggested arguments: what conflicts, the call suggested, and that
-    the same call sent again runs as it is."""
+    """A call sent back with suggested arguments: what conflicts, and the call suggested; the
+    same call sent again unchanged runs as it is."""
     call = json.dumps({"name": name, "arguments": decision.args}, ensure_ascii=False, default=str)
     return (
-        f"not run yet: {decision.why}. Suggested call: {call}. Send it, or send your call again "
-        "unchanged to run it as it is"
+        f"not run yet: {decision.why}. Suggested call: {call} (the same call sent again "
+        "unchanged runs as it is)"
     )
 
 

@@ -7,6 +7,7 @@ vLLM, Ollama and OpenAI turn `response_format` into the only replies the model c
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from brainchat.agent.textcalls import CALL_FORM, schema_problem
@@ -59,15 +60,13 @@ def tools_prompt(
     prefer: dict[str, Any] | None = None,
     constrained: bool = False,
 ) -> str:
-    """The tools and their JSON schemas, compactly, and how to call them in text, with one
-    worked example of a correct call (a small model otherwise guesses the shape). `constrained`:
-    the reply is held to `reply_schema`, and the instructions say its JSON form."""
-    lines = ["You can call these tools (name: description; arguments as a JSON schema):"]
-    for schema in schemas:
-        fn = schema.get("function", schema)
-        params = slim(fn.get("parameters") or {"type": "object", "properties": {}})
-        desc = " ".join(str(fn.get("description") or "").split())[:300]
-        lines.append(f"- {fn['name']}: {desc}\n  {json.dumps(params, separators=(',', ':'))}")
+    """The tools as signatures (arguments with their types and defaults, then what each
+    means), how to call them in text, and one worked example of a correct call (a small model
+    otherwise guesses the shape). `constrained`: the reply is held to `reply_schema`, and the
+    instructions say its JSON form. About a third of the tokens of the JSON schemas; the
+    call is still checked against its tool's full schema."""
+    lines = ["You can call these tools (name(arguments): what it does; ? marks an optional one):"]
+    lines += [signature(schema.get("function", schema)) for schema in schemas]
     lines += ["", *(CONSTRAINED_HOW if constrained else FENCED_HOW)]
     if example and (call := example_call(schemas, prefer)) is not None:
         shown = {"tool_calls": [call]} if constrained else call
@@ -78,6 +77,50 @@ def tools_prompt(
             f"{fence[0]}{json.dumps(shown)}{fence[1]}",
         ]
     return "\n".join(lines)
+
+
+def signature(fn: dict[str, Any]) -> str:
+    """One tool as a line: name(arg: type = default, arg?: type): its description's first
+    sentence; then each argument's description, in short, where it has one."""
+    params = slim(fn.get("parameters") or {"type": "object", "properties": {}})
+    required = set(params.get("required") or ())
+    args, notes = [], []
+    for name, prop in (params.get("properties") or {}).items():
+        prop = prop if isinstance(prop, dict) else {}
+        if "default" in prop:
+            args.append(f"{name}: {_type(prop)} = {json.dumps(prop['default'])}")
+        else:
+            args.append(f"{name}{'' if name in required else '?'}: {_type(prop)}")
+        if prop.get("description"):
+            notes.append(f"{name}: {_first(str(prop['description']), 70)}")
+    head = f"- {fn['name']}({', '.join(args)}): {_first(str(fn.get('description') or ''), 160)}"
+    return head + (f"\n  {'; '.join(notes)}" if notes else "")
+
+
+def _type(prop: dict[str, Any]) -> str:
+    """A schema's type as a signature writes it: str, number, [str], "a"|"b"."""
+    if "enum" in prop:
+        return "|".join(json.dumps(v) for v in prop["enum"])
+    if "const" in prop:
+        return json.dumps(prop["const"])
+    if isinstance(prop.get("anyOf"), list):
+        return " | ".join(_type(p) for p in prop["anyOf"] if isinstance(p, dict))
+    kind = prop.get("type")
+    if kind == "array":
+        items = prop.get("items")
+        return f"[{_type(items) if isinstance(items, dict) and items else 'any'}]"
+    return {"integer": "int", "string": "str", "boolean": "bool"}.get(str(kind), str(kind or "any"))
+
+
+SENTENCE = re.compile(r"(?<!\be\.g)(?<!\bi\.e)[.;](?=\s|$)")
+
+
+def _first(text: str, limit: int) -> str:
+    """A description's first sentence (an "e.g." does not end one), at most `limit` characters."""
+    text = " ".join(text.split())
+    end = SENTENCE.search(text)
+    first = text[: end.start()] if end else text.rstrip(".;")
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
 
 
 FENCED_HOW = (

@@ -7,11 +7,18 @@ from one that does not (agent/automode.py).
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from langgraph.runtime import Runtime
 
 from brainchat.agent import record
+from brainchat.agent.budget import message_tokens
 from brainchat.agent.context import AgentContext, AgentState, Deps
+from brainchat.agent.guided import EXAMPLES
 from brainchat.agent.state import RunContext
+
+CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 async def understand(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
@@ -38,16 +45,85 @@ async def record_of(d: Deps, run: RunContext) -> record.RequestRecord | None:
         if tools:
             lines.append(f"- {step.id}: {step.about}. Tools: {tools}")
     ids = [s.id for s in steps if any(t in d.runner.tools for t in s.tools)]
+    examples = [
+        (ex.request, {**(ex.record or {}), "language": "zh" if CJK.search(ex.request) else "en"})
+        for ex in d.domain.examples(run.question, EXAMPLES)
+        if ex.record is not None
+    ]
     request = record.messages(
-        run.question, run.history, "\n".join(lines) or "(none)", d.study_text()
+        run.question, run.history, "\n".join(lines) or "(none)", d.study_text(), examples
     )
-    run.record = await record.understand(
+    name = d.names["function_call"]
+    budget = d.budgets["function_call"]
+    if message_tokens(request, budget.tokens) > budget.tokens:
+        why = "the request is too long for the model's window beside the record's instructions"
+        record.unmade(name, why)
+        return None
+    made = await record.understand(
         d.function_call_llm,
         d.specs.get("function_call"),
-        d.names["function_call"],
+        name,
         request,
         ids,
         sorted(d.runner.tools),
         [run.callback],
     )
-    return run.record
+    if made is not None:
+        kept = {
+            tool: {
+                k: _as_typed(v, d.tool_arguments(tool).get(k) or {})
+                for k, v in args.items()
+                if _fixed_by_user(d, tool, k, v, run.question)
+            }
+            for tool, args in made.fixed.items()
+        }
+        made.fixed = {tool: args for tool, args in kept.items() if args}
+    run.record = made
+    return made
+
+
+def _fixed_by_user(d: Deps, tool: str, name: str, value: Any, question: str) -> bool:
+    """A value the record says the user fixed: kept when the request writes it ("8-30 Hz",
+    "split by trial"), or when it is a choice among a tool's allowed values other than its
+    default, which the request may say in other words ("a person never seen" is protocol
+    cross_subject). Anything else the request does not write (a number, a name, a default) is a
+    small model filling in arguments of its own (epochs 100, files "file1"): left out. A text
+    holding a number ("8") counts as the number its argument takes."""
+    prop = d.tool_arguments(tool).get(name)
+    if prop is None or isinstance(value, bool) or value is None:
+        return False
+    if not _fits(_as_typed(value, prop), prop):
+        return False  # no value the tool takes ("files": "0, 1" for a list of names)
+    if record.written(value, question):
+        return True
+    choice = (
+        "enum" in prop
+        or "const" in prop
+        or any(isinstance(o, dict) and ("enum" in o or "const" in o) for o in prop.get("anyOf", []))
+    )
+    return choice and prop.get("default") != value
+
+
+def _as_typed(value: Any, prop: dict[str, Any]) -> Any:
+    """A number written as text ("8") as the number an argument of number type takes."""
+    kinds = {str(o.get("type")) for o in prop.get("anyOf", [prop]) if isinstance(o, dict)}
+    if isinstance(value, str) and kinds & {"number", "integer"}:
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        return int(number) if number.is_integer() and "integer" in kinds else number
+    return value
+
+
+def _fits(value: Any, prop: dict[str, Any]) -> bool:
+    """`value` is one the argument's JSON schema takes."""
+    import jsonschema
+
+    try:
+        jsonschema.validate(value, prop)
+    except jsonschema.ValidationError:
+        return False
+    except jsonschema.SchemaError:
+        return True  # a schema we cannot read: the tool checks its own arguments
+    return True

@@ -24,6 +24,7 @@ from brainchat.grounding.lexicon import COMPARISON, NEGATION, SUCCESS, VERDICT
 from brainchat.grounding.vocabulary import Vocabulary
 
 CITE = re.compile(r"\[(\d{1,3})\]")
+QUESTION = ("?", "？")
 
 
 CLAUSE = re.compile(r"[，,；;、]|\s(?:and|but|then|und|et|y)\s|然后|然後|并且|並且|接着|接著")
@@ -40,8 +41,8 @@ def claim(
 
     A claim is a tool's or a step's name beside a word of success in one clause: "数据已加载，
     下一步是带通滤波" claims the loading, not the band-pass."""
-    if NEGATION.search(sentence):
-        return None
+    if NEGATION.search(sentence) or sentence.rstrip().endswith(QUESTION):
+        return None  # denied, hedged or asked: no claim
     for clause in CLAUSE.split(sentence):
         if not clause:
             continue

@@ -50,7 +50,7 @@ SUCCESS = words(
     latin=[
         "success\\w*", "succeeded", "loaded", "completed", "done", "ran", "performed",
         "trained", "applied", "finished", "filtered", "band-?passed", "epoched", "evaluated",
-        "created", "split", "called", "executed", "run", "cross-?validated", "computed",
+        "created", "called", "executed", "cross-?validated", "computed",
         "erfolgreich", "abgeschlossen", "durchgeführt", "terminé", "effectué", "completado",
     ],
     cjk=[

@@ -136,7 +136,7 @@ def run_title(rounds: int, tool_calls: int, total: float | None = None, suffix: 
     )
 
 
-RECORD_FLAGS = ("plot", "listing", "comparison", "web")
+RECORD_FLAGS = ("plot", "listing", "web")
 
 
 def record_title(e: RequestUnderstood) -> str:
@@ -156,11 +156,11 @@ def record_text(e: RequestUnderstood) -> str:
     if r.get("language"):
         lines.append(f"- language: {r['language']}")
     lines.append(f"- steps: {', '.join(r.get('steps') or []) or 'none'}")
-    if r.get("files") or r.get("positions"):
-        picked = ", ".join(str(p) for p in r.get("positions") or [])
-        lines.append(f"- files: {', '.join(r.get('files') or []) or '—'}" + (f" (places {picked})" if picked else ""))  # fmt: skip
-    for f in r.get("fixed") or []:
-        lines.append(f"- {f.get('tool')}: {f.get('name')} = {json.dumps(f.get('value'), ensure_ascii=False)}")  # fmt: skip
+    if r.get("positions"):
+        lines.append(f"- files at places {', '.join(str(p) for p in r['positions'])} of the listing")  # fmt: skip
+    for tool, values in (r.get("fixed") or {}).items():
+        said = ", ".join(f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in values.items())
+        lines.append(f"- {tool}: {said}")
     asked = [k for k in RECORD_FLAGS if r.get(k)]
     if asked:
         lines.append(f"- also: {', '.join(asked)}")

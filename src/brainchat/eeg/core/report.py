@@ -46,7 +46,7 @@ def _crossval_text(cv: dict[str, Any]) -> str:
 def summary(state: StudyState) -> str:
     """One or two lines: stage, files, epochs per class, model results."""
     if state.stage == "empty":
-        return "EEG study: empty (no data loaded; call list_data_files, then load_data)."
+        return "EEG study: empty (no data loaded)."
     raw = state.raws[0]
     line = (
         f"EEG study: stage={state.stage}; {_files_line(state)}; "

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from brainchat.domain import Example
-from brainchat.eeg.guidance.worked import EXAMPLES, calls_text
+from brainchat.eeg.guidance.worked import EXAMPLES, calls_text, record_of
 
 WORD = re.compile(r"[a-z0-9][a-z0-9+_-]*|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
@@ -50,5 +50,5 @@ def nearest(request: str, k: int) -> list[Example]:
         if scores[i] <= 0:
             break
         request_i, calls = EXAMPLES[i]
-        found.append(Example(request_i, calls_text(calls)))
+        found.append(Example(request_i, calls_text(calls), record_of(calls)))
     return found

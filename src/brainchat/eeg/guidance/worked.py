@@ -28,6 +28,8 @@ EXAMPLES: tuple[tuple[str, tuple[Call, ...]], ...] = (
     ("加载 sub-02 的第二个会话", (_l("<sub-02 session 2's file, as listed>"),)),
     ("Load the first three files.", (_l("<the first three files of the listing>"),)),
     ("把最后一个文件读进来", (_l("<the last file of the listing>"),)),
+    ("Load the first file and the last one, then band-pass 1-40 Hz.",
+     (_l("<the first and the last file of the listing>"), ("bandpass_filter", {"l_freq": 1, "h_freq": 40}))),  # fmt: skip
     ("What is in the loaded data? Channels, events, duration.", (("get_study_state", {}),)),
     ("现在的数据有多少通道和事件？", (("get_study_state", {}),)),
     ("Band-pass the data 1-40 Hz and re-reference to the average.",
@@ -113,3 +115,30 @@ def calls_text(calls: tuple[Call, ...]) -> str:
     return " → ".join(
         f"{name}({', '.join(f'{k}={arg(v)}' for k, v in args.items())})" for name, args in calls
     )
+
+
+# the files an example picks by their place in the listing (1 the first, -1 the last)
+POSITIONS = {
+    "<the first three files of the listing>": [1, 2, 3],
+    "<the last file of the listing>": [-1],
+    "<the first and the last file of the listing>": [1, -1],
+}
+
+
+def record_of(calls: tuple[Call, ...]) -> dict[str, Any]:
+    """The record of an example's request, as its calls show it: the steps, the files picked by
+    their place, and every value the calls set (the listing's files are no value)."""
+    from brainchat.eeg.guidance.steps import STEP_OF
+
+    steps = list(dict.fromkeys(STEP_OF[name].id for name, _ in calls if name in STEP_OF))
+    positions: list[int] = []
+    fixed: dict[str, dict[str, Any]] = {}
+    for name, args in calls:
+        for key, value in args.items():
+            if isinstance(value, str) and value.startswith("<"):
+                positions += POSITIONS.get(value, [])
+                continue
+            fixed.setdefault(name, {})[key] = value
+    web = any(name == "web_search" for name, _ in calls)
+    record = {"steps": steps, "positions": positions, "fixed": fixed}
+    return {**record, "web": web, "needs_tools": bool(calls)}
