@@ -44,13 +44,13 @@ TASKS = {
     "train CSP+LDA, test accuracy?",
 }
 MODES = ("native", "prompt", "auto")
-SUITE = ROOT / "evals" / "scripted"
+SUITES = ("scripted", "golden-zh")  # the golden set, and the same requests asked in Chinese
 
 
-def golden_names() -> list[str]:
+def golden_names(suite: str = "scripted") -> list[str]:
     """The golden scenarios a real model can be judged on: tagged `real-model` (outcome checks)."""
     out = []
-    for path in sorted(SUITE.glob("*.json")):
+    for path in sorted((ROOT / "evals" / suite).glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         if "real-model" in data.get("tags", []):
             out.append(str(data.get("name") or path.stem))
@@ -86,6 +86,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     p.add_argument("--skip-golden", action="store_true", help="leave out `brainchat eval`")
     p.add_argument("--golden", nargs="+", default=None, help="scenarios (default: real-model)")
+    p.add_argument(
+        "--golden-suite",
+        nargs="+",
+        choices=SUITES,
+        default=["scripted"],
+        help="golden suites to run: scripted (English), golden-zh (the same in Chinese)",
+    )
     p.add_argument("--time-limit", type=float, default=300.0, help="AGENT_MAX_EXECUTION_TIME")
     p.add_argument("--tool-rounds", type=int, help="AGENT_MAX_TOOL_ROUNDS (default: the app's)")
     p.add_argument(
@@ -279,22 +286,26 @@ def reference_accuracy(paths: list[Path]) -> float:
     return float(pipe.score(X[np.sort(test)], y[np.sort(test)]))
 
 
-def golden(opts: argparse.Namespace, base_url: str) -> tuple[int, int, float, list[str]]:
-    """`brainchat eval` on the golden subset in prompt mode: passed, run, wall seconds, failures."""
+def golden(
+    opts: argparse.Namespace, base_url: str, suite: str = "scripted"
+) -> tuple[int, int, float, list[str]]:
+    """`brainchat eval` on a golden suite's real-model subset in prompt mode: passed, run, wall
+    seconds, failures."""
     env = model_env(opts, base_url, "prompt")
     spec = env["AGENT_FUNCTION_CALL_MODEL"]
-    names = opts.golden or golden_names()
+    names = opts.golden or golden_names(suite)
+    report = opts.keep / f"eval-{suite}" if opts.keep else None
     with tempfile.TemporaryDirectory(prefix="brainchat-bench-eval-") as tmp:
-        cmd = brainchat("eval", "--suite", "scripted", "--evals-dir", str(ROOT / "evals"),
+        cmd = brainchat("eval", "--suite", suite, "--evals-dir", str(ROOT / "evals"),
                         "--models", spec, "--json", "--concurrency", "1", "--only", *names,
                         "--scenario-timeout", f"{opts.time_limit:g}", "--report-dir",
-                        str(opts.keep / "eval") if opts.keep else tmp)  # fmt: skip
+                        str(report) if report else tmp)  # fmt: skip
         start = time.perf_counter()
         done = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True)
         seconds = time.perf_counter() - start
-    if opts.keep:  # each scenario's line carries its trace: calls, study, answer
-        (opts.keep / "eval").mkdir(parents=True, exist_ok=True)
-        (opts.keep / "eval" / "results.jsonl").write_text(done.stdout, encoding="utf-8")
+    if report:  # each scenario's line carries its trace: calls, study, answer
+        report.mkdir(parents=True, exist_ok=True)
+        (report / "results.jsonl").write_text(done.stdout, encoding="utf-8")
     runs = [json.loads(x) for x in done.stdout.splitlines() if x.startswith("{")]
     runs = [r for r in runs if r.get("type") == "scenario"]
     if not runs:
@@ -378,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="brainchat-bench-data-") as tmp:
             outcomes = run_tasks(opts, base_url, Path(tmp)) if opts.tasks else []
-        gold = None if opts.skip_golden else golden(opts, base_url)
+        gold = {} if opts.skip_golden else {s: golden(opts, base_url, s) for s in opts.golden_suite}
     finally:
         if proc is not None:
             proc.terminate()
@@ -394,9 +405,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"load average at the end of each run: mean {statistics.mean(o.load for o in outcomes):.1f}"
         )
-    if gold is not None:
-        passed, total, seconds, failed = gold
-        print(f"\n`brainchat eval` golden subset, prompt mode: {passed}/{total} ({seconds:.0f} s)")
+    for suite, (passed, total, seconds, failed) in gold.items():
+        print(f"\n`brainchat eval` {suite} golden subset, prompt mode: {passed}/{total} ({seconds:.0f} s)")  # fmt: skip
         for line in failed:
             print(f"  - {line}")
     return 0

@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 
 from brainchat.agent import record
 from brainchat.agent.budget import message_tokens
+from brainchat.agent.build import retag
 from brainchat.agent.context import AgentContext, AgentState, Deps
 from brainchat.agent.guided import EXAMPLES
 from brainchat.agent.state import RunContext
@@ -59,8 +60,12 @@ async def record_of(d: Deps, run: RunContext) -> record.RequestRecord | None:
         why = "the request is too long for the model's window beside the record's instructions"
         record.unmade(name, why)
         return None
+    # its own row in the run's usage: the record is no function-call round
+    run.usage.names["record"] = name
+    if (spec := d.specs.get("function_call")) is not None:
+        run.usage.specs = {**run.usage.specs, "record": spec}
     made = await record.understand(
-        d.function_call_llm,
+        retag(d.function_call_llm, "record"),
         d.specs.get("function_call"),
         name,
         request,

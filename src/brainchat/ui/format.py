@@ -13,7 +13,12 @@ from brainchat.events import Notice, RoleStats, Stats
 from brainchat.prices import unknown_price_hint
 from brainchat.tools.registry import ToolSet
 
-ROLE_LABELS = {"chat": "chat", "function_call": "function call", "answer": "answer"}
+ROLE_LABELS = {
+    "chat": "chat",
+    "record": "request record",
+    "function_call": "function call",
+    "answer": "answer",
+}
 NOTICE_ICONS = {
     "iteration_limit": "⏱️",
     "timeout": "⏱️",
