@@ -96,7 +96,7 @@ def test_the_golden_runs_are_kept_with_their_traces(
         argv += ["--tasks", "--golden", "eeg-list-files", "--keep", str(tmp_path / "k")]
         bench.main(argv)
     assert "golden subset, prompt mode: " in capsys.readouterr().out
-    lines = (tmp_path / "k" / "eval" / "results.jsonl").read_text().splitlines()
+    lines = (tmp_path / "k" / "eval-scripted" / "results.jsonl").read_text().splitlines()
     (run,) = [json.loads(x) for x in lines if '"scenario"' in x]
     assert run["scenario"] == "eeg-list-files"
     calls = run["trace"]["calls"]
