@@ -116,7 +116,7 @@ async def export_analysis(action: cl.Action) -> None:
         await conv.export_analysis(c)
 
 
-@cl.action_callback("attach_resource")  # #25 hook (mcpclient)
+@cl.action_callback("attach_resource")
 async def attach_resource(action: cl.Action) -> None:
     if c := conv.current():
         payload = action.payload

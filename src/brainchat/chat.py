@@ -85,7 +85,7 @@ async def _chat_turn(
     if out.repeated is None and out.cut and not error:
         told, hint = cut_notice_text(spec, spec.name)
         emit(Notice(kind="info", message=told, hint=hint))
-    # Chat has no tools and no sources: a citation marker there cites nothing (#23)
+    # Chat has no tools and no sources: a citation marker there cites nothing
     answer, unverified = ground(answer, NoTools(), [], [], figures=False, claims=False)
     if error:
         emit(

@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
         "demo-data": _demo_data,
         "users": _users,
         "eval": _eval,
-        "mcp-server": _mcp_server,  # issue #25: the EEG tools for MCP clients
+        "mcp-server": _mcp_server,  # the EEG tools for MCP clients
     }
     if argv and argv[0] in commands:
         return commands[argv[0]](argv[1:])
@@ -201,11 +201,11 @@ async def _print_run(session: Any, question: str, as_json: bool, allow: bool) ->
         print(f"{verdict} {name}: it asks first because {ask.why(name)}{hint}", file=sys.stderr)
         return allow
 
-    from brainchat.cli_elicit import terminal_asker  # #25 elicit: an MCP server asks for input
+    from brainchat.cli_elicit import terminal_asker  # an MCP server asks for input
     from brainchat.tools.mcp_elicit_route import answering
 
     status = 0
-    with answering(terminal_asker()):  # #25 elicit: the terminal answers, else a clear refusal
+    with answering(terminal_asker()):  # the terminal answers, else a clear refusal
         async for event in session.ask(question, confirm=confirm):
             if as_json:
                 print(json.dumps(event.to_dict(), default=str), flush=True)

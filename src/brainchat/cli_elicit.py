@@ -1,4 +1,4 @@
-"""`brainchat ask`: an MCP server's request for input (#25 elicitation), answered in the terminal.
+"""`brainchat ask`: an MCP server's request for input, answered in the terminal.
 
 In a terminal each field is asked in turn, checked (type, limits, format, options) and asked
 again when wrong; a secret field is typed without echo; then accept, decline or cancel. Without a

@@ -2,7 +2,8 @@
 
 The agent core names no tool of any field. A domain (EEG's is eeg/guidance/) tells it the steps
 a request can ask for and the tools that do them, which tools the study's state allows, what
-comes next, what to state from a result, whether the study shows a call's effect (a plan's
+comes next, which asked steps the study already holds, which reports brainchat runs before a
+small model's first round, what to state from a result, whether the study shows a call's effect (a plan's
 verification), which arguments deserve a second look (files picked by their place in a listing
 among them), the call a prompt's worked example shows, worked examples
 of requests and their calls, and the words the answer check reads. `NoDomain` knows none of it:
@@ -67,6 +68,10 @@ class Domain(Protocol):
     ) -> str | None: ...
 
     def rounds(self, asked: list[str], facts: dict[str, Any]) -> int: ...
+
+    def held(self, asked: list[str], facts: dict[str, Any], fixed: dict[str, Any]) -> set[str]: ...
+
+    def opening(self, asked: list[str], listing: bool, facts: dict[str, Any]) -> list[str]: ...
 
     def state_line(self, tool: str, result: str) -> str | None: ...
 
@@ -134,4 +139,10 @@ class NoDomain:
         return None
 
     def examples(self, request: str, k: int) -> list[Example]:
+        return []
+
+    def held(self, asked: list[str], facts: dict[str, Any], fixed: dict[str, Any]) -> set[str]:
+        return set()
+
+    def opening(self, asked: list[str], listing: bool, facts: dict[str, Any]) -> list[str]:
         return []

@@ -63,7 +63,7 @@ def make_chat_model(spec: ModelSpec, role: str, **overrides: Any) -> ChatOpenAI:
     }
     if spec.temperature is not None:
         kwargs["temperature"] = spec.temperature
-    # Always bounded: a looping model otherwise writes until the run's time limit (#23)
+    # Always bounded: a looping model otherwise writes until the run's time limit
     kwargs["max_tokens"] = spec.reply_tokens
     if "http_async_client" not in overrides:
         kwargs["http_async_client"] = loop_http_client()

@@ -70,8 +70,8 @@ def answer_input(
     lines = [f"User request: {run.question}", ""]
     sources, old_sources = _newest(ledger.sources, keep)
     if ledger.sources:
-        # the only place a citation is asked for: an answer model primed with "[n]" numbered a
-        # file list [1]..[4] with no source at all (bench files run 3, 27 Nov)
+        # the only place a citation is asked for: an answer model primed with "[n]" elsewhere
+        # numbers a file list [1]..[4] with no source at all
         lines.append(
             f"{SOURCES_HEADER}, with these numbers only; cite none where no source supports a claim):"
         )

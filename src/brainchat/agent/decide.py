@@ -29,7 +29,7 @@ from brainchat.events import Evaluation, Notice, ThinkingDone, emit
 from brainchat.llm import describe_error
 from brainchat.modelclient import ModelClient, ModelTimeout
 from brainchat.prompts import load_prompt
-from brainchat.tools import mcp_instructions  # #25 hook (mcpclient)
+from brainchat.tools import mcp_instructions
 from brainchat.usage import count_message_tokens
 
 NOTE_TOKENS = 400  # the evaluation note beside a round: gists and short errors, never a dump
@@ -149,7 +149,7 @@ def _remind(
 ) -> AgentState | None:
     """A guard's reminder when the model stopped calling tools early (once per run, with a
     model call to spare); the graph routes decide back to decide to read it."""
-    if state.get("reminded") or not run.ledger.entries or round_ >= d.limits.max_iterations:
+    if state.get("reminded") or round_ >= d.limits.max_iterations:
         return None
     note = in_force(d).stopped(d, run)
     if note is None:
@@ -168,10 +168,9 @@ EMPTY_BLOCK = "your ```json block was empty"  # textcalls' hint for "```json\n``
 
 def _empty_again(run: RunContext, calls: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
     """An empty ```json block right after the hint about one: the model has no call to make,
-    and the run goes to the answer (#23 golden run, 25 Nov: after its steps the 1.5B model wrote
-    three empty blocks in a row, the loop stop ended the run, and the answer model, told of the
-    loop, repeated its instructions). The first empty block still gets the hint: after a load
-    and a band-pass the same model wrote one with the pipeline half done."""
+    and the run goes to the answer (not to a loop stop, whose note an answer model may echo).
+    The first empty block still gets the hint: a small model writes one with a pipeline half
+    done too."""
     empty = [c for c in calls if str(c.get("invalid") or "").startswith(EMPTY_BLOCK)]
     if not calls or len(empty) < len(calls) or not run.ledger.entries:
         return calls, ""
@@ -274,7 +273,7 @@ async def _calls(
         thought = done
     reasoning = str(reply.additional_kwargs.get("reasoning_content") or "")
     shown = thought
-    if not calls:  # #23 hook: calls written as text, every mode; auto learns (automode.py)
+    if not calls:  # calls written as text, every mode; auto learns (automode.py)
         thought, calls, shown = await automode.text_calls(d, run, asked, thought, round_)
     emit(
         ThinkingDone(

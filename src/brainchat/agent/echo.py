@@ -1,4 +1,4 @@
-"""An answer that repeats brainchat's own instructions is not an answer (issue #23).
+"""An answer that repeats brainchat's own instructions is not an answer.
 
 After a timeout with nothing gathered, a small answer model echoed the answer request's "Say
 plainly which steps were done (the successful tool calls above)..." as its answer. `echoed` finds
@@ -67,12 +67,12 @@ def _sources_lines(name: str, sources: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-LISTED = 12  # items of a list result kept (a 1.5B run's facts named no file of its listing)
+LISTED = 12  # items of a list result kept, so the facts name what a listing found
 
 
 def _result_lines(name: str, result: str) -> list[str]:
     """A result's first line; when that line introduces a list ("4 file(s) ...:"), the list's
-    first items too, so the facts name what was found (issue #23: the files task's answer)."""
+    first items too, so the facts name what was found (the files, not "4 file(s)")."""
     rows = [ln.strip() for ln in result.splitlines() if ln.strip()] or ["(empty)"]
     out = [f"- {name}: {rows[0][:200]}"]
     if rows[0].endswith(":"):

@@ -5,8 +5,9 @@
   the record asks for one; without a record, the tools the study's state allows.
 - `FixedArguments`: a tool whose values the request fixes shows only its required arguments
   and those.
-- `ListFirst`: a request about the user's recordings, with nothing loaded, starts with
-  brainchat listing the data folder, so the model picks real names instead of guessing them.
+- `Opening`: the reports the domain names for the request (ones that take no argument and
+  change nothing: the data folder's listing before a first load, the study's state for a
+  question about it) are run by brainchat before the model's first round.
 - `Examples`: worked examples like the request go into the system prompt.
 - `NextStep`: a note names the study's stage and the call that comes next for the request.
 - `AskedSteps`: once every asked step is done, a step nobody asked for is not run (steps that
@@ -43,6 +44,23 @@ def _facts(d: Deps) -> dict[str, Any]:
     return d.facts() if d.facts is not None else {}
 
 
+def _web(d: Deps) -> set[str]:
+    """The tools that search the web."""
+    return {n for n, t in d.runner.tools.items() if flags_of(t).web}
+
+
+def open_steps(d: Deps, run: RunContext, record: RequestRecord) -> list[str]:
+    """The record's steps less those the study held when the run began (a load of a study
+    already loaded, with nothing said of what to load)."""
+    held = d.domain.held(record.steps, run.facts_at_start, record.values())
+    return [s for s in record.steps if s not in held]
+
+
+def _searched(d: Deps, run: RunContext) -> bool:
+    """A web search succeeded in this run."""
+    return any(e.name in _web(d) and e.status == "success" for e in run.ledger.entries)
+
+
 def _done(run: RunContext) -> set[str]:
     return {e.name for e in run.ledger.entries if e.status == "success"}
 
@@ -52,14 +70,16 @@ class StateOffer(Guard):
         if d.facts is None:
             return names
         record = run.record
-        if record is None or not record.steps:
+        if record is None or not (record.steps or record.web):
             return d.domain.offer(names, _facts(d))
         # the tools of the request's steps from the study as it was when the run began: the
         # same tools every round (a server's prompt cache keeps them; the model may write the
-        # whole pipeline in one reply), a step that comes too early said by the tool itself
-        focus = d.domain.focus(record.steps, run.facts_at_start, record.values())
-        # a request about the study needs the web only when its record says so
-        web = {n for n in names if n in d.runner.tools and flags_of(d.runner.tools[n]).web}
+        # whole pipeline in one reply), a step that comes too early said by the tool itself;
+        # a request for the web alone is offered no analysis step
+        asked = open_steps(d, run, record)
+        focus = d.domain.focus(asked, run.facts_at_start, record.values()) if asked else set()
+        # a web search only when the record asks for one
+        web = _web(d)
         return [
             n
             for n in names
@@ -106,16 +126,18 @@ def _only(schema: dict[str, Any], fixed: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "function": fn} if "function" in schema else fn
 
 
-class ListFirst(Guard):
+class Opening(Guard):
     def opening(self, d: Deps, run: RunContext) -> list[dict[str, Any]]:
-        record, listing = run.record, d.domain.listing()
-        if record is None or listing is None or run.ledger.entries:
+        record = run.record
+        if record is None or run.ledger.entries or (record.web and not record.steps):
             return []
-        if not (record.steps or record.listing) or record.web:
-            return []
-        if _facts(d).get("stage", "empty") != "empty" or listing not in d.bound_llm.offered():
-            return []
-        return [{"name": listing, "args": {}, "id": "brainchat_list_1"}]
+        names = d.domain.opening(record.steps, record.listing, _facts(d))
+        offered = d.bound_llm.offered()
+        return [
+            {"name": name, "args": {}, "id": f"brainchat_open_{i}"}
+            for i, name in enumerate(names, 1)
+            if name in offered
+        ]
 
 
 class Examples(Guard):
@@ -126,20 +148,23 @@ class Examples(Guard):
         listing = d.domain.listing()
         where = f" (files in <brackets> come from {listing}'s result)" if listing else ""
         lines = [f"Worked examples of requests like this one and the calls that carry them out{where}:"]  # fmt: skip
-        lines += [f"- Request: {ex.request}\n  Calls: {ex.calls}" for ex in found]
+        # the most alike last, next to the request: a small model leans on what it read last
+        lines += [f"- Request: {ex.request}\n  Calls: {ex.calls}" for ex in reversed(found)]
         return "\n".join(lines)
 
 
 class NextStep(Guard):
     def notes(self, d: Deps, run: RunContext) -> list[str]:
         record = run.record
-        if record is None or not record.steps or d.facts is None:
+        if record is None or not (record.steps or record.web) or d.facts is None:
             return []
         facts = _facts(d)
+        if record.web and not _searched(d, run) and (not record.steps or finished(d, run, record)):  # fmt: skip
+            return ["(Next step for this request: a web search, with the request's subject as its query.)"]  # fmt: skip
         if (pending := _pending(run)) is not None:
             call = json.dumps(pending, ensure_ascii=False, default=str)
             return [f"(Study stage: {facts.get('stage', 'empty')}. Next step: the suggested call {call}.)"]  # fmt: skip
-        step = d.domain.next_call(record.steps, facts, _done(run), record.values())
+        step = d.domain.next_call(open_steps(d, run, record), facts, _done(run), record.values())
         if step is None:
             return []
         return [
@@ -187,13 +212,17 @@ class AskedSteps(Guard):
 
     def stopped(self, d: Deps, run: RunContext) -> str | None:
         record = run.record
-        if record is None or not record.steps or run.reminded:
+        if record is None or not (record.steps or record.web) or run.reminded:
             return None
         missing = not_done(d, run, record)
+        if record.web and not _searched(d, run):
+            missing += sorted(_web(d) & set(d.runner.tools))[:1]  # a search asked for, none made
         if not missing or run.remaining() <= 0:
             return None  # the time left is the answer's
         run.reminded = True
-        step = d.domain.next_call(record.steps, _facts(d), _done(run), record.values())
+        step = d.domain.next_call(
+            open_steps(d, run, record), _facts(d), _done(run), record.values()
+        )
         call = f" Call {step} now, with arguments from the results above;" if step else ""
         return (
             f"(Not done yet: the request also asks for {', '.join(missing)}, and no call of "
@@ -228,7 +257,9 @@ class RoundBudget(Guard):
         record = run.record
         if record is None or not record.steps:
             return limits
-        need = d.domain.rounds(record.steps, run.facts_at_start) + 2  # the listing, one more
+        need = (
+            d.domain.rounds(open_steps(d, run, record), run.facts_at_start) + 2
+        )  # the listing, one more
         # a small model's corrected call is a model call more: room for three of them
         calls = max(limits.max_iterations, need + 3)
         return replace(
@@ -240,7 +271,7 @@ GUIDED = Guards(
     (
         StateOffer(),
         FixedArguments(),
-        ListFirst(),
+        Opening(),
         Examples(),
         NextStep(),
         AskedSteps(),
@@ -264,7 +295,8 @@ def _pending(run: RunContext) -> dict[str, Any] | None:
 def finished(d: Deps, run: RunContext, record: RequestRecord) -> str:
     """The asked steps' tools when each asked step has succeeded in this run, with no failure of
     one since; else ""."""
-    asked = [s for s in d.domain.steps() if s.id in record.steps]
+    ids = open_steps(d, run, record)
+    asked = [s for s in d.domain.steps() if s.id in ids]
     entries = [e for e in run.ledger.entries if e.status != "pending"]
     ok = [i for i, e in enumerate(entries) if e.status == "success"]
     if not asked or any(not any(entries[i].name in s.tools for i in ok) for s in asked):
@@ -278,8 +310,8 @@ def finished(d: Deps, run: RunContext, record: RequestRecord) -> str:
 
 def not_done(d: Deps, run: RunContext, record: RequestRecord) -> list[str]:
     """The asked steps no call did in this run, by their usual tool."""
-    done = _done(run)
-    return [s.tools[0] for s in d.domain.steps() if s.id in record.steps and not set(s.tools) & done]  # fmt: skip
+    done, ids = _done(run), open_steps(d, run, record)
+    return [s.tools[0] for s in d.domain.steps() if s.id in ids and not set(s.tools) & done]
 
 
 def conflict(d: Deps, tool: str, args: dict[str, Any], fixed: dict[str, Any]) -> Any:

@@ -1,8 +1,9 @@
 """What brainchat learned about each model (per base URL + model name), kept across restarts.
 
-Two things (issue #23): the tool calling that works for a model set to `auto` (a model that never
+Three things: the tool calling that works for a model set to `auto` (a model that never
 calls tools natively is switched to prompt mode once, and stays there), and the answer model's
-measured speed in tokens per second (the answer stage keeps enough time for it). They are kept in
+measured speed in tokens per second (the answer stage keeps enough time for it), and whether its
+server takes a JSON schema for a reply (agent/record.py, agent/decide.py). They are kept in
 `<state folder>/model_habits.json` (BRAINCHAT_STATE_DIR), the folder the app names at start
 (`use_folder`); a test or a `brainchat ask` without it learns within its agent only (the agent's
 own setting switches for the rest of its runs), so a test run never writes to, or reads, the

@@ -1,5 +1,5 @@
 """JSON values as small models write them in a tool call: one value, several one after another,
-or with Python's None/True/False for null/true/false (prompt mode's calls, #23)."""
+or with Python's None/True/False for null/true/false (prompt mode's calls)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ AS_JSON = {"None": "null", "True": "true", "False": "false"}
 
 def _json_literals(body: str) -> str:
     """Python's None/True/False outside strings written as JSON's null/true/false: one meaning
-    (#23: the 1.5B model wrote `"baseline": [None, None]`, and the call was refused as bad JSON)."""
+    (a small model writes `"baseline": [None, None]`), not a call refused as bad JSON."""
     return PY_LITERAL.sub(lambda m: AS_JSON[m.group(1)] if m.group(1) else m.group(0), body)
 
 

@@ -1,8 +1,7 @@
-"""The answer stage's share of the run's time, from the answer model's measured speed (issue #23).
+"""The answer stage's share of the run's time, from the answer model's measured speed.
 
-The tool loop kept at most 15 s for the answer, so a slow model (a 1.5B model on 2 CPU cores)
-had its answer cut to "Steps done (successful tool calls):\n\n- Load". Now the loop keeps what the
-answer model needs: its time to first token plus the reply tokens an answer takes at its tokens
+A fixed share of the run for the answer cuts a slow model's answer short (a small model on a
+few CPU cores writes ~10 tokens/s). The loop keeps what the answer model needs: its time to first token plus the reply tokens an answer takes at its tokens
 per second, measured in this run (when the function-call model is the same model) or remembered
 for it from earlier runs (agent/habits.py). The reserve is never under the old default and never
 over half the run; when even that is not enough at the answer stage, the model is not asked and
@@ -34,7 +33,7 @@ class Speed:
 
 
 def default_reserve(limit: float) -> float:
-    """The reserve with nothing measured: a fifth of the run, at most 15 s (as before #23)."""
+    """The reserve with nothing measured: a fifth of the run, at most 15 s."""
     return min(limit * 0.2, 15.0)
 
 
@@ -42,8 +41,8 @@ def measured(row: Any, waited: float | None = None) -> Speed | None:
     """A usage row's speed: output tokens over the time after each call's first token.
 
     `waited` is the row's calls' times to first token summed (UsageLedger.waited); without it
-    the first call's stands for every call's (#22: a cold first reply then made a slow model
-    look ten times faster and its answer was cut)."""
+    the first call's stands for every call's (a cold first reply then makes a slow model look
+    many times faster, and its answer is cut)."""
     if row is None or row.output_tokens < MIN_MEASURED or row.seconds <= 0:
         return None
     waited = (row.ttft or 0.0) * row.calls if waited is None else waited
@@ -57,7 +56,7 @@ def answer_speed(d: Deps, ctx: RunContext) -> Speed | None:
     fc, ans = d.specs.get("function_call"), d.specs.get("answer")
     key = habits.model_key(ans)
     same = key is not None and key == habits.model_key(fc)
-    fc_waited = ctx.usage.waited.get("function_call")  # #22: each call's own wait
+    fc_waited = ctx.usage.waited.get("function_call")  # each call's own wait
     if same and (speed := measured(ctx.usage.rows.get("function_call"), fc_waited)) is not None:
         return speed
     known = habits.recall(ans)

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from brainchat.agent.state import LedgerEntry, RunContext, call_signature
 from brainchat.agent.textcalls import BROKEN
-from brainchat.events import StopReason  # core (#22): the stop reason is typed end to end
+from brainchat.events import StopReason  # the stop reason is typed end to end
 from brainchat.settings import AgentLimits
 
 
@@ -26,7 +26,7 @@ def default_evaluator(min_chars: int) -> Evaluator:
     """Empty or too-short results do not count as enough; each verdict says what came back."""
 
     def evaluate(entry: LedgerEntry) -> Verdict:
-        if entry.name == BROKEN:  # no tool ran: no name for a small model to call (#23)
+        if entry.name == BROKEN:  # no tool ran: no name for a small model to call
             return Verdict(False, f"your reply held no readable tool call: {entry.error}")
         if entry.status != "success":
             return Verdict(False, f"{entry.name} {entry.status}: {entry.error or 'no result'}")
@@ -136,8 +136,7 @@ def loop_notice(
         if not between:
             return said, "The results are in the steps above; ask for the next step by name."
         # a real tool's failure says what to do next; an unreadable reply in between names no
-        # tool (the bench's pipeline run, 27 Nov: "call invalid_tool_call with different
-        # arguments" after an empty ```json block, where a split had failed for want of epochs)
+        # tool ("call invalid_tool_call with different arguments" would name none)
         bad = ([e for e in between if e.name != BROKEN] or between)[-1]
         if bad.name == BROKEN:
             return (
@@ -217,9 +216,9 @@ def next_step(
     verdict: RoundVerdict,
     found: str,
     looped: bool,
-    entries: list[LedgerEntry] = [],  # noqa: B006 - read only; core (#22): the round, from the graph state
-    loop_hits: int = 0,  # core (#22): from the graph state, no longer on ctx
-    tools: Collection[str] = (),  # #23: a loop stop names the next concrete call
+    entries: list[LedgerEntry] = [],  # noqa: B006 - read only; the round, from the graph state
+    loop_hits: int = 0,  # from the graph state, no longer on ctx
+    tools: Collection[str] = (),  # a loop stop names the next concrete call
 ) -> Decision:
     """After a tool round: the limits first (answer with a notice), then the round's verdict."""
     if looped and loop_hits >= limits.loop_repeats_to_stop:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -34,14 +35,15 @@ MAX_VALUES = 6  # positions and fixed values: a small model otherwise lists ever
 class RequestRecord(BaseModel):
     """What one request asks for (see the module docstring and prompts/record.md)."""
 
+    # the order the model writes them in: what kind of request it is first, then its steps
     language: str = ""
+    needs_tools: bool = True
+    web: bool = False
+    listing: bool = False
+    plot: bool = False
     steps: list[str] = Field(default_factory=list)
     positions: list[int] = Field(default_factory=list)
     fixed: dict[str, dict[str, Any]] = Field(default_factory=dict)  # tool -> argument -> value
-    plot: bool = False
-    listing: bool = False
-    web: bool = False
-    needs_tools: bool = True
 
     def values(self) -> dict[str, dict[str, Any]]:
         """The fixed values by tool: {"bandpass_filter": {"l_freq": 8, "h_freq": 30}}."""
@@ -52,8 +54,11 @@ def schema(steps: list[str], tools: list[str]) -> dict[str, Any]:
     """The record's JSON schema, its step ids and tool names closed to the ones that exist."""
     value = {"type": ["number", "string", "boolean", "array", "null"]}
     step = {"type": "string", "enum": steps} if steps else {"type": "string"}
+    # a server that decodes by the schema writes the fields in this order: whether the request
+    # needs tools, the web, a listing or a figure is decided before its steps are listed
     props: dict[str, Any] = {
         "language": {"type": "string"},
+        **{k: {"type": "boolean"} for k in ("needs_tools", "web", "listing", "plot")},
         "steps": {"type": "array", "items": step, "maxItems": MAX_ITEMS},
         "positions": {"type": "array", "items": {"type": "integer"}, "maxItems": MAX_VALUES},
         "fixed": {
@@ -61,7 +66,6 @@ def schema(steps: list[str], tools: list[str]) -> dict[str, Any]:
             "properties": {t: {"type": "object", "additionalProperties": value} for t in tools},
             "additionalProperties": False,
         },
-        **{k: {"type": "boolean"} for k in ("plot", "listing", "web", "needs_tools")},
     }
     return {"type": "object", "properties": props, "required": list(props)}
 
@@ -79,14 +83,19 @@ def parse(text: str, steps: list[str]) -> RequestRecord | None:
         return None
     try:
         data = json.loads(match.group(0))
-        record = RequestRecord.model_validate(data)
-    except (json.JSONDecodeError, ValidationError):
+    except json.JSONDecodeError:
         return None
     if not isinstance(data, dict) or not REQUIRED <= set(data):
         return None  # another JSON object (a tool call written as text) is no record
+    fixed = data.get("fixed")
+    # a tool's entry that is no object says nothing
+    data["fixed"] = {k: v for k, v in fixed.items() if isinstance(v, dict)} if isinstance(fixed, dict) else {}  # fmt: skip
+    try:
+        record = RequestRecord.model_validate(data)
+    except ValidationError:
+        return None
     if steps:
         record.steps = [s for s in record.steps if s in steps]
-    record.fixed = record.values()  # a tool's entry that is no object says nothing
     return record
 
 
@@ -139,15 +148,17 @@ async def understand(
     steps: list[str],
     tools: list[str],
     callbacks: list[Any],
+    keep: Callable[[RequestRecord], RequestRecord] = lambda made: made,
 ) -> RequestRecord | None:
-    """Ask the model for the record (JSON schema first, text where the server refuses it); said
-    as an event, whatever came of it."""
+    """Ask the model for the record (JSON schema first, text where the server refuses it), keep
+    what `keep` keeps of it, and say it as an event, whatever came of it."""
     started = time.perf_counter()
     shape = _shape(spec)
     record, why = None, ""
     try:
         record, shape = await _ask(llm, spec, request, steps, tools, callbacks, shape)
         why = "" if record is not None else "the reply held no readable record"
+        record = keep(record) if record is not None else None
     except Exception as exc:  # noqa: BLE001 - no record: the run goes on unguided by one
         why = f"the request for it failed ({type(exc).__name__})"
     emit(

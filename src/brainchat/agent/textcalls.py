@@ -2,8 +2,8 @@
 
 `tool_calling: "prompt"` describes the tools in the system prompt (`tools_prompt`) and reads the
 calls back from the reply (`read_calls`); `"auto"` and `"native"` send native tools and, when a
-reply has no native call, read the call-shaped JSON its text holds (issue #23: such text was
-taken as the final reply, or dropped whole for one bad call). Accepted call shapes, one or several, in
+reply has no native call, read the call-shaped JSON its text holds (rather than take it as the
+final reply, or drop it whole for one bad call). Accepted call shapes, one or several, in
 fenced ```json blocks or as bare JSON (an object, or a list of objects)::
 
     {"name": "web_search", "arguments": {"query": "mu rhythm"}}      (the documented form)
@@ -67,7 +67,7 @@ def read_calls(
     blocks = [m for m in FENCE.finditer(text) if m.group(1).lower() in ("", "json", "tool_call")]
     for match in blocks:
         body = match.group(2).strip()
-        if strict and not body:  # "```json\n```": a call begun and left empty (#23), no answer
+        if strict and not body:  # "```json\n```": a call begun and left empty, no answer
             broken.append(
                 f"your ```json block was empty. Reply with one ```json block holding {CALL_FORM}"
             )
@@ -199,7 +199,7 @@ def schema_problem(args: dict[str, Any], schema: dict[str, Any]) -> str | None:
     where = ".".join(str(p) for p in error.absolute_path)
     said = f"{where + ': ' if where else ''}{error.message}"[:300]
     if error.validator in ("required", "additionalProperties") and not error.absolute_path:
-        said += f"; its arguments: {_arguments(schema)}"  # the allowed names (issue #23)
+        said += f"; its arguments: {_arguments(schema)}"  # the allowed names
     return said
 
 
@@ -229,8 +229,8 @@ INSTRUCTION = re.compile(r"(?:;|\.)\s*(?:Reply with|Call one of|Fix them|write )
 
 def what_was_wrong(name: str, error: str) -> str:
     """An invalid call as the answer model reads it: what was wrong, without the repair
-    instruction meant for the function-call model (#23: the answer model repeats instructions
-    as the answer) and without the name `BROKEN`, which is no tool."""
+    instruction meant for the function-call model (an answer model repeats instructions as the
+    answer) and without the name `BROKEN`, which is no tool."""
     said = INSTRUCTION.sub("", error).strip()
     if name != BROKEN:
         return f"{name}: {said}"
@@ -257,7 +257,7 @@ def as_plain(messages: list[BaseMessage]) -> list[BaseMessage]:
     for message in messages:
         if isinstance(message, ToolMessage):
             text = message.content if isinstance(message.content, str) else str(message.content)
-            if message.name == BROKEN:  # brainchat's own hint: no tool name to imitate (#23)
+            if message.name == BROKEN:  # brainchat's own hint: no tool name to imitate
                 results.append(f"(Your last reply held no readable tool call. {text})")
                 continue
             results.append(tool_result_block(message.name or "the tool", text))
@@ -292,7 +292,7 @@ def unknown_tool(name: str, tools: Collection[str]) -> str:
     """ "'epoch' (did you mean 'epoch_data'?); available tools: ...": the closest name first.
 
     A small model reaches for short names (`epoch`, `split`, `train`); naming the tool it meant
-    lets it repair the call in one step instead of reading the whole list (issue #23).
+    lets it repair the call in one step instead of reading the whole list.
     """
     known = sorted(tools)
     guess = [t for t in known if t.startswith(f"{name}_") or t.endswith(f"_{name}")]

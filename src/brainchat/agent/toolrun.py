@@ -193,8 +193,8 @@ class ToolRunner:
         flags = flags_of(tool)
         ask = ask_for(tool)
         if ask is not None and not await self._confirmed(ctx, entry, ask):
-            # #23: a headless run (`brainchat ask`) asks no one; the 1.5B model's answer then
-            # read 'the user did not approve' as the user's refusal
+            # a headless run (`brainchat ask`) asks no one, and says so: "the user did not
+            # approve" would read as the user's own refusal
             nobody = "" if ctx.confirm or self.confirm else ANONE
             entry.finish(
                 "refused",
@@ -206,7 +206,7 @@ class ToolRunner:
         after = _mark(facts)
         # A local step that failed with the study's facts unchanged changed nothing (the study
         # commits a step only when it succeeds): what was seen before it still holds, so
-        # band-pass, a failing epoch_data, band-pass again is a repeat, not a second filter (#23).
+        # band-pass, a failing epoch_data, band-pass again is a repeat, not a second filter.
         kept = entry.status != "success" and flags.source == "local" and before == after
         ctx.remember(entry, flags.read_only or (kept and before is not None), mark=after)
 

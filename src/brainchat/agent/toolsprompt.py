@@ -191,9 +191,8 @@ BOUNDS = frozenset(
 
 def slim(schema: Any) -> Any:
     """A tool's JSON schema as the prompt shows it: names, types, defaults, enums, descriptions;
-    no bounds, and `X or null` as X. About a sixth fewer tokens (issue #23: a 1.5B model on 2
-    busy cores reads ~10 tokens/s, so the 23 tools' 1,600 schema tokens took minutes). The call
-    is still checked against the full schema, and the tool's error names a broken bound."""
+    no bounds, and `X or null` as X: fewer tokens for a small model to read. The call is still
+    checked against the full schema, and the tool's error names a broken bound."""
     if isinstance(schema, list):
         return [slim(x) for x in schema]
     if not isinstance(schema, dict):

@@ -7,6 +7,7 @@ from one that does not (agent/automode.py).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -46,9 +47,11 @@ async def record_of(d: Deps, run: RunContext) -> record.RequestRecord | None:
         if tools:
             lines.append(f"- {step.id}: {step.about}. Tools: {tools}")
     ids = [s.id for s in steps if any(t in d.runner.tools for t in s.tools)]
+    # the most alike last, next to the request; each example's record kept by the rule the
+    # model's own record is kept by, so no example shows a value its request does not fix
     examples = [
-        (ex.request, {**(ex.record or {}), "language": "zh" if CJK.search(ex.request) else "en"})
-        for ex in d.domain.examples(run.question, EXAMPLES)
+        (ex.request, _example(d, ex.request, ex.record))
+        for ex in reversed(d.domain.examples(run.question, EXAMPLES))
         if ex.record is not None
     ]
     request = record.messages(
@@ -72,18 +75,32 @@ async def record_of(d: Deps, run: RunContext) -> record.RequestRecord | None:
         ids,
         sorted(d.runner.tools),
         [run.callback],
+        functools.partial(_kept, d, run.question),
     )
-    if made is not None:
-        kept = {
-            tool: {
-                k: _as_typed(v, d.tool_arguments(tool).get(k) or {})
-                for k, v in args.items()
-                if _fixed_by_user(d, tool, k, v, run.question)
-            }
-            for tool, args in made.fixed.items()
-        }
-        made.fixed = {tool: args for tool, args in kept.items() if args}
     run.record = made
+    return made
+
+
+def _example(d: Deps, request: str, made: dict[str, Any]) -> dict[str, Any]:
+    """A worked example's record as the model is shown it: its language, and only the values
+    its request fixes."""
+    language = "zh" if CJK.search(request) else "en"
+    example = record.RequestRecord.model_validate({**made, "language": language})
+    return _kept(d, request, example).model_dump()
+
+
+def _kept(d: Deps, question: str, made: record.RequestRecord) -> record.RequestRecord:
+    """The record with only the values the user fixed (see `_fixed_by_user`), typed as their
+    arguments take them."""
+    kept = {
+        tool: {
+            k: _as_typed(v, d.tool_arguments(tool).get(k) or {})
+            for k, v in args.items()
+            if _fixed_by_user(d, tool, k, v, question)
+        }
+        for tool, args in made.fixed.items()
+    }
+    made.fixed = {tool: args for tool, args in kept.items() if args}
     return made
 
 

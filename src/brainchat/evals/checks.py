@@ -257,7 +257,7 @@ def _figure(text: str) -> float:
 
 
 # a conventional significance threshold is no figure a tool must produce: "significant at the
-# 0.05 level", "p < 0.05" (golden run of 27 Nov, eeg-crossval-across-sessions, whose p 0.048 was)
+# 0.05 level", "p < 0.05"
 THRESHOLD = re.compile(
     r"(?:\bp\s*[<>≤]\s*|\balpha\s*=?\s*|α\s*=?\s*|\bat the\s+)0?\.(?:05|01|001)\b", re.I
 )

@@ -133,8 +133,8 @@ RESULT_EXCERPT = 300  # characters of each tool result kept in the trace
 
 
 def trace_of(run: RunRecord) -> dict[str, Any]:
-    """The run's calls in order, the study it left, its answer, and what the answer check
-    flagged (results.json, --json)."""
+    """The run's record of the request (a guided model's), its calls in order, the study it
+    left, its answer, and what the answer check flagged (results.json, --json)."""
     starts = run.of("tool_call_started")  # run.calls() is made from them, in the same order
     calls = [
         {**c, "round": e.round, "result": c["result"][:RESULT_EXCERPT]}
@@ -142,13 +142,15 @@ def trace_of(run: RunRecord) -> dict[str, Any]:
     ]
     answer = run.answer()
     streamed = "".join(e.text for e in run.of("answer_token"))
+    records = run.of("request_understood")
     return {
+        "record": records[0].record if records else None,
         "calls": calls,
         "stage": run.stage,
         "steps": run.steps,
         "answer": answer,
         # what the answer check found, and the answer model's own words when the check changed
-        # them (#23: an answer replaced by brainchat's facts kept no trace of what was echoed)
+        # them (an answer replaced by brainchat's facts would keep no trace of what was echoed)
         "flags": [f for e in run.of("answer_checked") for f in e.flags],
         "streamed": streamed if streamed.strip() != answer.strip() else None,
         "error": run.error,

@@ -112,9 +112,7 @@ async def _settings(
         }
         await asyncio.to_thread(write_demo_set, data_dir / "demo", **opts)
     fixture = _search_fixture(setup.get("search_fixture"), scenario.path.parent, tmp)
-    limits = (
-        AgentLimits()
-    )  # #23: the time limit is the settings' (or the flag's), not a fixed 120 s
+    limits = AgentLimits()  # the time limit is the settings' (or the flag's), not a fixed one
     if time_limit is not None:
         limits = replace(limits, max_execution_time=float(time_limit))
     overrides = dict(setup.get("limits") or {})

@@ -8,7 +8,8 @@
   result-producing tool successful in this run and none in the study, a verdict is flagged when
   the run used tools (the request was about what they gather) or it names the user's data; with
   results, each thing the verdict names (a pipeline, a model) must appear in them. A verdict that
-  cites a source rests on the source.
+  cites a source rests on the source, and one whose words the run's results use themselves (a
+  source's "separable convolutions") repeats them.
 
 The user's own words are never evidence that something ran: asking for a band-pass does not
 make one. Sentences that deny, hedge, plan or ask claim nothing (lexicon.NEGATION).
@@ -113,6 +114,9 @@ def verdict(
     named = [i for i, words in vocab.entities.items() if words.search(sentence)]
     if not VERDICT.search(sentence) and not (named and COMPARISON.search(sentence)):
         return None
+    said = {m.group(0).casefold() for m in VERDICT.finditer(sentence)}
+    if said and all(w in results.casefold() for w in said):
+        return None  # the run's own results use the word ("separable convolutions" in a source)
     produced = any(e.status == "success" and e.name in vocab.result_tools for e in entries)
     in_study = any(words.search(study) for words in vocab.entities.values())
     if not produced and not in_study:

@@ -113,7 +113,7 @@ class LimitVars(Declared):
         "the whole turn, answer included; the tool loop keeps a fifth (at most 15 s) for the "
         "answer, more for a slow answer model (its measured tokens/s, up to half the turn; when "
         "even that is too little, brainchat states the gathered facts itself), and an answer cut "
-        "by the limit stays with a notice",  # #23: pace.py
+        "by the limit stays with a notice",  # agent/pace.py
         ge=10,
         le=300,
         unit="seconds",
@@ -381,6 +381,6 @@ GROUPS: tuple[type[Declared], ...] = (
     StoreVars,
     AccessVars,
     ServerVars,
-    ComputeVars,  # #24: eeg/protocols/runner.py
+    ComputeVars,  # eeg/protocols/runner.py
     DemoVars,
 )

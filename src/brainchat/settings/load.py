@@ -228,8 +228,9 @@ def _role_override(
     name = overrides.get(f"{role}_model")
     temp = overrides.get(f"{role}_temperature")
     calling = overrides.get(f"{role}_tool_calling")
+    guidance = overrides.get(f"{role}_guidance")
     streamed = overrides.get(f"{role}_stream_tool_calls")
-    if name is None and temp is None and calling is None and streamed is None:
+    if all(v is None for v in (name, temp, calling, guidance, streamed)):
         return None
     spec = pool.get(str(name)) if name else base
     if spec is None and base is None:
@@ -244,6 +245,7 @@ def _role_override(
     for key, raw, label in (
         ("temperature", temp, f"{role} temperature"),
         ("tool_calling", calling, f"{role} tool calling"),
+        ("guidance", guidance, f"{role} guidance"),
         ("stream_tool_calls", streamed, f"{role} streamed tool calls"),
     ):
         if raw is not None and raw != "":

@@ -23,11 +23,11 @@ class CancellingSession(ClientSession):
     MCP specification's `notifications/cancelled`, which the SDK's client does not send."""
 
     async def _received_request(self, responder: Any) -> None:
-        if not elicit_aside(self, responder, self._elicitation_callback):  # #25 elicit
+        if not elicit_aside(self, responder, self._elicitation_callback):
             await super()._received_request(responder)
 
     async def send_request(self, request: Any, result_type: Any, *args: Any, **kwargs: Any) -> Any:
-        _form_elicitation_only(request)  # #25 elicit
+        _form_elicitation_only(request)
         request_id = self._request_id  # the id super() gives this request (taken synchronously)
         try:
             return await super().send_request(request, result_type, *args, **kwargs)
@@ -54,7 +54,7 @@ def _form_elicitation_only(request: Any) -> None:
 
 
 class PluggedSession(CancellingSession):
-    """The session of a server the user connects with the plug button (#25 elicit).
+    """The session of a server the user connects with the plug button.
 
     Chainlit opens it (`chainlit.server.connect_mcp` builds `mcp.ClientSession(...,
     sampling_callback=None)`, looked up at each connect) and passes no elicitation callback, so

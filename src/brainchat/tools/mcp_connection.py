@@ -66,8 +66,8 @@ class ServerConnection:
         self._lock = asyncio.Lock()
         self._ever_connected = False
         self._errlog: Any = None  # the stdio server's stderr, kept to explain failures
-        self.elicitations = Elicitations(config.name)  # #25: a server asks the calling run's user
-        self._signin_error: str | None = None  # #25 oauth: why an OAuth sign-in did not happen
+        self.elicitations = Elicitations(config.name)  # a server asks the calling run's user
+        self._signin_error: str | None = None  # why an OAuth sign-in did not happen
 
     @property
     def name(self) -> str:
@@ -99,7 +99,7 @@ class ServerConnection:
             except Exception as exc:
                 tail = self._stderr_tail()
                 await self._shutdown()
-                if self._signin_error:  # #25 oauth: the server wants a sign-in, not a restart
+                if self._signin_error:  # the server wants a sign-in, not a restart
                     return self._fail(self._signin_error)
                 return self._fail(f"could not start: {describe_error(exc)}{tail}")
             if self._ever_connected:
@@ -122,7 +122,7 @@ class ServerConnection:
             if tool not in {t.name for t in self.tools}:
                 raise ToolException(f"MCP server '{self.name}' no longer offers the tool '{tool}'")
 
-        with self.elicitations.calling(tool, timeout):  # #25 elicit: who answers the server
+        with self.elicitations.calling(tool, timeout):  # who answers the server
             return await self.request(  # type: ignore[no-any-return]
                 f"tool '{tool}'",
                 f"'{tool}'",
@@ -254,7 +254,7 @@ class ServerConnection:
             return sse_client(c.url or "", headers=c.headers or None, timeout=c.connect_timeout)
         import httpx
 
-        from brainchat.tools import mcp_oauth  # #25 oauth: a 401 says where to sign in
+        from brainchat.tools import mcp_oauth  # a 401 says where to sign in
 
         self._signin_error = None
         signin = mcp_oauth.FirstRequestAuth(

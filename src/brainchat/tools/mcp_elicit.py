@@ -1,4 +1,4 @@
-"""MCP elicitation, form mode (#25): a server asks the user for input in the middle of a call.
+"""MCP elicitation, form mode: a server asks the user for input in the middle of a call.
 
 The server sends `elicitation/create` with a `message` and a flat `requestedSchema` (string with
 format email/uri/date/date-time and min/maxLength, number/integer with minimum/maximum, boolean,

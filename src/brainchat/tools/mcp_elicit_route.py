@@ -1,4 +1,4 @@
-"""Which user answers a server's `elicitation/create`: the one whose tool call is running (#25).
+"""Which user answers a server's `elicitation/create`: the one whose tool call is running.
 
 The run that may ask its user binds an `Asker` around its turn (`answering`, as the event sink is
 bound); a server's call captures it, with the run's context, when it starts (`Elicitations.calling`).

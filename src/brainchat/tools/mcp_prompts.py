@@ -1,4 +1,4 @@
-"""MCP prompts: a server's prompt templates, offered to the user as slash commands (#25).
+"""MCP prompts: a server's prompt templates, offered to the user as slash commands.
 
 Each prompt becomes the command `/mcp.SERVER.PROMPT` (as VS Code names them); its arguments are
 given as `key=value` words after it (quotes for spaces). The rendered messages become the

@@ -282,7 +282,7 @@ async def tools_from_session(
         tool: str, args: dict[str, Any], seconds: float, progress: ProgressFn | None = None
     ) -> types.CallToolResult:
         try:
-            with asking(tool, seconds):  # #25 elicit: who answers the server's question now
+            with asking(tool, seconds):  # who answers the server's question now
                 async with asyncio.timeout(seconds):
                     return await session.call_tool(
                         tool,

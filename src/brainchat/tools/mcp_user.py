@@ -1,4 +1,4 @@
-"""A server the user connected with Chainlit's plug button, beyond its tools (#25).
+"""A server the user connected with Chainlit's plug button, beyond its tools.
 
 Chainlit opens and owns the session; brainchat reads, once at connect, what the server offers
 besides tools: its prompts (slash commands) and whether it has resources (the agent's two

@@ -64,7 +64,7 @@ URL = re.compile(r"\(?\b[a-z][a-z0-9+.-]*://[^\s)'\"]*\)?", re.IGNORECASE)
 
 def failure_text(text: str) -> str:
     """What the model and the user read for a failed search: never the internal search URL
-    (ddgs names the engine's URL it tried, cut at 160 characters it was noise, issue #23)."""
+    (ddgs names the engine's URL it tried; cut at 160 characters it was noise)."""
     if any(mark in text.lower() for mark in NO_NETWORK):
         return (
             "web search unavailable: no network (the search services could not be reached); "

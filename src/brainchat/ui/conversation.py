@@ -20,7 +20,7 @@ from brainchat.events import RunFinished, Stats
 from brainchat.redact import get_logger, mask
 from brainchat.session import Session
 from brainchat.settings import Settings, load_settings
-from brainchat.tools.mcp_elicit_route import answering  # #25 hook (elicit)
+from brainchat.tools.mcp_elicit_route import answering
 from brainchat.tools.registry import ToolSet
 from brainchat.ui import (
     commands,
@@ -35,10 +35,10 @@ from brainchat.ui import (
     uploads,
 )
 from brainchat.ui import format as fmt
-from brainchat.ui import mcp_prompts as mcp_prm  # #25 hook (mcpclient)
-from brainchat.ui import mcp_resources as mcp_res  # #25 hook (mcpclient)
+from brainchat.ui import mcp_prompts as mcp_prm
+from brainchat.ui import mcp_resources as mcp_res
 from brainchat.ui.confirm import make_confirm
-from brainchat.ui.mcp_elicit import make_asker  # #25 hook (elicit)
+from brainchat.ui.mcp_elicit import make_asker
 from brainchat.ui.message_limit import too_long_notice
 from brainchat.ui.render import AUTHOR, RunRenderer
 from brainchat.ui.state import KEY, SNAPSHOT_KEY, Conversation, current, keep, restore_ui, save
@@ -193,12 +193,12 @@ async def handle_message(conv: Conversation, message: cl.Message) -> None:
     if message.elements and not text:
         await save(conv)
         return  # attachments only: the files are in; the user's next question uses them
-    # #25 hook (mcpclient): /resource lists or attaches an MCP server's resource
+    # /resource lists or attaches an MCP server's resource
     resource_args = text if message.command == "resource" else mcp_res.typed(text)
     if resource_args is not None:
         await mcp_res.command(conv.session, resource_args)
         return
-    if (prompt := mcp_prm.match(message.command, text)) is not None:  # #25 hook (mcpclient)
+    if (prompt := mcp_prm.match(message.command, text)) is not None:
         if (turn := await mcp_prm.render(conv.session, *prompt)) is not None:
             await run_turn(conv, turn, message.id, (note or "") + mcp_res.take_attached())
         return
@@ -230,7 +230,7 @@ async def run_turn(
         s.use_configured_tools(await servers.refreshed_toolset())
     counted = False
     try:
-        with answering(make_asker()):  # #25 elicit: an MCP server's question is a form here
+        with answering(make_asker()):  # an MCP server's question is a form here
             async for event in s.ask(question + note, confirm=confirm, message_id=parent_id):
                 if isinstance(event, RunFinished):
                     resume.mark_answer(renderer, event, parent_id)

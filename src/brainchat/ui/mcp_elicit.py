@@ -1,4 +1,4 @@
-"""An MCP server asks the user for input mid-call (#25 elicitation): a form in the chat.
+"""An MCP server asks the user for input mid-call: a form in the chat.
 
 Chainlit has no general form, so `public/elements/ElicitationForm.jsx` (sent with
 `cl.AskElementMessage`, as the connection form is) shows the server's name and message and one

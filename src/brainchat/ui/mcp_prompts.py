@@ -1,4 +1,4 @@
-"""MCP servers' prompts as slash commands in the chat (#25).
+"""MCP servers' prompts as slash commands in the chat.
 
 The configured servers' prompts, and those of servers connected with the plug button, join brainchat's commands as `/mcp.SERVER.PROMPT`; choosing one
 and typing its arguments as `key=value` (or typing the whole line) renders the prompt on its

@@ -1,4 +1,4 @@
-"""Attach a configured MCP server's resource to the conversation (`/resource`, #25).
+"""Attach a configured MCP server's resource to the conversation (`/resource`).
 
 `/resource` lists the resources of the configured servers and of those the user connected with the
 plug button as buttons; `/resource SERVER URI`

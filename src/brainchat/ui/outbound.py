@@ -62,7 +62,7 @@ def _guard_user_mcp() -> None:
 
     chainlit_mcp._destination_in_allowlist = destination_in_allowlist
     chainlit_mcp.make_mcp_http_client_factory = client_factory  # type: ignore[assignment]
-    # #25 oauth: Chainlit's /mcp route waits 30 s for an HTTP server; one that asks the user to
+    # Chainlit's /mcp route waits 30 s for an HTTP server; one that asks the user to
     # sign in (a link in the chat, a login page) gets the sign-in's time too.
     from brainchat.tools.mcp_oauth import SIGN_IN_WAIT
 
@@ -81,7 +81,7 @@ def _user_client_factory(check: UserDestination, on_blocked: Any, blocked: type[
         timeout: httpx.Timeout | None = None,
         auth: httpx.Auth | None = None,
     ) -> httpx.AsyncClient:
-        # #25 oauth: a server that answers 401 gets the user's OAuth sign-in (ui/mcp_signin.py)
+        # a server that answers 401 gets the user's OAuth sign-in (ui/mcp_signin.py)
         from brainchat.tools.mcp_oauth import OAUTH_REQUEST, FirstRequestAuth, sign_in_failure
         from brainchat.ui import mcp_signin
 

@@ -29,6 +29,11 @@ TOOL_CALLING = {
     "Prompt (tools in the system prompt, calls as JSON in the text)": "prompt",
     "Auto (native, and JSON calls in the text)": "auto",
 }
+GUIDANCE = {
+    "Auto (guided when it calls tools through the prompt)": "auto",
+    "Minimal (limits, approvals and the answer check only)": "minimal",
+    "Guided (a record of the request, the next step, checks of its calls)": "guided",
+}
 STREAMED_CALLS = {
     "Streamed": "true",
     "Not streamed (servers that cannot stream tool calls)": "false",
@@ -170,6 +175,12 @@ def tool_calling_widgets(spec: Any) -> list[Any]:
             initial_value=spec.tool_calling if spec else "native",
         ),
         Select(
+            id="function_call_guidance",
+            label="Function-call model: guidance",
+            items=GUIDANCE,
+            initial_value=spec.guidance if spec else "auto",
+        ),
+        Select(
             id="function_call_stream_tool_calls",
             label="Function-call model: stream the tool-call request",
             items=STREAMED_CALLS,
@@ -190,7 +201,11 @@ def overrides_from(values: dict[str, Any]) -> dict[str, Any]:
         out[f"{role}_model"] = custom or values.get(f"{role}_model")
         temp = str(values.get(f"{role}_temperature") or "").strip()
         out[f"{role}_temperature"] = temp or None
-    for key in ("function_call_tool_calling", "function_call_stream_tool_calls"):
+    for key in (
+        "function_call_tool_calling",
+        "function_call_guidance",
+        "function_call_stream_tool_calls",
+    ):
         out[key] = values.get(key) or None
     for key in ("max_iterations", "max_execution_time", "execution_mode", "plan_mode"):
         out[key] = values.get(key)
@@ -208,7 +223,7 @@ def summary(session: Session) -> str:
             calling = ""
             if role == "function_call":
                 streamed = "" if spec.stream_tool_calls else ", not streamed"
-                calling = f", tool calling {spec.tool_calling}{streamed}"
+                calling = f", tool calling {spec.tool_calling}{streamed}, guidance {spec.guidance}"
             parts.append(f"{role.replace('_', '-')}: `{spec.name}` (temperature {temp}{calling})")
     parts.append(
         f"max iterations {lim.max_iterations}, max time {lim.max_execution_time:g} s, "

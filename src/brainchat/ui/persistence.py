@@ -24,7 +24,7 @@ from brainchat.redact import get_logger, mask
 from brainchat.store.accounts import Accounts
 from brainchat.store.config import LOCAL_USER, StoreConfig, exposure_problem, load_store_config
 from brainchat.store.connections import ConnectionStore
-from brainchat.store.mcp_tokens import McpTokenStore  # #25 oauth
+from brainchat.store.mcp_tokens import McpTokenStore
 from brainchat.store.state import auth_secret, ensure_state_dir, models_dir, user_data_dir
 from brainchat.store.throttle import LoginThrottle
 from brainchat.ui import page
@@ -41,7 +41,7 @@ class Persistence:
     key: bytes  # signs saved models that can only be pickled
     throttle: LoginThrottle
     connections: ConnectionStore  # each user's model connections, keys encrypted
-    # #25 oauth: each user's sign-ins to MCP servers, tokens encrypted
+    # each user's sign-ins to MCP servers, tokens encrypted
     mcp_tokens: McpTokenStore | None = None
 
     def data_dir(self, identifier: str) -> Path:
@@ -72,7 +72,7 @@ def install(host: str) -> Persistence:
     if problem := exposure_problem(host, cfg):
         _stop(problem)
     ensure_state_dir(cfg.state_dir)
-    from brainchat.agent import habits  # #23 hook: what auto mode learns per model is kept here
+    from brainchat.agent import habits  # what auto mode learns per model is kept here
 
     habits.use_folder(cfg.state_dir)
     if not os.environ.get("CHAINLIT_AUTH_SECRET"):
@@ -104,7 +104,7 @@ def install(host: str) -> Persistence:
     cl.data_layer(lambda: BrainchatDataLayer(store, storage, on_delete=_delete_models))
     _install_login(p)
     routes.install(store, storage)
-    from brainchat.ui import mcp_signin  # #25 oauth: MCP sign-ins kept in the store, callback route
+    from brainchat.ui import mcp_signin  # MCP sign-ins kept in the store, callback route
 
     mcp_signin.install(p.mcp_tokens)
     return p

@@ -46,7 +46,7 @@ class RunRenderer(RunSteps):
         self.tools: dict[str, cl.Step] = {}
         self.waiting: set[str] = set()  # call_ids waiting for approval
         self.changes: dict[str, str] = {}  # call_id -> what it changed in the study
-        self.asked: dict[str, str] = {}  # #25 elicit: call_id -> what its server asked the user
+        self.asked: dict[str, str] = {}  # call_id -> what its server asked the user
         self.figure_names: dict[str, list[str]] = {}
         self.figures: list[Any] = []  # cl.Image  # shown under the answer
         self.files: list[Any] = []  # cl.File  # written by a tool, offered under the answer
@@ -184,7 +184,7 @@ class RunRenderer(RunSteps):
         step = self.tools.get(e.call_id)
         if step is None or step.id not in self.open:
             return
-        if e.data.get("elicitation"):  # #25 elicit: kept for the step's body when it ends
+        if e.data.get("elicitation"):  # kept for the step's body when it ends
             self.asked[e.call_id] = e.message
         step.name = st.progress_title(e.name, e.message, e.data)  # visible without opening
         step.output = f"{e.message}\n\n{st.progress_bar(e.fraction)}".strip()
@@ -227,7 +227,7 @@ class RunRenderer(RunSteps):
         step.is_error = e.status in ("error", "refused")
         step.metadata = {**(step.metadata or {}), "status": e.status, "cache_hit": e.cache_hit}
         body = st.result_text(e, self.changes.pop(e.call_id, ""), self.figure_names.get(e.call_id))
-        if e.call_id in self.asked:  # #25 elicit: the server asked the user mid-call
+        if e.call_id in self.asked:  # the server asked the user mid-call
             body += f"\n\n**Asked:** {self.asked.pop(e.call_id)}"
         await self._close(step, body, st.finished_title(e))
 

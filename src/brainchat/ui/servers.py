@@ -32,7 +32,7 @@ async def start(settings: Settings) -> None:
 
 
 def hub() -> Any:
-    """The configured servers' McpHub, or None (#25 hook, mcpclient: /resource reads it)."""
+    """The configured servers' McpHub, or None (/resource reads it)."""
     return _hub
 
 

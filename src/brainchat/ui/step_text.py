@@ -13,7 +13,7 @@ from typing import Any
 
 from brainchat.events import Evaluation, ModelSwitch, RequestUnderstood, ToolFinished
 from brainchat.ui.format import seconds
-from brainchat.ui.structured_view import structured_block  # #25 hook (mcpclient)
+from brainchat.ui.structured_view import structured_block
 
 # The model-facing note a plotting tool returns; the browser shows the figure itself instead.
 IMAGE_NOTE = re.compile(r"^\s*image: .* shown to the user\s*$")
@@ -85,7 +85,7 @@ def result_text(e: ToolFinished, change: str = "", figures: list[str] | None = N
         head = f"[{title}]({top['url']})" if top.get("url") else title
         snippet = (top.get("snippet") or "").strip()
         lines.append(f"{i}. {head}" + (f" — {snippet[:200]}" if snippet else ""))
-    if e.structured is not None:  # #25 hook (mcpclient): a table for records, else JSON
+    if e.structured is not None:  # a table for records, else JSON
         lines.append("\n" + structured_block(e.structured))
     elif not e.top:
         rest = _rest(e)

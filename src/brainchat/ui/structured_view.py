@@ -1,4 +1,4 @@
-"""A tool's structuredContent in its step: a table for a list of records, else JSON (#25). No Chainlit.
+"""A tool's structuredContent in its step: a table for a list of records, else JSON. No Chainlit.
 
 MCP tools with an outputSchema return data, not prose; a list of flat records (FastMCP wraps a
 returned list as {"result": [...]}) reads best as a table, anything else as indented JSON.

@@ -64,7 +64,7 @@ async def _write_title(spec: ModelSpec, thread_id: str, question: str) -> None:
     try:
         model = make_chat_model(spec, "title", max_tokens=TITLE_REPLY)
         messages = title_messages(spec, SystemMessage(load_prompt("title")), question)
-        reply = Streamed()  # core (#22): the one model client makes the call
+        reply = Streamed()  # the one model client makes the call
         await asyncio.wait_for(
             ModelClient(model, spec, spec.name).text(messages, [], reply), TITLE_TIMEOUT
         )

@@ -78,7 +78,7 @@ class StudyState:
     split: Split | None = None
     models: dict[str, TrainedModel] = field(default_factory=dict)
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # cross_validate's latest result per protocol, as plain JSON-able values (#24)
+    # cross_validate's latest result per protocol, as plain JSON-able values
     crossval: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property

@@ -178,7 +178,7 @@ def _scores(per_subject: dict[str, float | None]) -> str:
 
 
 def crossval_section(results: dict[str, dict[str, Any]]) -> str:
-    """Each cross-validation (#24): per pipeline mean ± sd over subjects, permutation chance
+    """Each cross-validation: per pipeline mean ± sd over subjects, permutation chance
     level and p-value, per-subject scores; the paired tests; the scores of every fold."""
     if not results:
         return ""

@@ -51,7 +51,7 @@ class Context:
 
     recordings: list[dict[str, str]]  # file, subject, session, format (from the study)
     kinds: set[str] = field(default_factory=set)  # model kinds trained (which classes to inline)
-    crossval: set[str] = field(default_factory=set)  # pipelines cross-validated (#24)
+    crossval: set[str] = field(default_factory=set)  # pipelines cross-validated
 
 
 Template = Callable[[Entry, Context], str]

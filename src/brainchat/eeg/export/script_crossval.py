@@ -1,4 +1,4 @@
-"""A cross_validate step of the study as code of the exported script (#24).
+"""A cross_validate step of the study as code of the exported script.
 
 The script reruns it with brainchat's own fold, pipeline, scorer and statistics code, copied into
 it from eeg/protocols/ (as the networks are copied from decoding/models.py): one implementation,

@@ -69,7 +69,7 @@ def read_raw(path: Path, fmt: str) -> Any:
         raw.set_annotations(mne.Annotations(ann.onset, ann.duration, desc, orig_time=ann.orig_time))
     if len(mne.pick_types(raw.info, eeg=True, exclude=[])) == 0 and raw.ch_names:
         raw.set_channel_types(dict.fromkeys(raw.ch_names, "eeg"), verbose="error")
-    bids_sidecars(raw, path)  # BIDS (#24)
+    bids_sidecars(raw, path)  # BIDS
     return raw
 
 

@@ -61,6 +61,12 @@ class EegDomain:
     def rounds(self, asked: list[str], facts: dict[str, Any]) -> int:
         return steps.rounds_needed(asked, facts)
 
+    def held(self, asked: list[str], facts: dict[str, Any], fixed: dict[str, Any]) -> set[str]:
+        return steps.held(asked, facts, fixed)
+
+    def opening(self, asked: list[str], listing: bool, facts: dict[str, Any]) -> list[str]:
+        return steps.opening(asked, listing, facts)
+
     def state_line(self, tool: str, result: str) -> str | None:
         return answers.state_line(tool, result)
 

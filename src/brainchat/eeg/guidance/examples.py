@@ -38,8 +38,15 @@ def _index() -> Any:
     return index
 
 
+# an example scoring under this share of the best one is more unlike the request than like it
+# (it shares a common word, "does", "data"): a small model copies what it is shown, so it is
+# left out
+RELATIVE = 0.6
+
+
 def nearest(request: str, k: int) -> list[Example]:
-    """The `k` examples most like `request` (none that shares no word with it)."""
+    """The `k` examples most like `request`, best first (none that shares no word with it, none
+    far below the best)."""
     query = tokens(request)
     if not query or k < 1:
         return []
@@ -47,7 +54,7 @@ def nearest(request: str, k: int) -> list[Example]:
     ranked = sorted(range(len(EXAMPLES)), key=lambda i: -scores[i])[:k]
     found = []
     for i in ranked:
-        if scores[i] <= 0:
+        if scores[i] <= 0 or scores[i] < RELATIVE * scores[ranked[0]]:
             break
         request_i, calls = EXAMPLES[i]
         found.append(Example(request_i, calls_text(calls), record_of(calls)))

@@ -118,6 +118,31 @@ TOOL_NEEDS = {"plot_epochs_average": "epoched", "ica_components": "ica", "ica_ap
 LISTING = "list_data_files"
 
 
+# steps a study holds once done: a loaded study takes no second load (load_data asks for
+# clear_study first), so a request's "load" with nothing said of what to load is the study's
+HELD = {"load": "loaded"}
+
+
+def held(ids: list[str], facts: dict[str, Any], fixed: dict[str, Any]) -> set[str]:
+    """The asked steps the study already holds, whose tools the request fixes no value for."""
+    return {
+        i
+        for i in ids
+        if i in HELD and reached(facts, HELD[i]) and not set(BY_ID[i].tools) & set(fixed)
+    }
+
+
+def opening(ids: list[str], listing: bool, facts: dict[str, Any]) -> list[str]:
+    """The reports brainchat runs before a small model's first round, the ones that take no
+    argument and change nothing: with nothing loaded, the listing for a request that lists or
+    loads recordings (so the model picks real names instead of guessing them); the study's
+    state for a request that asks what it holds."""
+    empty = str(facts.get("stage", "empty")) == "empty"
+    loads = any(s.id == "load" for s in chain(ids, facts))
+    first = [LISTING] if empty and (listing or loads) else []
+    return first + (list(BY_ID["inspect"].tools[:1]) if "inspect" in ids else [])
+
+
 def reached(facts: dict[str, Any], need: str) -> bool:
     """The study is at `need` or past it (`ica`: an ICA is fitted)."""
     if need == "ica":

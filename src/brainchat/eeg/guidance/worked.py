@@ -100,6 +100,19 @@ EXAMPLES: tuple[tuple[str, tuple[Call, ...]], ...] = (
     ("What does the literature say about mu rhythm desynchronisation? Cite sources.",
      (("web_search", {"query": "mu rhythm event-related desynchronization motor imagery"}),)),
     ("EEGNet 的结构是什么？请引用文献", (("web_search", {"query": "EEGNet architecture compact CNN"}),)),
+    ("Look up on the internet which file formats MNE-Python reads.", (("web_search", {"query": "MNE-Python supported EEG file formats"}),)),  # fmt: skip
+    ("上网搜一下 Riemannian 几何在脑机接口里的应用，给出处", (("web_search", {"query": "Riemannian geometry brain-computer interface"}),)),  # fmt: skip
+    ("Where does my analysis stand right now?", (("get_study_state", {}),)),
+    ("把平均参考加上", (("set_reference", {"ref": "average"}),)),
+    ("只保留 C3、Cz、C4 三个通道", (("select_channels", {"keep": ["C3", "Cz", "C4"]}),)),
+    ("去掉第 1 和第 4 个 ICA 成分", (("ica_apply", {"exclude": [1, 4]}),)),
+    ("撤销所有预处理，回到原始数据", (("reset_preprocessing", {}),)),
+    ("Clear the study and start over.", (("clear_study", {}),)),
+    ("把分好的试次存成 BIDS 衍生数据", (("save_bids_derivatives", {}),)),
+    ("Overwrite the BIDS derivatives saved before.", (("replace_bids_derivatives", {}),)),
+    ("覆盖之前保存的 BIDS 衍生数据", (("replace_bids_derivatives", {}),)),
+    ("画出 C3 和 Cz 上每一类的平均波形", (("plot_epochs_average", {"channels": ["C3", "Cz"]}),)),
+    ("看一下前 10 秒的原始波形", (("plot_raw", {"duration": 10}),)),
 )  # fmt: skip
 
 

@@ -69,7 +69,7 @@ def list_files(
     start, pats = _anchor(root, pats)
     found: list[str] = []
     walk = EegWalk(root, start, stop)
-    from brainchat.eeg.io.bids.listing import BidsGroups  # BIDS (#24): a dataset as its subjects
+    from brainchat.eeg.io.bids.listing import BidsGroups  # BIDS: a dataset as its subjects
 
     bids = BidsGroups(root, start)
     for rel, path in walk:

@@ -39,7 +39,7 @@ class Recording:
 
 def infer_subject_session(path: Path) -> tuple[str, str]:
     """Subject and session from BIDS-like names (sub-01_ses-02), BCI-IV names (A01T) or the folder."""
-    from brainchat.eeg.io.bids.entities import parse_name  # BIDS (#24): the name's own entities
+    from brainchat.eeg.io.bids.entities import parse_name  # BIDS: the name's own entities
 
     if (bids := parse_name(path.name)) is not None:
         return bids.subject, bids.session or "1"
@@ -117,7 +117,7 @@ def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
     if outside:
         raise _outside_error(path, outside)
     _tidy(raw, path, fmt, notes)
-    from brainchat.eeg.io.bids.read import apply_sidecars  # BIDS (#24): events.tsv, channels.tsv
+    from brainchat.eeg.io.bids.read import apply_sidecars  # BIDS: events.tsv, channels.tsv
 
     apply_sidecars(raw, path)
     return raw

@@ -25,8 +25,7 @@ def _classes(state: StudyState, events: list[str] | None) -> list[str]:
     if len(set(events)) < 2:
         raise ToolException("choose at least two event types (classes) to decode")
     # in the recordings' (sorted) order, not the order they were named in: the labels, and so
-    # the split and every score, are the same however a request lists the classes (#23: the
-    # model's ["right_hand", "left_hand"] gave another test set and 0.949 instead of 0.974)
+    # the split and every score, are the same however a request lists the classes
     return [c for c in available if c in set(events)]
 
 

@@ -61,8 +61,8 @@ def table(res: CVResult) -> str:
         note = f" ({t.note})" if t.note else ""
         lines.append(f"Wilcoxon signed-rank {t.a} vs {t.b} over {t.n} subjects: {stat}{note}")
     if len(res.summaries) == 1:
-        # said, not left out: told to state "the paired test", a 1.5B answer model made up a W
-        # and a p for a run of one pipeline (#23 golden, eeg-crossval-across-sessions, 27 Nov)
+        # said, not left out: an answer model told to state "the paired test" otherwise makes
+        # up a W and a p for a run of one pipeline
         lines.append("paired test: none (one pipeline; a Wilcoxon test compares two pipelines)")
     lines += [f"note: {n}" for n in res.notes]
     return "\n".join(lines)

@@ -29,7 +29,7 @@ def compact(log: list[Entry], entry: Entry) -> list[Entry]:
     if op == "reset":
         loads = [i for i, e in enumerate(log) if e["op"] == "load"]
         return log[: loads[-1] + 1] if loads else []
-    if op == "crossval":  # a protocol's new result replaces its earlier one (#24)
+    if op == "crossval":  # a protocol's new result replaces its earlier one
         protocol = entry["config"]["protocol"]
         return [*(e for e in log if not _crossval_of(e, protocol)), entry]
     dropped = DERIVED.get(op, ())

@@ -1,4 +1,4 @@
-"""The BIDS parts of the EEG tools (#24): load_data's entity filters, and writing derivatives.
+"""The BIDS parts of the EEG tools: load_data's entity filters, and writing derivatives.
 
 The tool glue lives beside tools.py (like view_tools.py), not in eeg/io/bids/: eeg/io/bids/ is read by
 loading and listing, so it must not import the study modules above them (no import circles)."""

@@ -13,9 +13,9 @@ from brainchat.eeg.core.state import Op, StudyState
 from brainchat.eeg.io.listing import MAX_LISTED_ENTRIES
 from brainchat.eeg.study.study import Study
 from brainchat.eeg.tools import schemas as s
-from brainchat.eeg.tools.bids_tools import LOAD_DESCRIPTION, bids_tools, expand_files  # BIDS (#24)
+from brainchat.eeg.tools.bids_tools import LOAD_DESCRIPTION, bids_tools, expand_files  # BIDS
 from brainchat.eeg.tools.bids_tools import LoadArgs as BidsLoadArgs
-from brainchat.eeg.tools.crossval_tool import crossval_tools  # #24
+from brainchat.eeg.tools.crossval_tool import crossval_tools
 from brainchat.eeg.tools.toolkit import (
     DESTRUCTIVE,
     READ_ONLY,
@@ -39,7 +39,7 @@ def _data_tools(study: Study) -> list[BaseTool]:
     async def load_data(files: list[str], **bids: Any) -> str:
         from brainchat.eeg.preprocessing.preprocessing import load_op
 
-        files = await expand_files(study, files, bids)  # BIDS (#24): a dataset's folder
+        files = await expand_files(study, files, bids)  # BIDS: a dataset's folder
         return await run_op(
             study, load_op(study.data_dir, files), record={"op": "load", "files": list(files)}
         )
@@ -71,7 +71,7 @@ def _data_tools(study: Study) -> list[BaseTool]:
         make_tool(
             load_data,
             "load_data",
-            LOAD_DESCRIPTION,  # BIDS (#24): was "Load one or more EEG files ..."
+            LOAD_DESCRIPTION,  # BIDS: was "Load one or more EEG files ..."
             BidsLoadArgs,
         ),
         make_tool(
@@ -316,7 +316,7 @@ def build_eeg_tools(study: Study) -> list[BaseTool]:
         *ica_tools(study),
         *_dataset_tools(study),
         *_model_tools(study),
-        *bids_tools(study),  # BIDS (#24): epochs and results as BIDS derivatives
+        *bids_tools(study),  # BIDS: epochs and results as BIDS derivatives
         *plot_tools(study),
-        *crossval_tools(study),  # #24: cross-validated protocols (eeg/protocols/)
+        *crossval_tools(study),  # cross-validated protocols (eeg/protocols/)
     ]

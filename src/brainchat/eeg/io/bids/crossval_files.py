@@ -1,4 +1,4 @@
-"""Cross-validation results as BIDS derivative files (#24), planned as text before anything is
+"""Cross-validation results as BIDS derivative files, planned as text before anything is
 written (derivatives.py writes them with the epochs).
 
     sub-01/[ses-1/]eeg/sub-01[_ses-1][_task-T]_desc-crossval_scores.tsv   every fold of the subject

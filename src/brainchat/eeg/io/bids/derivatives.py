@@ -86,7 +86,7 @@ def write_derivatives(
     folder, source = destination(state, data_dir)
     planned = _epoch_files(state, folder, source) if state.epochs is not None else []
     results = _results(state, metrics)
-    scores = crossval_files(state, folder)  # cross_validate's results, as text (#24)
+    scores = crossval_files(state, folder)  # cross_validate's results, as text
     targets = [folder / DESCRIPTION, *[p for p, _ in planned]]
     targets += [p.with_suffix(".json") for p, _ in planned]
     if results:

@@ -2,7 +2,7 @@
 and a file of a BIDS dataset gets its events.tsv as annotations and its channels.tsv's types and
 bad channels (read_raw calls `apply_sidecars` for every file it reads).
 
-How a recording is named (the decision of #24): `load_data(files=["ds001"], subjects=["01"],
+How a recording is named: `load_data(files=["ds001"], subjects=["01"],
 sessions=["1"], tasks=["imagery"], runs=["1"])` loads the matching recordings of the BIDS
 dataset in the data folder's ds001/ (a folder inside it, "ds001/sub-01", selects that subject);
 a filter left out takes every value. A BIDS file named by its path

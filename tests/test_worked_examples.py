@@ -1,0 +1,91 @@
+"""The worked examples a guided model is shown (eeg/guidance/worked.py, examples.py): a gold set of
+requests, in English and Chinese, and the calls a researcher makes for them.
+
+Each call is one the real tool takes; every EEG tool and the web search has an example in each
+language, so a request for any of them can meet one; retrieval (BM25 over words and CJK character
+pairs) finds an example in the request's own language and leaves out ones that share only a
+common word.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from brainchat.eeg.guidance.examples import RELATIVE, nearest, tokens
+from brainchat.eeg.guidance.worked import EXAMPLES, POSITIONS, record_of
+from brainchat.eeg.study.study import Study
+from brainchat.eeg.tools.tools import build_eeg_tools
+
+CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+@pytest.fixture(scope="module")
+def tools(tmp_path_factory):
+    return {t.name: t for t in build_eeg_tools(Study(tmp_path_factory.mktemp("data")))}
+
+
+def test_every_example_call_is_one_the_tool_takes(tools) -> None:
+    for request, calls in EXAMPLES:
+        for name, args in calls:
+            if name == "web_search":
+                assert set(args) == {"query"}, request
+                continue
+            assert name in tools, (request, name)
+            # a listing's files stand in <brackets>: the model copies names from the listing
+            real = {k: (["a.edf"] if isinstance(v, str) and v.startswith("<") else v) for k, v in args.items()}  # fmt: skip
+            tools[name].args_schema.model_validate(real)
+
+
+def test_every_tool_has_an_example_in_english_and_in_chinese(tools) -> None:
+    seen: dict[str, set[bool]] = {}
+    for request, calls in EXAMPLES:
+        for name, _ in calls:
+            seen.setdefault(name, set()).add(bool(CJK.search(request)))
+    missing = [n for n in [*tools, "web_search"] if seen.get(n) != {False, True}]
+    assert not missing, missing
+
+
+def test_files_picked_by_place_become_positions() -> None:
+    for place, positions in POSITIONS.items():
+        made = record_of((("load_data", {"files": place}),))
+        assert made["positions"] == positions and made["fixed"] == {}
+
+
+@pytest.mark.parametrize(
+    ("request_text", "first"),
+    [
+        ("我的数据文件夹里有哪些脑电文件？", "list_data_files"),
+        ("在网上查一下 EEGNet 用的是哪种卷积？请注明出处。", "web_search"),
+        ("Is this separable?", "load_data"),
+        ("Wipe the study and begin again.", "clear_study"),
+    ],
+)
+def test_the_nearest_example_is_in_the_requests_language(request_text: str, first: str) -> None:
+    found = nearest(request_text, 2)
+    assert found and found[0].calls.split("(")[0] == first
+    assert bool(CJK.search(found[0].request)) == bool(CJK.search(request_text))
+
+
+def test_an_example_far_below_the_best_is_left_out() -> None:
+    """'Does it generalize ...' shares only "does" with a web question: not shown beside the
+    web example that shares its meaning."""
+    found = nearest("Search the web: what kind of convolutions does EEGNet use? Cite your sources.", 2)  # fmt: skip
+    assert [ex.calls.split("(")[0] for ex in found] == ["web_search"]
+    assert 0 < RELATIVE < 1
+
+
+def test_chinese_is_split_into_characters_and_pairs() -> None:
+    assert tokens("带通滤波 8-30 Hz") == [
+        "带",
+        "通",
+        "滤",
+        "波",
+        "带通",
+        "通滤",
+        "滤波",
+        "8-30",
+        "hz",
+    ]
+    assert nearest("", 2) == [] and nearest("xyzzy", 2) == []
