@@ -101,7 +101,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=240.0,
         help="the spec's timeout: seconds a request may stay silent (default 240)",
     )
-    p.add_argument("--threads", type=int, default=2, help="llama-server -t (default 2)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="llama-server -t (default: the cores the load average leaves free, at least 1: "
+        "two threads on a busy two-core machine run several times slower than one)",
+    )
     p.add_argument("--cache", type=Path, help="set-up cache (BRAINCHAT_BENCH_CACHE)")
     p.add_argument("--out", type=Path, help="also write every run as a JSON line here")
     p.add_argument(
@@ -372,8 +378,16 @@ def serve(opts: argparse.Namespace) -> tuple[str, Any]:
     cache = opts.cache or setup.default_cache()
     binary, model = setup.llama_server(cache), setup.model_file(cache)
     log = cache / "llama-server.log"
-    proc, url = setup.start_llama_server(binary, model, log, threads=opts.threads)
+    threads = opts.threads or free_cores()
+    print(f"llama-server threads: {threads}", flush=True)
+    proc, url = setup.start_llama_server(binary, model, log, threads=threads)
     return url, proc
+
+
+def free_cores() -> int:
+    """The cores nothing else is using now: the core count less the 1-minute load average."""
+    cores = os.cpu_count() or 1
+    return max(1, min(cores, cores - round(os.getloadavg()[0])))
 
 
 def main(argv: list[str] | None = None) -> int:

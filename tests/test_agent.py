@@ -414,6 +414,19 @@ async def test_destructive_tools_ask_first(scripted_server) -> None:
         "did not approve"
         in [m for m in s.requests_for("fc")[-1].messages if m["role"] == "tool"][0]["content"]
     )
+    # the same call sent again is not asked again: the user said no once in this run
+    told: list = []
+
+    async def reject_once(name, args):
+        told.append(name)
+        return False
+
+    s.queue("fc", ToolCalls([Call("clear_everything", {})]), ToolCalls([Call("clear_everything", {})]), Text("ok"))  # fmt: skip
+    s.queue("ans", Text("I did not clear it."))
+    events = await collect(build_agent(*models(s), [tool], confirm=reject_once).run("wipe"))
+    assert told == ["clear_everything"] and wiped == [1]
+    assert [e.status for e in of(events, "tool_finished")] == ["refused", "skipped"]
+    assert "was refused in round 1" in of(events, "tool_finished")[1].error
 
 
 async def test_model_api_failure_stops_with_friendly_message(scripted_server, search) -> None:

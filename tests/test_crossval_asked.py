@@ -118,3 +118,51 @@ def test_which_steps_give_way_to_an_asked_cross_validation(
     assert (decision is not None) is refused, decision
     if refused:
         assert f"cross_validate does {d.domain.step_of(call).id} itself" in decision.why
+
+
+async def test_steps_the_study_already_holds_are_not_pushed_again(scripted_server, study):
+    """A small model's record names the whole pipeline for a question about an epoched study
+    ("load, band-pass, epoch, cross-validate"), fixing no value for the earlier steps: the study
+    holds their result, so the next step told is cross_validate and no filter is offered (a
+    band-pass on epochs is refused by the tool anyway). A step the request gives values for is
+    asked anew (the tool then says what it needs)."""
+    s = scripted_server
+    whole = record(["load", "preprocess", "epoch", "cross_validate"])
+    s.queue("fc", whole, Text(CROSSVAL), Text("Done."))
+    s.queue("ans", Text("Across subjects CSP+LDA scores as cross_validate reports."))
+    events = await collect(agent(s, study).run(NEW_SUBJECT))
+    assert ran(events) == [("cross_validate", "success")]
+    first = s.requests_for("fc")[1]
+    assert first.messages[-1]["content"] == "(Study stage: epoched. Next step for this request: cross_validate.)"  # fmt: skip
+    offered = str(first.messages[0]["content"]).split("You can call these tools")[1]
+    assert "\n- cross_validate(" in offered and "\n- bandpass_filter(" not in offered
+    assert "\n- load_data(" not in offered
+
+
+def test_which_asked_steps_the_study_holds() -> None:
+    from brainchat.eeg.guidance import EEG
+
+    epoched = {"stage": "epoched"}
+    asked = ["load", "preprocess", "epoch", "split", "cross_validate"]
+    assert EEG.held(asked, epoched, {}) == {"load", "preprocess", "epoch"}
+    assert EEG.held(asked, {"stage": "empty"}, {}) == set()
+    # values the request gives ask for the step anew
+    assert EEG.held(asked, epoched, {"bandpass_filter": {"l_freq": 8}}) == {"load", "epoch"}
+    assert EEG.held(["load"], {"stage": "loaded"}, {"load_data": {"subjects": ["02"]}}) == set()
+
+
+@pytest.mark.parametrize(
+    ("steps", "listing", "stage", "opening"),
+    [
+        (["load", "epoch"], False, "empty", ["list_data_files"]),  # names come from the folder
+        ([], True, "empty", ["list_data_files"]),
+        (["inspect"], False, "loaded", ["get_study_state"]),
+        (["cross_validate"], False, "epoched", []),  # nothing to look up first
+        (["load"], False, "loaded", []),  # a loaded study: nothing to list
+        (["plot"], False, "empty", ["list_data_files"]),  # a plot needs data loaded first
+    ],
+)
+def test_which_reports_brainchat_runs_first(steps, listing, stage, opening) -> None:
+    from brainchat.eeg.guidance import EEG
+
+    assert EEG.opening(steps, listing, {"stage": stage}) == opening

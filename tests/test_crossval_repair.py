@@ -114,9 +114,30 @@ async def test_the_same_call_sent_again_runs_as_it_is(scripted_server, study):
     assert not [n for n in of(events, "notice") if "were fixed before it ran" in n.message]
 
 
-async def test_a_protocol_the_request_fixed_comes_back_as_a_suggestion(scripted_server, study):
-    """For "leave one subject out" a small model sent cross_session, which one-session data
-    cannot do: the call is sent back with cross_subject suggested, and the suggested call runs."""
+async def test_a_protocol_the_request_writes_comes_back_as_a_suggestion(scripted_server, study):
+    """The request writes cross_subject; a small model sent cross_session, which one-session
+    data cannot do: the call is sent back with cross_subject suggested, and the suggested call
+    runs."""
+    s = scripted_server
+    sent = {"protocol": "cross_session", "pipelines": ["csp_lda"], "permutations": 0}
+    fixed = {"cross_validate": {"protocol": "cross_subject"}}
+    s.queue("fc", record(["cross_validate"], fixed=fixed), Text(fenced("cross_validate", sent)))
+    suggested = {**sent, "protocol": "cross_subject"}
+    s.queue("fc", Text(fenced("cross_validate", suggested)), Text("Done."))
+    s.queue("ans", Text("CSP+LDA across subjects, as cross_validate reports."))
+    events = await collect(agent(s, study).run("Cross-validate CSP+LDA with the cross_subject protocol."))  # fmt: skip
+    refused, ran = finished(events)
+    assert refused.status == "refused" and refused.error.startswith(
+        'not run yet: the request sets protocol "cross_subject" (the call sends "cross_session")'
+    )
+    assert ran.status == "success" and "cross_subject" in study.state.crossval
+    assert "cross_session" not in study.state.crossval
+
+
+async def test_a_protocol_read_from_other_words_guides_but_holds_no_call(scripted_server, study):
+    """ "Leave one subject out" writes no protocol: the record's cross_subject is the model's
+    reading. It names the next call, but the model's own call is not held to it: it runs, and
+    the tool's own error (one session per subject) names the protocols that work."""
     s = scripted_server
     sent = {"protocol": "cross_session", "pipelines": ["csp_lda"], "permutations": 0}
     fixed = {"cross_validate": {"protocol": "cross_subject"}}
@@ -125,12 +146,11 @@ async def test_a_protocol_the_request_fixed_comes_back_as_a_suggestion(scripted_
     s.queue("fc", Text(fenced("cross_validate", suggested)), Text("Done."))
     s.queue("ans", Text("CSP+LDA across subjects, as cross_validate reports."))
     events = await collect(agent(s, study).run("Leave one subject out with CSP+LDA."))
-    refused, ran = finished(events)
-    assert refused.status == "refused" and refused.error.startswith(
-        'not run yet: the request sets protocol "cross_subject" (the call sends "cross_session")'
-    )
+    first = json.dumps(s.requests_for("fc")[1].messages)
+    assert 'cross_validate with {\\"protocol\\": \\"cross_subject\\"}' in first
+    failed, ran = finished(events)
+    assert failed.status == "error" and "use within_session or cross_subject" in failed.error
     assert ran.status == "success" and "cross_subject" in study.state.crossval
-    assert "cross_session" not in study.state.crossval
 
 
 async def test_a_native_model_s_sound_call_runs_as_sent(scripted_server, study):
@@ -144,3 +164,19 @@ async def test_a_native_model_s_sound_call_runs_as_sent(scripted_server, study):
     assert ran.status == "success" and started(events) == [VERBATIM]
     assert "ts_lr" in ran.content and "mdm" not in ran.content
     assert not any("response_format" in r.params for r in s.requests_for("fc"))
+
+
+async def test_a_call_holding_every_pipeline_the_request_names_is_not_sent_back(
+    scripted_server, study
+):
+    """The request names CSP+LDA and, in other words, the tangent-space classifier; the small
+    model's record has csp_lda only. The model's call compares both: it holds what the request
+    writes, so it runs as sent."""
+    s = scripted_server
+    sent = {"protocol": "cross_subject", "pipelines": ["csp_lda", "ts_lr"], "permutations": 0}
+    fixed = {"cross_validate": {"pipelines": ["csp_lda"]}}
+    s.queue("fc", record(["cross_validate"], fixed=fixed), Text(fenced("cross_validate", sent)), Text("Done."))  # fmt: skip
+    s.queue("ans", Text("Both, as cross_validate reports."))
+    events = await collect(agent(s, study).run("CSP+LDA 和切空间分类器跨被试比较，哪个更好？"))
+    (ran,) = finished(events)
+    assert ran.status == "success" and started(events) == [sent]

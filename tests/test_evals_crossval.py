@@ -69,7 +69,7 @@ async def test_across_sessions_judges_the_protocol_and_an_invented_p_value(scrip
     sent_back, ran = got["guided"].trace["calls"]
     assert sent_back["args"] == KFOLD and sent_back["status"] == "refused"
     assert 'the request sets protocol "cross_session"' in sent_back["result"]
-    suggestion = sent_back["result"].split("Suggested call: ", 1)[1].split(". Send it", 1)[0]
+    suggestion = sent_back["result"].split("Suggested call: ", 1)[1].split(" (the same call", 1)[0]
     assert json.loads(suggestion) == {"name": "cross_validate", "arguments": suggested}
     assert ran["args"] == suggested and ran["status"] == "success"
     failures = got["invented"].failures

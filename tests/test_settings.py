@@ -370,3 +370,24 @@ def test_a_key_from_the_environment_is_masked_from_then_on(env, key) -> None:
     settings = load_settings(env, dotenv=False)
     assert settings.errors == () and settings.chat_model is not None
     assert key not in redact.mask(f"server said: key {key} is not allowed")
+
+
+def test_settings_panel_sets_the_function_call_models_guidance() -> None:
+    """The guidance level (auto, minimal, guided) is the user's to set per function-call model;
+    an unknown level is refused with the allowed ones and changes nothing."""
+    from brainchat.ui import panel
+
+    settings = load_settings({"AGENT_FUNCTION_CALL_MODEL": spec(model="fc")}, dotenv=False)
+    session = Session(settings)
+    inputs = {w.id: w for w in panel.widgets(session)}
+    assert set(inputs["function_call_guidance"].items.values()) == {"auto", "minimal", "guided"}
+    assert inputs["function_call_guidance"].initial_value == "auto"
+    overrides = panel.overrides_from({"function_call_model": "fc", "function_call_guidance": "guided"})  # fmt: skip
+    assert panel.problems(session, overrides) == []
+    session.apply_settings(overrides)
+    assert session.settings.model_for("function_call").guidance == "guided"
+    assert "guidance guided" in panel.summary(session)
+    assert {w.id: w for w in panel.widgets(session)}["function_call_guidance"].initial_value == "guided"  # fmt: skip
+    with pytest.raises(ConfigError, match="guidance"):
+        session.apply_settings({"function_call_guidance": "strict"})
+    assert session.settings.model_for("function_call").guidance == "guided"

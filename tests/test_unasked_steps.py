@@ -352,3 +352,44 @@ def test_a_plot_after_the_asked_steps_runs_only_when_asked(
     assert (AskedSteps().before_tool(d, after, call) is not None) is refused
     # before the asked step has succeeded a plot is never held back
     assert AskedSteps().before_tool(d, run_with(steps, [], plot=plot), call) is None
+
+
+TRAIN = fenced("train_model", {"model": "csp_lda"})
+
+
+async def test_a_model_that_stops_short_of_the_asked_test_has_brainchat_run_it(
+    scripted_server, study
+):
+    """The 1.5B model trained CSP+LDA and stopped, writing an accuracy no tool had computed.
+    The record asks for the evaluation, a report whose arguments are optional: brainchat runs
+    it (once, shown as a round with a notice), and the model reads its result before it is asked
+    whether it needs more."""
+    s = scripted_server
+    asked = record(
+        ["load", "preprocess", "epoch", "split", "train", "evaluate"],
+        fixed={"train_model": {"model": "csp_lda"}},
+    )
+    stops = Text(json.dumps({"done": "Trained; the accuracy is 1.00."}))
+    s.queue("fc", asked, Text(LOAD), Text(BANDPASS), Text(EPOCH), Text(SPLIT), Text(TRAIN), stops, Text("Done."))  # fmt: skip
+    s.queue("ans", Text("The test accuracy is as evaluate_model reports."))
+    question = "Load both sessions, band-pass 8-30 Hz, epoch, split by trial, train CSP+LDA and test it."  # fmt: skip
+    events = await collect(agent(s, study).run(question))
+    assert [name for name, status in ran(events)][-2:] == ["train_model", "evaluate_model"]
+    assert ran(events)[-1] == ("evaluate_model", "success")
+    (started,) = [e for e in of(events, "tool_call_started") if e.name == "evaluate_model"]
+    assert started.call_id.startswith("brainchat_close") and started.args == {}
+    assert any("brainchat called evaluate_model" in n.message for n in of(events, "notice"))
+    # the model read the evaluation before its last word
+    (result,) = [e.content for e in of(events, "tool_finished") if e.name == "evaluate_model"]
+    last = "\n".join(str(m["content"]) for m in s.requests_for("fc")[-1].messages)
+    assert result.splitlines()[0] in last
+    assert of(events, "run_finished")[0].reason == "answered"
+
+
+async def test_a_native_model_that_stops_is_left_to_stop(scripted_server, study):
+    """A minimal profile makes no record: nothing is run for it."""
+    s = scripted_server
+    s.queue("fc", ToolCalls([Call("load_data", {"files": BOTH})]), Text("Loaded; accuracy 1.0."))
+    s.queue("ans", Text("Loaded."))
+    events = await collect(agent(s, study, tool_calling="native").run("Load both sessions and test CSP+LDA."))  # fmt: skip
+    assert [name for name, _ in ran(events)] == ["load_data"]

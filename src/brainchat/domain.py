@@ -3,7 +3,7 @@
 The agent core names no tool of any field. A domain (EEG's is eeg/guidance/) tells it the steps
 a request can ask for and the tools that do them, which tools the study's state allows, what
 comes next, which asked steps the study already holds, which reports brainchat runs before a
-small model's first round, what to state from a result, whether the study shows a call's effect (a plan's
+small model's first round or after its last, what to state from a result, whether the study shows a call's effect (a plan's
 verification), which arguments deserve a second look (files picked by their place in a listing
 among them), the call a prompt's worked example shows, worked examples
 of requests and their calls, and the words the answer check reads. `NoDomain` knows none of it:
@@ -72,6 +72,8 @@ class Domain(Protocol):
     def held(self, asked: list[str], facts: dict[str, Any], fixed: dict[str, Any]) -> set[str]: ...
 
     def opening(self, asked: list[str], listing: bool, facts: dict[str, Any]) -> list[str]: ...
+
+    def closing(self, asked: list[str], facts: dict[str, Any], done: set[str]) -> list[str]: ...
 
     def state_line(self, tool: str, result: str) -> str | None: ...
 
@@ -145,4 +147,7 @@ class NoDomain:
         return set()
 
     def opening(self, asked: list[str], listing: bool, facts: dict[str, Any]) -> list[str]:
+        return []
+
+    def closing(self, asked: list[str], facts: dict[str, Any], done: set[str]) -> list[str]:
         return []

@@ -19,6 +19,7 @@ SECTIONS = {
     "Agent": ["max_iterations", "max_execution_time", "execution_mode", "plan_mode"],
     "Advanced": [
         "function_call_tool_calling",
+        "function_call_guidance",
         "function_call_stream_tool_calls",
         "function_call_model_custom",
         "function_call_temperature",

@@ -17,7 +17,7 @@ from langchain_core.messages import (
 from langgraph.runtime import Runtime
 
 from brainchat import llm
-from brainchat.agent import automode, habits, pace, textcalls
+from brainchat.agent import automode, habits, made, pace, textcalls
 from brainchat.agent.budget import Budget, Fitted, cut_text, fit_run, message_tokens
 from brainchat.agent.context import AgentContext, AgentState, Deps, no_room
 from brainchat.agent.exits import Exit
@@ -74,7 +74,7 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
     d.bound_llm.shape = None if guards is NONE else (lambda schemas: guards.shape(d, run, schemas))
     pending = _run_messages(d, run, state)
     if round_ == 1 and (opening := in_force(d).opening(d, run)):
-        return _opening(state, round_, opening)
+        return made.opening(state, round_, opening)
     messages = _request(d, run, pending)
     if isinstance(messages, Exit):
         return messages.take(round_)
@@ -111,7 +111,9 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
         ],
     )
     if not calls:
-        if not why and (again := _remind(d, run, state, round_, ai)) is not None:
+        if not why and (closing := in_force(d).closing(d, run)):
+            return made.closing(state, round_, ai, closing)
+        if not why and (again := made.remind(d, run, state, round_, ai)) is not None:
             return again
         why = why or "the model needs no (more) tools"
         emit(Evaluation(verdict="answer", reason=why, round=round_))
@@ -121,45 +123,6 @@ async def decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
         "messages": [*state["messages"], ai],
         "pending_calls": calls,
         "verdict_note": None,
-    }
-
-
-def _opening(state: AgentState, round_: int, calls: list[dict[str, Any]]) -> AgentState:
-    """Calls brainchat makes itself before the model's first request (a guard's `opening`): a
-    real round of the run, shown like any other, whose results the model then reads."""
-    names = ", ".join(str(c["name"]) for c in calls)
-    emit(
-        Notice(
-            kind="info",
-            message=f"brainchat called {names} first, so the model works from what exists "
-            "instead of guessing it.",
-        )
-    )
-    ai = AIMessage(content="", tool_calls=[{**c, "type": "tool_call"} for c in calls])
-    return {
-        "round": round_,
-        "messages": [*state["messages"], ai],
-        "pending_calls": calls,
-        "verdict_note": None,
-    }
-
-
-def _remind(
-    d: Deps, run: RunContext, state: AgentState, round_: int, ai: AIMessage
-) -> AgentState | None:
-    """A guard's reminder when the model stopped calling tools early (once per run, with a
-    model call to spare); the graph routes decide back to decide to read it."""
-    if state.get("reminded") or round_ >= d.limits.max_iterations:
-        return None
-    note = in_force(d).stopped(d, run)
-    if note is None:
-        return None
-    emit(Evaluation(verdict="continue", reason="asked steps never ran: the model is reminded once", round=round_))  # fmt: skip
-    return {
-        "round": round_,
-        "messages": [*state["messages"], ai, HumanMessage(note)],
-        "reminded": True,
-        "verdict_note": None,  # the reminder is the newest word
     }
 
 

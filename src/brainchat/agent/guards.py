@@ -11,6 +11,7 @@ and LangGraph's tool wrappers give each rule one place):
 - `before_tool` a call about to run: allow it, refuse it with a reason, or send it back with
                 suggested arguments that the model may take or leave (a correctable error);
 - `after_round` a round that ran: a reason the request is done, or nothing;
+- `closing`     the model called nothing more: calls brainchat makes itself (once), or none;
 - `stopped`     the model called nothing more: a reminder to send once, or nothing;
 - `limits`      the limits in force for this request.
 
@@ -61,6 +62,9 @@ class Guard:
     ) -> str:
         return ""
 
+    def closing(self, d: Deps, run: RunContext) -> list[dict[str, Any]]:
+        return []
+
     def stopped(self, d: Deps, run: RunContext) -> str | None:
         return None
 
@@ -109,6 +113,9 @@ class Guards:
         return next(
             (why for g in self.guards if (why := g.after_round(d, run, entries, at_limit))), ""
         )
+
+    def closing(self, d: Deps, run: RunContext) -> list[dict[str, Any]]:
+        return [call for guard in self.guards for call in guard.closing(d, run)]
 
     def stopped(self, d: Deps, run: RunContext) -> str | None:
         return next((note for g in self.guards if (note := g.stopped(d, run))), None)

@@ -7,13 +7,17 @@
   and those.
 - `Opening`: the reports the domain names for the request (ones that take no argument and
   change nothing: the data folder's listing before a first load, the study's state for a
-  question about it) are run by brainchat before the model's first round.
+  question about it) are run by brainchat before the model's first round, unless the request
+  asks for a web search (the model's first call is then its own).
 - `Examples`: worked examples like the request go into the system prompt.
-- `NextStep`: a note names the study's stage and the call that comes next for the request.
+- `NextStep`: a note names the study's stage and the call that comes next for the request (a
+  web search first, when the record asks for one).
 - `AskedSteps`: once every asked step is done, a step nobody asked for is not run (steps that
   only report run, and plots when a figure is asked); a round that adds nothing then ends the
-  loop; a model that stops with asked steps never run is reminded once.
-- `UserValues`: a call whose arguments contradict the values the request fixed, or that the
+  loop; a model that stops short of an asked report the domain computes without arguments (a
+  test-set evaluation) has brainchat make it, with the values the request gives; one that
+  stops with other asked steps never run is reminded once.
+- `UserValues`: a call whose arguments contradict the values the request writes, or that the
   domain would look at twice, is sent back once with the suggested arguments; the model
   decides, and the same call sent again runs as it is.
 - `RoundBudget`: the round limit leaves room for the rounds the asked steps take, and the limit
@@ -23,10 +27,10 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from brainchat.agent.callvalues import completed, conflict
 from brainchat.agent.guards import Decision, Guard, Guards, Refuse, Suggest
 from brainchat.agent.state import call_signature
 from brainchat.settings import AgentLimits
@@ -129,8 +133,8 @@ def _only(schema: dict[str, Any], fixed: dict[str, Any]) -> dict[str, Any]:
 class Opening(Guard):
     def opening(self, d: Deps, run: RunContext) -> list[dict[str, Any]]:
         record = run.record
-        if record is None or run.ledger.entries or (record.web and not record.steps):
-            return []
+        if record is None or run.ledger.entries or record.web:
+            return []  # a request for a search: the model's first call is its own
         names = d.domain.opening(record.steps, record.listing, _facts(d))
         offered = d.bound_llm.offered()
         return [
@@ -159,7 +163,8 @@ class NextStep(Guard):
         if record is None or not (record.steps or record.web) or d.facts is None:
             return []
         facts = _facts(d)
-        if record.web and not _searched(d, run) and (not record.steps or finished(d, run, record)):  # fmt: skip
+        if record.web and not _searched(d, run) and _web(d) & set(d.runner.tools):
+            # the search first: what it finds may shape the analysis, and it changes nothing
             return ["(Next step for this request: a web search, with the request's subject as its query.)"]  # fmt: skip
         if (pending := _pending(run)) is not None:
             call = json.dumps(pending, ensure_ascii=False, default=str)
@@ -210,6 +215,24 @@ class AskedSteps(Guard):
         names = ", ".join(sorted({e.name for e in entries}))
         return f"every step the request asks for is done ({done}), and this round ran nothing new ({names}): answering"  # fmt: skip
 
+    def closing(self, d: Deps, run: RunContext) -> list[dict[str, Any]]:
+        record = run.record
+        if record is None or run.learning.get("closed"):
+            return []
+        run.learning["closed"] = True
+        names = d.domain.closing(open_steps(d, run, record), _facts(d), _done(run))
+        offered = d.bound_llm.offered()
+        values = record.values()
+        return [
+            {
+                "name": n,
+                "args": completed(d, n, dict(values.get(n) or {})),
+                "id": f"brainchat_close_{i}",
+            }  # fmt: skip
+            for i, n in enumerate(names, 1)
+            if n in offered
+        ]
+
     def stopped(self, d: Deps, run: RunContext) -> str | None:
         record = run.record
         if record is None or not (record.steps or record.web) or run.reminded:
@@ -239,7 +262,9 @@ class UserValues(Guard):
         key = call_signature(call["name"], args)
         if key in run.suggested:
             return None  # sent back once already: the model chose to send it as it is
-        fixed = record.values().get(call["name"], {})
+        # held to the values the request writes; a choice the model read from other words
+        # guides the next-step note, but is not the user's to hold a call to
+        fixed = record.written_values(call["name"])
         results = [(e.name, e.result) for e in run.ledger.successful()]
         found = conflict(d, call["name"], args, fixed) or d.domain.second_look(
             call["name"], args, fixed, record.positions, results
@@ -314,43 +339,6 @@ def not_done(d: Deps, run: RunContext, record: RequestRecord) -> list[str]:
     return [s.tools[0] for s in d.domain.steps() if s.id in ids and not set(s.tools) & done]
 
 
-def conflict(d: Deps, tool: str, args: dict[str, Any], fixed: dict[str, Any]) -> Any:
-    """The user's fixed values the call contradicts or leaves out, as a suggestion."""
-    from brainchat.domain import Suggestion
-
-    known = d.tool_arguments(tool)
-    sent = {k: args[k] if k in args else (known.get(k) or {}).get("default") for k in known}
-    wrong = {k: v for k, v in fixed.items() if k in known and not _same(sent.get(k), v)}
-    if not wrong:
-        return None
-    said = "; ".join(
-        f"{k} {json.dumps(v, ensure_ascii=False)} (the call "
-        + (f"sends {json.dumps(args[k], ensure_ascii=False)})" if k in args else "leaves it out)")
-        for k, v in wrong.items()
-    )
-    return Suggestion({**args, **wrong}, f"the request sets {said}")
-
-
-def _same(sent: Any, want: Any) -> bool:
-    """The call agrees with the user's value: equal as numbers or as text, or a text that holds
-    the user's words ("demo/sub-01_ses-01_eeg.edf" for "sub-01"); a list item by item."""
-    if isinstance(sent, list) and isinstance(want, list):
-        return len(sent) == len(want) and all(any(_same(s, w) for s in sent) for w in want)
-    a, b = _norm(sent), _norm(want)
-    return a == b or (isinstance(a, str) and isinstance(b, str) and len(b) > 2 and b in a)
-
-
-def _norm(value: Any) -> Any:
-    """A value as compared: a number as a number, a text by its letters and digits ("CSP+LDA"
-    is "csp_lda")."""
-    if isinstance(value, bool) or value is None:
-        return value
-    try:
-        return round(float(value), 9)
-    except (TypeError, ValueError):
-        return re.sub(r"[\W_]+", "", str(value)).casefold()
-
-
 def _adds_nothing(entry: LedgerEntry, run: RunContext) -> bool:
     """A call that changed nothing and told nothing new: refused, skipped, unreadable, failed,
     or a result the run already had word for word."""
@@ -360,24 +348,3 @@ def _adds_nothing(entry: LedgerEntry, run: RunContext) -> bool:
         e is not entry and e.name == entry.name and e.status == "success" and e.result == entry.result
         for e in run.ledger.entries
     )  # fmt: skip
-
-
-def completed(d: Deps, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    """Suggested arguments with the fixes the tool's own check names applied too (a baseline
-    outside the epoch beside a made-up threshold): one suggestion that runs, not one per round."""
-    from pydantic import ValidationError
-
-    from brainchat.tools.errors import fix_of
-
-    model = getattr(d.runner.tools.get(tool), "args_schema", None)
-    for _ in range(3):
-        try:
-            if model is not None and hasattr(model, "model_validate"):
-                model.model_validate(args)
-            return args
-        except ValidationError as exc:
-            fix = fix_of(exc)
-            if not fix or fix.get("name") != tool or fix.get("arguments") == args:
-                return args
-            args = dict(fix.get("arguments") or {})
-    return args

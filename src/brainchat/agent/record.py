@@ -45,6 +45,16 @@ class RequestRecord(BaseModel):
     positions: list[int] = Field(default_factory=list)
     fixed: dict[str, dict[str, Any]] = Field(default_factory=dict)  # tool -> argument -> value
 
+    # of the fixed values, those the request writes (tool -> argument names): only these are
+    # the user's words to hold a call to; a choice read from other words only guides
+    said: dict[str, set[str]] = Field(default_factory=dict, exclude=True)
+
+    def written_values(self, tool: str) -> dict[str, Any]:
+        """The values fixed for `tool` that the request writes."""
+        return {
+            k: v for k, v in self.values().get(tool, {}).items() if k in self.said.get(tool, ())
+        }
+
     def values(self) -> dict[str, dict[str, Any]]:
         """The fixed values by tool: {"bandpass_filter": {"l_freq": 8, "h_freq": 30}}."""
         return {tool: dict(args) for tool, args in self.fixed.items() if isinstance(args, dict)}

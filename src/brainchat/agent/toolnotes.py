@@ -37,6 +37,12 @@ def for_model(entry: LedgerEntry, tools: Collection[str] = ()) -> str:
                 f"and nothing that changes state ran since. Its result was:\n{entry.result}\n"
                 "Do not call it again; use this result or try different arguments."
             )
+        if entry.reused.status == "refused":
+            return (
+                f"You already called {entry.name} with these arguments in round "
+                f"{entry.reused.round} and it was refused: {entry.result}\nIt is not asked "
+                "again; go on without it, or answer."
+            )
         return (
             f"You already called {entry.name} with these arguments in round {entry.reused.round} "
             f"and it failed: {entry.result}\nNothing changed since, so it would fail again. "
@@ -55,6 +61,8 @@ def reuse_note(seen: Seen) -> str:
         return f"not run again: the same batch of calls ran in round {seen.round}; running it again would apply it twice"
     if seen.status == "success":
         return f"not run again: reused the result of the identical call in round {seen.round} (nothing that changes state ran since)"
+    if seen.status == "refused":
+        return f"not run again: the identical call was refused in round {seen.round} ({seen.text})"
     return (
         f"not run again: the identical call failed in round {seen.round} and nothing changed since"
     )

@@ -200,6 +200,7 @@ class ToolRunner:
                 "refused",
                 error=f"the user did not approve running {entry.name}{nobody}; continue without it",
             )
+            ctx.remember(entry, read_only=True, key=key)  # the same call is not asked again
             return
         before = None if flags.read_only else _mark(facts)
         await self._invoke(ctx, entry, tool)

@@ -91,39 +91,39 @@ def _example(d: Deps, request: str, made: dict[str, Any]) -> dict[str, Any]:
 
 def _kept(d: Deps, question: str, made: record.RequestRecord) -> record.RequestRecord:
     """The record with only the values the user fixed (see `_fixed_by_user`), typed as their
-    arguments take them."""
-    kept = {
-        tool: {
-            k: _as_typed(v, d.tool_arguments(tool).get(k) or {})
-            for k, v in args.items()
-            if _fixed_by_user(d, tool, k, v, question)
-        }
-        for tool, args in made.fixed.items()
-    }
-    made.fixed = {tool: args for tool, args in kept.items() if args}
+    arguments take them, and which of them the request writes."""
+    kept: dict[str, dict[str, Any]] = {}
+    said: dict[str, set[str]] = {}
+    for tool, args in made.fixed.items():
+        for k, v in args.items():
+            how = _fixed_by_user(d, tool, k, v, question)
+            if how is None:
+                continue
+            kept.setdefault(tool, {})[k] = _as_typed(v, d.tool_arguments(tool).get(k) or {})
+            if how == "written":
+                said.setdefault(tool, set()).add(k)
+    made.fixed, made.said = kept, said
     return made
 
 
-def _fixed_by_user(d: Deps, tool: str, name: str, value: Any, question: str) -> bool:
-    """A value the record says the user fixed: kept when the request writes it ("8-30 Hz",
-    "split by trial"), or when it is a choice among a tool's allowed values other than its
-    default, which the request may say in other words ("a person never seen" is protocol
-    cross_subject). Anything else the request does not write (a number, a name, a default) is a
-    small model filling in arguments of its own (epochs 100, files "file1"): left out. A text
-    holding a number ("8") counts as the number its argument takes."""
+def _fixed_by_user(d: Deps, tool: str, name: str, value: Any, question: str) -> str | None:
+    """Whether a value the record says the user fixed is the user's: "written" when the request
+    writes it ("8-30 Hz", "split by trial"); "chosen" when it is a choice among a tool's allowed
+    values (or a list of them) other than its default, which the request may say in other words
+    ("a person never seen" is protocol cross_subject); None for anything else the request does
+    not write (a number, a name, a default): a small model filling in arguments of its own
+    (epochs 100, files "file1"). A text holding a number ("8") counts as the number its
+    argument takes."""
     prop = d.tool_arguments(tool).get(name)
     if prop is None or isinstance(value, bool) or value is None:
-        return False
+        return None
     if not _fits(_as_typed(value, prop), prop):
-        return False  # no value the tool takes ("files": "0, 1" for a list of names)
+        return None  # no value the tool takes ("files": "0, 1" for a list of names)
     if record.written(value, question):
-        return True
-    choice = (
-        "enum" in prop
-        or "const" in prop
-        or any(isinstance(o, dict) and ("enum" in o or "const" in o) for o in prop.get("anyOf", []))
-    )
-    return choice and prop.get("default") != value
+        return "written"
+    options = [prop, prop.get("items") or {}, *prop.get("anyOf", [])]
+    choice = any(isinstance(o, dict) and ("enum" in o or "const" in o) for o in options)
+    return "chosen" if choice and prop.get("default") != value else None
 
 
 def _as_typed(value: Any, prop: dict[str, Any]) -> Any:

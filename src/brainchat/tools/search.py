@@ -105,7 +105,7 @@ class SearchArgs(BaseModel):
     query: str = Field(
         min_length=2,
         max_length=400,
-        description="Short keyword query, e.g. 'EEGNet motor imagery accuracy'",
+        description="A short keyword query made of the request's own subject words",
     )
     max_results: int = Field(
         default=5, ge=1, le=10, description="How many results to return (1-10)"

@@ -67,6 +67,9 @@ class EegDomain:
     def opening(self, asked: list[str], listing: bool, facts: dict[str, Any]) -> list[str]:
         return steps.opening(asked, listing, facts)
 
+    def closing(self, asked: list[str], facts: dict[str, Any], done: set[str]) -> list[str]:
+        return steps.closing(asked, facts, done)
+
     def state_line(self, tool: str, result: str) -> str | None:
         return answers.state_line(tool, result)
 

@@ -118,13 +118,22 @@ TOOL_NEEDS = {"plot_epochs_average": "epoched", "ica_components": "ica", "ica_ap
 LISTING = "list_data_files"
 
 
-# steps a study holds once done: a loaded study takes no second load (load_data asks for
-# clear_study first), so a request's "load" with nothing said of what to load is the study's
-HELD = {"load": "loaded"}
+# the stage from which the study holds a step's result: a loaded study takes no second load
+# (load_data asks for clear_study first); epochs hold their preprocessing (a filter applies to
+# continuous data); epochs, a split and a trained model are there to be used
+HELD = {
+    "load": "loaded",
+    "preprocess": "epoched",
+    "artifacts": "epoched",
+    "epoch": "epoched",
+    "split": "split",
+    "train": "trained",
+}
 
 
 def held(ids: list[str], facts: dict[str, Any], fixed: dict[str, Any]) -> set[str]:
-    """The asked steps the study already holds, whose tools the request fixes no value for."""
+    """The asked steps whose result the study already holds, where the request fixes no value
+    for their tools (one that does asks for the step anew, and the tool says what it needs)."""
     return {
         i
         for i in ids
@@ -138,9 +147,21 @@ def opening(ids: list[str], listing: bool, facts: dict[str, Any]) -> list[str]:
     loads recordings (so the model picks real names instead of guessing them); the study's
     state for a request that asks what it holds."""
     empty = str(facts.get("stage", "empty")) == "empty"
-    loads = any(s.id == "load" for s in chain(ids, facts))
+    # a step that needs data (a plot, an epoching) on an empty study needs a load first
+    loads = any(s.id == "load" or s.needs != "empty" for s in chain(ids, facts))
     first = [LISTING] if empty and (listing or loads) else []
     return first + (list(BY_ID["inspect"].tools[:1]) if "inspect" in ids else [])
+
+
+def closing(ids: list[str], facts: dict[str, Any], done: set[str]) -> list[str]:
+    """The results brainchat computes itself when a small model stops short of them: the asked
+    pipeline reports (a test-set evaluation, a cross-validation) that no call made, whose
+    stage the study has reached; they change nothing, and their arguments are optional."""
+    return [
+        s.tools[0]
+        for s in steps_of(ids)
+        if s.report and s.id in PIPELINE and not set(s.tools) & done and reached(facts, s.needs)
+    ]
 
 
 def reached(facts: dict[str, Any], need: str) -> bool:
