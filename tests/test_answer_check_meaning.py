@@ -28,9 +28,9 @@ LOAD = "loaded 4 file(s)\n" + "".join(
 )
 CV = (
     "cross_validate within_session (5 folds per session, seed 0): 80 epochs; score ROC AUC "
-    "(chance ~0.5)\npipeline | mean ± sd over subjects | permutation chance, p | per subject\n"
-    "csp_lda | 0.812 ± 0.010 | 0.565, p=0.048 (20 perms) | 0.80 0.82\n"
-    "ts_lr | 0.743 ± 0.000 | 0.565, p=0.167 (20 perms) | 0.74 0.74"
+    "(chance ~0.5)\npipeline | mean ± sd over subjects | permutation test | per subject\n"
+    "csp_lda | 0.812 ± 0.010 | chance 0.565, p=0.048 (20 perms) | 0.80 0.82\n"
+    "ts_lr | 0.743 ± 0.000 | chance 0.565, p=0.167 (20 perms) | 0.74 0.74"
 )
 QUESTION = "先做 4-40 Hz 带通滤波，再用 sub-01 的两个会话训练 EEGNet，告诉我测试集准确率"
 

@@ -186,8 +186,8 @@ async def test_the_answer_request_ends_with_the_language_of_the_request(
 ONE_PIPELINE = (
     "cross_validate cross_session (leave-one-out: each session held out in turn, seed 0): 80 "
     "epochs (left_hand/right_hand), 2 subject(s), 4 subject-session group(s); score ROC AUC "
-    "(chance ~0.5)\npipeline | mean ± sd over subjects | permutation chance, p | per subject 01 02"
-    "\ncsp_lda | 0.61 ± 0.04 | 0.502, p=0.048 (20 perms) | 0.57 0.65\n"
+    "(chance ~0.5)\npipeline | mean ± sd over subjects | permutation test | per subject 01 02"
+    "\ncsp_lda | 0.61 ± 0.04 | chance 0.502, p=0.048 (20 perms) | 0.57 0.65\n"
     "paired test: none (one pipeline; a Wilcoxon test compares two pipelines)"
 )
 TWO = ONE_PIPELINE.replace("score ROC AUC", "score balanced accuracy").replace(

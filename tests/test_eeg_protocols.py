@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from langchain_core.tools import ToolException
 from pydantic import ValidationError
 
 from brainchat import events
+from brainchat.eeg.guidance import EEG
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.eeg.protocols import pipelines
 from brainchat.eeg.protocols.crossval import CVConfig, cross_validate_arrays
@@ -21,6 +23,7 @@ from brainchat.eeg.protocols.splits import ProtocolError, make_folds
 from brainchat.eeg.study.study import Study
 from brainchat.eeg.tools.crossval_tool import crossval_op
 from brainchat.eeg.tools.tools import build_eeg_tools
+from brainchat.grounding import check_answer
 
 FILES = [f"sub-0{s}_ses-0{k}_task-mi_eeg.edf" for s in (1, 2, 3) for k in (1, 2)]
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -83,6 +86,17 @@ async def test_within_session_through_the_tool(epoched: Harness) -> None:
         mean = float(rows[name].split(" | ")[1].split(" ± ")[0])
         assert mean > 0.75, rows[name]  # the ERD is there: both pipelines find it
         assert "(4 perms)" in rows[name] and "p=0.200" in rows[name]  # the best p with 4
+    # a row copied into an answer under the table's own headers is grounded as written: each
+    # figure in the cell carries its label, so the chance level never reads as a p-value
+    header = next(line for line in text.splitlines() if line.startswith("pipeline | "))
+    cells = rows["csp_lda"].split(" | ")
+    copied = "\n".join(
+        f"- {k.capitalize()}: {c}" for k, c in zip(header.split(" | "), cells, strict=True)
+    )
+    ran = SimpleNamespace(name="cross_validate", status="success", result=text, error=None,
+                          args={}, reused=None)  # fmt: skip
+    ledger = SimpleNamespace(entries=[ran], sources=[])
+    assert check_answer(copied, ledger, [], ["cross_validate"], vocabulary=EEG.vocabulary) == []
     assert "csp_lda per subject/session: 01/01 " in text
     assert "Wilcoxon signed-rank csp_lda vs ts_lr over 3 subjects" in text
     assert "fewer than 6 subjects" in text

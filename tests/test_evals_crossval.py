@@ -81,8 +81,8 @@ async def test_across_sessions_judges_the_protocol_and_an_invented_p_value(scrip
 RESULT = (
     "cross_validate cross_session (leave-one-out: each session held out in turn, seed 0): 80 "
     "epochs (left_hand/right_hand), 2 subject(s), 4 subject-session group(s); score ROC AUC "
-    "(chance ~0.5)\npipeline | mean ± sd over subjects | permutation chance, p | per subject 01 "
-    "02\ncsp_lda | 0.757 ± 0.187 | 0.502, p=0.048 (20 perms) | 0.89 0.62"
+    "(chance ~0.5)\npipeline | mean ± sd over subjects | permutation test | per subject 01 "
+    "02\ncsp_lda | 0.757 ± 0.187 | chance 0.502, p=0.048 (20 perms) | 0.89 0.62"
 )
 
 
@@ -135,9 +135,9 @@ def test_answers_stating_the_figures_in_their_own_words_pass() -> None:
 SUBJECTS = (
     "cross_validate cross_subject (leave-one-out: each subject held out in turn, seed 0): 120 "
     "epochs (left_hand/right_hand), 3 subject(s), 3 subject-session group(s); score ROC AUC "
-    "(chance ~0.5)\npipeline | mean ± sd over subjects | permutation chance, p | per subject 01 "
-    "02 03\ncsp_lda | 0.812 ± 0.101 | 0.500, p=0.048 (20 perms) | 0.95 0.72 0.77\n"
-    "mdm | 0.791 ± 0.090 | 0.500, p=0.048 (20 perms) | 0.90 0.70 0.77\n"
+    "(chance ~0.5)\npipeline | mean ± sd over subjects | permutation test | per subject 01 "
+    "02 03\ncsp_lda | 0.812 ± 0.101 | chance 0.500, p=0.048 (20 perms) | 0.95 0.72 0.77\n"
+    "mdm | 0.791 ± 0.090 | chance 0.500, p=0.048 (20 perms) | 0.90 0.70 0.77\n"
     "Wilcoxon signed-rank csp_lda vs mdm over 3 subjects: W=0.0, p=0.250 (fewer than 6 subjects)"
 )
 

@@ -40,13 +40,15 @@ def table(res: CVResult) -> str:
         else ""
     )
     lines.append(
-        "pipeline | mean ± sd over subjects | permutation chance, p | per subject "
+        "pipeline | mean ± sd over subjects | permutation test | per subject "
         + " ".join(f"{s}" for s in shown)
         + more
     )
     for s in res.summaries:
         perm = (
-            f"{_f(s.chance)}, p={_p(s.p_value)} ({s.permutations} perms)"
+            # each figure carries its own label: a header naming two quantities over one
+            # cell reads, once copied into an answer, as if the first figure were the p-value
+            f"chance {_f(s.chance)}, p={_p(s.p_value)} ({s.permutations} perms)"
             if s.permutations
             else "not run (permutations=0)"
         )
