@@ -108,8 +108,9 @@ def test_written_reads_numbers_names_and_lists_in_any_language(value, text, said
 async def test_the_record_keeps_only_the_values_the_user_fixed(scripted_server, study) -> None:
     """Values the request writes (40 µV, 8-30 Hz, "8" as the number 8) and a non-default choice
     said in other words (a person never seen: cross_subject) are kept; numbers nobody wrote, a
-    default choice and a switch are the model's own filling-in, and are left out. The event
-    shows the record as the run keeps it."""
+    default choice and a switch are the model's own filling-in, and are left out. A kept value
+    asks for its tool's step (the protocol: a cross-validation the record's steps left out).
+    The event shows the record as the run keeps it."""
     s = scripted_server
     fixed = {
         "epoch_data": {"reject_uv": 40, "tmin": 0.5},
@@ -132,7 +133,7 @@ async def test_the_record_keeps_only_the_values_the_user_fixed(scripted_server, 
         "cross_validate": {"protocol": "cross_subject"},
     }
     assert "said" not in made.record  # which ones are written is the run's, not the event's
-    assert made.record["language"] == "zh-CN" and made.record["steps"] == ["load", "preprocess", "epoch"]  # fmt: skip
+    assert made.record["language"] == "zh-CN" and made.record["steps"] == ["load", "preprocess", "epoch", "cross_validate"]  # fmt: skip
 
 
 async def test_a_server_that_refuses_the_record_schema_is_asked_in_text_and_remembered(

@@ -91,7 +91,7 @@ def _example(d: Deps, request: str, made: dict[str, Any]) -> dict[str, Any]:
 
 def _kept(d: Deps, question: str, made: record.RequestRecord) -> record.RequestRecord:
     """The record with only the values the user fixed (see `_fixed_by_user`), typed as their
-    arguments take them, and which of them the request writes."""
+    arguments take them, which of them the request writes, and the steps of their tools."""
     kept: dict[str, dict[str, Any]] = {}
     said: dict[str, set[str]] = {}
     for tool, args in made.fixed.items():
@@ -103,6 +103,11 @@ def _kept(d: Deps, question: str, made: record.RequestRecord) -> record.RequestR
             if how == "written":
                 said.setdefault(tool, set()).add(k)
     made.fixed, made.said = kept, said
+    # a value the user fixed for a tool asks for that tool's step, whether or not the record
+    # lists it (a record fixing the cross-validation protocol asks for a cross-validation)
+    for step in d.domain.steps():
+        if set(step.tools) & set(kept) and step.id not in made.steps:
+            made.steps.append(step.id)
     return made
 
 
