@@ -128,6 +128,42 @@ async def test_a_load_request_does_not_epoch_and_the_run_goes_to_the_answer(scri
     assert of(events, "run_finished")[0].reason == "answered"
 
 
+async def test_a_repeat_after_the_asked_steps_ends_the_run_as_answered_not_as_a_loop(
+    scripted_server, study
+):
+    """The 1.5B model listed the folder twice, loaded both files, then sent the load again.
+    The repeats count toward loop detection, but every asked step is done and the round added
+    nothing: the run answers as done. A loop stop would tell the answer model that steps of the
+    request remain (the small model echoed that instruction as its answer)."""
+    s = scripted_server
+    listing = Text(fenced("list_data_files", {"pattern": "*.edf"}))
+    s.queue("fc", record(["load"], positions=[1, -1]), listing, listing, Text(LOAD), Text(LOAD))
+    s.queue("ans", Text("Both sessions of sub-01 are loaded."))
+    events = await collect(agent(s, study).run("Load the first and the last session of sub-01."))
+    assert ran(events)[-2:] == [("load_data", "success"), ("load_data", "skipped")]
+    assert of(events, "run_finished")[0].reason == "answered"
+    assert not [n for n in of(events, "notice") if n.kind == "loop"]
+    told = s.requests_for("ans")[0].messages[-1]["content"]
+    assert "loop detection" not in told and "remain" not in told
+
+
+async def test_a_limit_reached_after_the_asked_steps_does_not_say_steps_remain(
+    scripted_server, study
+):
+    """The time limit cut the model's next thought after both files were loaded: the answer
+    model is told of the limit, but not that steps of the request remain, for none do."""
+    s = scripted_server
+    slow = Text(fenced("get_study_state", {}), ttft=10.0)
+    s.queue("fc", record(["load"], positions=[1, -1]), Text(LOAD), slow)
+    s.queue("ans", Text("Both sessions of sub-01 are loaded."))
+    quick = AgentLimits(evaluation="model", max_execution_time=4)
+    events = await collect(agent(s, study, limits=quick).run("Load the first and the last session of sub-01."))  # fmt: skip
+    assert ("load_data", "success") in ran(events)
+    assert of(events, "run_finished")[0].reason == "timeout"
+    told = s.requests_for("ans")[0].messages[-1]["content"]
+    assert "remain" not in told and "Asked for but never run" not in told
+
+
 async def test_a_native_model_is_not_held_back(scripted_server, study):
     """A minimal profile (native tool calling, guidance auto): no record is made, nothing is
     listed first, and a step past the asked ones runs as sent."""

@@ -104,7 +104,7 @@ def answer_input(
         lines += [f"- {clip(_failure(e), min(chars, 300))}" for e in failed]
     if plan is not None:
         lines.append("\n" + answer_section(plan))
-    if stop_reason in LIMIT_STOPS:
+    if stop_reason in LIMIT_STOPS and not _finished(d, run):
         gathered = any(e.status == "success" for e in ledger.entries)
         lines += ["", LIMIT_STOPS[stop_reason] if gathered else NOTHING[stop_reason]]
     return "\n".join(lines + _closing(run, d, nothing_ran=len(lines) == 2))
@@ -143,6 +143,17 @@ def _not_run(d: Deps, run: RunContext) -> list[str]:
     from brainchat.agent.guided import not_done
 
     return not_done(d, run, run.record)
+
+
+def _finished(d: Deps | None, run: RunContext) -> bool:
+    """Every step the record asks for has succeeded: a loop stopped after that cut nothing the
+    request asked for, and the answer model is not told that steps remain (a small model
+    echoed that instruction as its answer)."""
+    if d is None or run.record is None:
+        return False
+    from brainchat.agent.guided import finished
+
+    return bool(finished(d, run, run.record))
 
 
 SOURCES_HEADER = "Web sources (cite as [n]"  # the demo's answer model reads the request by it

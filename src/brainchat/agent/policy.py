@@ -220,7 +220,11 @@ def next_step(
     loop_hits: int = 0,  # from the graph state, no longer on ctx
     tools: Collection[str] = (),  # a loop stop names the next concrete call
 ) -> Decision:
-    """After a tool round: the limits first (answer with a notice), then the round's verdict."""
+    """After a tool round: a round judged enough goes to the answer (a repeat in it cuts
+    nothing short, so it is no loop stop); then the limits (answer with a notice), then the
+    round's verdict."""
+    if verdict == "enough":
+        return Decision("answer", "enough", found)
     if looped and loop_hits >= limits.loop_repeats_to_stop:
         notice, hint = loop_notice(entries, loop_hits, tools, ctx.ledger.entries)
         return Decision(
@@ -240,8 +244,6 @@ def next_step(
             notice=f"The agent hit its time limit ({limits.max_execution_time:g} s) and answers from what it gathered.",
             hint="Raise the max execution time in the settings, or ask a narrower question.",
         )
-    if verdict == "enough":
-        return Decision("answer", "enough", found)
     if at_round_limit(limits, tool_rounds):
         return Decision(
             "answer",
