@@ -384,10 +384,33 @@ def serve(opts: argparse.Namespace) -> tuple[str, Any]:
     return url, proc
 
 
-def free_cores() -> int:
-    """The cores nothing else is using now: the core count less the 1-minute load average."""
+def free_cores(sample: float = 2.0) -> int:
+    """The cores nothing else is using now: the core count less the cores busy over the next
+    `sample` seconds (from /proc/stat). The 1-minute load average, the fallback where there is
+    no /proc/stat, lags: right after a test suite it still counts cores that are idle again."""
     cores = os.cpu_count() or 1
-    return max(1, min(cores, cores - round(os.getloadavg()[0])))
+    busy = _busy_cores(sample)
+    if busy is None:
+        busy = os.getloadavg()[0]
+    return max(1, min(cores, cores - round(busy)))
+
+
+def _busy_cores(sample: float) -> float | None:
+    """How many cores were busy, on average, over `sample` seconds; None without /proc/stat."""
+
+    def ticks() -> tuple[int, int]:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+        return sum(fields), idle
+
+    try:
+        total0, idle0 = ticks()
+        time.sleep(sample)
+        total1, idle1 = ticks()
+    except (OSError, ValueError, IndexError):
+        return None
+    spent = total1 - total0
+    return (os.cpu_count() or 1) * (spent - (idle1 - idle0)) / spent if spent > 0 else None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -102,3 +103,20 @@ def test_the_golden_runs_are_kept_with_their_traces(
     calls = run["trace"]["calls"]
     assert calls and calls[0]["name"] == "list_data_files" and calls[0]["status"] == "success"
     assert "sub-01_ses-01_task-mi_eeg.edf" in run["trace"]["answer"]
+
+
+def test_free_cores_counts_a_core_kept_busy_now() -> None:
+    """The llama-server thread count is the cores idle now: a core another process keeps busy
+    through the sample is counted as taken (the load average, read right after a test suite,
+    still counted cores that were idle again)."""
+    import subprocess
+
+    bench = load_bench()
+    spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        busy = bench._busy_cores(1.0)
+    finally:
+        spin.kill()
+        spin.wait()
+    assert busy is not None and busy >= 0.7  # the spinning process's core, at least
+    assert 1 <= bench.free_cores(0.2) <= (os.cpu_count() or 1)
