@@ -129,3 +129,31 @@ def is_record(request: Any) -> bool:
     their own reply schema, named "reply")."""
     fmt = request.params.get("response_format") or {}
     return (fmt.get("json_schema") or {}).get("name") == "request_record"
+
+
+def eeg_agent(server: Any, study: Any, limits: Any, **fc_options: Any) -> Any:
+    """An agent as the app's session builds it: the EEG tools and domain, the study's summary
+    and facts, the tools an empty study cannot use hidden (session/toolbox.eeg_rule); the
+    function-call model "fc" in prompt mode unless `fc_options` say otherwise, the answer
+    model "ans", both on the scripted `server`."""
+    from brainchat.agent.graph import build_agent
+    from brainchat.eeg.guidance import EEG
+    from brainchat.eeg.tools.tools import build_eeg_tools
+    from brainchat.llm import make_chat_model
+    from brainchat.session.study_slot import study_facts
+    from brainchat.session.toolbox import eeg_rule
+
+    tools = build_eeg_tools(study)
+    fc = spec(server, "fc", **{"tool_calling": "prompt", **fc_options})
+    ans = spec(server, "ans")
+    return build_agent(
+        make_chat_model(fc, "function_call"),
+        make_chat_model(ans, "answer"),
+        tools,
+        limits,
+        specs={"function_call": fc, "answer": ans},
+        context=study.summary,
+        facts=lambda: study_facts(study),
+        hidden=eeg_rule(study, [t.name for t in tools]),
+        domain=EEG,
+    )

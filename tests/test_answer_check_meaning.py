@@ -60,6 +60,16 @@ def flags(answer: str, ledger: Ledger, known: tuple[str, ...] = (), study: str =
 FAILED = Ledger([Entry("load_data", "error", error="x"), Entry("train_model", "error", error="y")])
 LOADED = Ledger([Entry("load_data", "success", LOAD)])
 CROSSVAL = Ledger([Entry("cross_validate", "success", CV)])
+EVALUATED = Ledger(
+    [
+        Entry(
+            "evaluate_model",
+            "success",
+            "csp_lda on 39 test epochs: accuracy 0.974\nconfusion (rows true, cols predicted, "
+            "left_hand/right_hand): [[20, 0], [1, 18]]",
+        )
+    ]
+)
 SEARCHED = Ledger(
     [
         Entry(
@@ -108,6 +118,7 @@ def test_a_false_statement_is_flagged(answer: str, ledger: Ledger, kind: str) ->
         ("共有 22 个通道，192 个试次。", LOADED),
         ("CSP+LDA beat TS+LR by 6.9 points (0.812 vs 0.743).", CROSSVAL),  # a difference
         ("CSP+LDA 比切空间分类器高 6.9 个百分点（0.812 对 0.743），p = 0.048。", CROSSVAL),
+        ("The confusion matrix is 20 / 0 and 1 / 18.", EVALUATED),  # a matrix's cells
         ("In general, Riemannian classifiers often outperform CSP.", Ledger([])),  # knowledge
         ("Should I split the data by trial?", LOADED),  # a question claims nothing
         (

@@ -16,19 +16,14 @@ import json
 import pytest
 
 from brainchat.agent import habits
-from brainchat.agent.graph import build_agent
 from brainchat.agent.record import RequestRecord, parse, written
 from brainchat.eeg.guidance import EEG
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.eeg.study.study import Study
-from brainchat.eeg.tools.tools import build_eeg_tools
-from brainchat.llm import make_chat_model
-from brainchat.session.study_slot import study_facts
-from brainchat.session.toolbox import eeg_rule
 from brainchat.settings import AgentLimits
 from brainchat.testing.scripted_server import Fault, Text
 
-from support import collect, is_record, of, record, spec
+from support import collect, eeg_agent, is_record, of, record, spec
 
 LIMITS = AgentLimits(evaluation="model", max_execution_time=120)
 STEPS = [s.id for s in EEG.steps()]
@@ -36,20 +31,7 @@ STEPS = [s.id for s in EEG.steps()]
 
 def agent(server, study, **fc_options):
     """The app's guided profile: prompt tool calling, guidance auto, the EEG domain."""
-    tools = build_eeg_tools(study)
-    fc = spec(server, "fc", tool_calling="prompt", **fc_options)
-    ans = spec(server, "ans")
-    return build_agent(
-        make_chat_model(fc, "function_call"),
-        make_chat_model(ans, "answer"),
-        tools,
-        LIMITS,
-        specs={"function_call": fc, "answer": ans},
-        context=study.summary,
-        facts=lambda: study_facts(study),
-        hidden=eeg_rule(study, [t.name for t in tools]),
-        domain=EEG,
-    )
+    return eeg_agent(server, study, LIMITS, **fc_options)
 
 
 @pytest.fixture

@@ -21,22 +21,16 @@ import json
 
 import pytest
 
-from brainchat.agent.graph import build_agent
 from brainchat.agent.guided import AskedSteps
 from brainchat.agent.record import RequestRecord
 from brainchat.agent.state import RunContext
-from brainchat.eeg.guidance import EEG
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.eeg.study.study import Study
-from brainchat.eeg.tools.tools import build_eeg_tools
-from brainchat.llm import make_chat_model
-from brainchat.session.study_slot import study_facts
-from brainchat.session.toolbox import eeg_rule
 from brainchat.settings import AgentLimits
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 from brainchat.usage import UsageCallback, UsageLedger
 
-from support import collect, is_record, of, record, spec
+from support import collect, eeg_agent, is_record, of, record
 
 LIMITS = AgentLimits(evaluation="model", max_execution_time=120)
 
@@ -69,23 +63,9 @@ def batch(*calls: str) -> str:
 
 
 def agent(server, study, *, tool_calling="prompt", guidance="auto", limits=LIMITS):
-    """As the app's session builds it: the EEG domain, the study's summary and facts, and the
-    tools an empty study cannot use hidden (session/toolbox.eeg_rule). Prompt tool calling with
-    guidance `auto` is the guided profile."""
-    tools = build_eeg_tools(study)
-    fc = spec(server, "fc", tool_calling=tool_calling, guidance=guidance)
-    ans = spec(server, "ans")
-    return build_agent(
-        make_chat_model(fc, "function_call"),
-        make_chat_model(ans, "answer"),
-        tools,
-        limits,
-        specs={"function_call": fc, "answer": ans},
-        context=study.summary,
-        facts=lambda: study_facts(study),
-        hidden=eeg_rule(study, [t.name for t in tools]),
-        domain=EEG,
-    )
+    """As the app's session builds it (support.eeg_agent). Prompt tool calling with guidance
+    `auto` is the guided profile."""
+    return eeg_agent(server, study, limits, tool_calling=tool_calling, guidance=guidance)
 
 
 @pytest.fixture

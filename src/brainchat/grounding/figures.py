@@ -15,11 +15,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-# a figure: not part of a name (sub-01, v2), a range's end (8-30), a marker ([1]) or a clock
-# (14:00); a unit may follow it directly (8Hz). Bounded look-behind: each match is O(1).
+# a figure: not part of a name (sub-01, v2), a range's end (8-30), a citation marker ([1]) or a
+# clock (14:00); a unit may follow it directly (8Hz). A number in a list or matrix ("[[20, 0],
+# [1, 18]]", a confusion matrix) is a figure. Bounded look-behind: each match is O(1).
 NUMBER = re.compile(
-    r"(?<![A-Za-z0-9_.\[/#\-–:])(\d+(?:\.\d+)?)(\s?[%％])?"
-    r"(?=(?:k?Hz|ms|s|µV|μV|uV)\b|[^A-Za-z0-9_\]:]|$)"
+    r"(?<![A-Za-z0-9_./#\-–:])(?!(?<=\[)\d+\])(\d+(?:\.\d+)?)(\s?[%％])?"
+    r"(?=(?:k?Hz|ms|s|µV|μV|uV)\b|[^A-Za-z0-9_:]|$)"
 )
 THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")  # 1,000 -> 1000
 # what may stand between a figure and its unit: a CJK measure word, up to two English words
