@@ -315,7 +315,8 @@ async def test_a_pipeline_request_is_told_the_next_step_from_the_study_stage(
     scripted_server, study
 ):
     """With the stage and the record's steps, each request ends with the call that comes next,
-    with the values the user fixed for it; a request that names no pipeline step gets none."""
+    with the values the user fixed for it (the files it picks by place, once a listing shows
+    them); a request that names no pipeline step gets none."""
     s = scripted_server
     s.queue(
         "fc", understood(), Text(LOAD), Text("Loaded."), Text("Stop.")
@@ -323,7 +324,11 @@ async def test_a_pipeline_request_is_told_the_next_step_from_the_study_stage(
     s.queue("ans", Text("Two files were loaded."))
     await collect(agent(s, study).run(PIPELINE))
     first, second = (stage_note(r) for r in s.requests_for("fc")[1:3])
-    assert first == "(Study stage: empty. Next step for this request: load_data.)"
+    # the files the request picks by place ("the first two"), as brainchat's listing shows them
+    assert first == (
+        f'(Study stage: empty. Next step for this request: load_data with {{"files": ["{FIRST}", '
+        f'"{SECOND}"]}}.)'
+    )
     assert second == (
         '(Study stage: loaded. Next step for this request: bandpass_filter with {"l_freq": 8, '
         '"h_freq": 30}.)'

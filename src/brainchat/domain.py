@@ -92,6 +92,10 @@ class Domain(Protocol):
 
     def examples(self, request: str, k: int) -> list[Example]: ...
 
+    def placed(
+        self, positions: list[int], results: list[tuple[str, str]]
+    ) -> dict[str, dict[str, Any]]: ...
+
 
 class NoDomain:
     """The domain of a field the agent knows nothing about."""
@@ -142,6 +146,11 @@ class NoDomain:
 
     def examples(self, request: str, k: int) -> list[Example]:
         return []
+
+    def placed(
+        self, positions: list[int], results: list[tuple[str, str]]
+    ) -> dict[str, dict[str, Any]]:
+        return {}
 
     def held(self, asked: list[str], facts: dict[str, Any], fixed: dict[str, Any]) -> set[str]:
         return set()

@@ -169,7 +169,12 @@ class NextStep(Guard):
         if (pending := _pending(run)) is not None:
             call = json.dumps(pending, ensure_ascii=False, default=str)
             return [f"(Study stage: {facts.get('stage', 'empty')}. Next step: the suggested call {call}.)"]  # fmt: skip
-        step = d.domain.next_call(open_steps(d, run, record), facts, _done(run), record.values())
+        # the values the request fixes, and those it gives by place once a listing shows them
+        results = [(e.name, e.result) for e in run.ledger.successful()]
+        values = record.values()
+        for tool, args in d.domain.placed(record.positions, results).items():
+            values[tool] = {**args, **values.get(tool, {})}
+        step = d.domain.next_call(open_steps(d, run, record), facts, _done(run), values)
         if step is None:
             return []
         return [

@@ -90,6 +90,14 @@ class EegDomain:
     ) -> Suggestion | None:
         return checks.second_look(tool, args, fixed) or checks.picked(tool, args, positions, results)  # fmt: skip
 
+    def placed(
+        self, positions: list[int], results: list[tuple[str, str]]
+    ) -> dict[str, dict[str, Any]]:
+        """The arguments the request gives by place: the files at the record's positions in the
+        run's latest listing ("the first two files"), for the next-step note to name."""
+        files = checks.pick(positions, results)
+        return {"load_data": {"files": files}} if files else {}
+
     def examples(self, request: str, k: int) -> list[Example]:
         from brainchat.eeg.guidance.examples import nearest
 
