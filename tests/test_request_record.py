@@ -81,6 +81,8 @@ def test_a_reply_that_is_no_record_gives_none(reply: str) -> None:
         (100, "剔除超过 40 微伏的试次", False),
         ("session", "换一个没见过的被试", False),
         (True, "true", False),  # a switch is never "written"
+        (["0"], "按 0.5-2.5 秒分段", False),  # a number as text is a number, not a digit of one
+        ("01", "sub-01 ses-01", True),
     ],
 )
 def test_written_reads_numbers_names_and_lists_in_any_language(value, text, said) -> None:

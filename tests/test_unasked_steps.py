@@ -144,6 +144,22 @@ async def test_a_limit_reached_after_the_asked_steps_does_not_say_steps_remain(
     assert "remain" not in told and "Asked for but never run" not in told
 
 
+async def test_named_files_are_not_sent_back_for_a_subject_the_request_writes(
+    scripted_server, study
+):
+    """The request writes "sub-01" and the record fixes load_data's `subjects` selector; the
+    model names sub-01's two files. BIDS selectors select nothing beside named files (the
+    tool's own repair drops them), so a suggestion adding one would change nothing: the load
+    runs as sent (the 1.5B model, sent back for it, gave up without loading)."""
+    s = scripted_server
+    fixed = {"load_data": {"subjects": ["sub-01"]}}
+    s.queue("fc", record(["load"], language="zh-CN", fixed=fixed), Text(LOAD), Text("完成。"))
+    s.queue("ans", Text("已加载 sub-01 的两个会话。"))
+    events = await collect(agent(s, study).run("加载 sub-01 的两个会话"))
+    assert ran(events) == [("list_data_files", "success"), ("load_data", "success")]
+    assert study.state.stage == "loaded"
+
+
 async def test_a_native_model_is_not_held_back(scripted_server, study):
     """A minimal profile (native tool calling, guidance auto): no record is made, nothing is
     listed first, and a step past the asked ones runs as sent."""

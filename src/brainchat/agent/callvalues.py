@@ -19,6 +19,12 @@ def conflict(d: Deps, tool: str, args: dict[str, Any], fixed: dict[str, Any]) ->
     known = d.tool_arguments(tool)
     sent = {k: args[k] if k in args else (known.get(k) or {}).get("default") for k in known}
     wrong = {k: v for k, v in fixed.items() if k in known and not _same(sent.get(k), v)}
+    # a value the tool's own form repair would drop from the suggested call selects nothing
+    # beside the call's other arguments (BIDS selectors beside named files): no conflict
+    repair = getattr(getattr(d.runner.tools.get(tool), "args_schema", None), "repair", None)
+    if wrong and callable(repair):
+        kept, _ = repair({**args, **wrong})
+        wrong = {k: v for k, v in wrong.items() if k in kept}
     if not wrong:
         return None
     said = "; ".join(

@@ -113,12 +113,14 @@ NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 def written(value: Any, request: str) -> bool:
-    """`value` is written in the request: a number as a number (8 in "8-30 Hz"), a text as its
-    letters and digits ("csp_lda" in "CSP+LDA"), a list item by item."""
+    """`value` is written in the request: a number (or a text of one) as a number (8 in "8-30
+    Hz"), a text as its letters and digits ("csp_lda" in "CSP+LDA"), a list item by item."""
     if isinstance(value, list):
         return bool(value) and all(written(v, request) for v in value)
     if isinstance(value, bool) or value is None:
         return False
+    if isinstance(value, str) and NUMBER.fullmatch(value.strip()):
+        value = float(value)  # a number written as text is a number: "0" is not in "0.5 s"
     if isinstance(value, int | float):
         return any(abs(float(n) - float(value)) < 1e-9 for n in NUMBER.findall(request))
     said = re.sub(r"[\W_]+", "", str(value)).casefold()
