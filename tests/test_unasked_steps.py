@@ -395,14 +395,16 @@ async def test_a_model_that_stops_short_of_the_asked_test_has_brainchat_run_it(
     """The 1.5B model trained CSP+LDA and stopped, writing an accuracy no tool had computed.
     The record asks for the evaluation, a report whose arguments are optional: brainchat runs
     it (once, shown as a round with a notice), and the model reads its result before it is asked
-    whether it needs more."""
+    whether it needs more. An earlier stop, before there was a model to test (reminded of the
+    training), does not use up that one evaluation."""
     s = scripted_server
     asked = record(
         ["load", "preprocess", "epoch", "split", "train", "evaluate"],
         fixed={"train_model": {"model": "csp_lda"}},
     )
+    early = Text(json.dumps({"done": "Split; training the CSP+LDA model next."}))
     stops = Text(json.dumps({"done": "Trained; the accuracy is 1.00."}))
-    s.queue("fc", asked, Text(LOAD), Text(BANDPASS), Text(EPOCH), Text(SPLIT), Text(TRAIN), stops, Text("Done."))  # fmt: skip
+    s.queue("fc", asked, Text(LOAD), Text(BANDPASS), Text(EPOCH), Text(SPLIT), early, Text(TRAIN), stops, Text("Done."))  # fmt: skip
     s.queue("ans", Text("The test accuracy is as evaluate_model reports."))
     question = "Load both sessions, band-pass 8-30 Hz, epoch, split by trial, train CSP+LDA and test it."  # fmt: skip
     events = await collect(agent(s, study).run(question))

@@ -224,11 +224,10 @@ class AskedSteps(Guard):
         record = run.record
         if record is None or run.learning.get("closed"):
             return []
-        run.learning["closed"] = True
         names = d.domain.closing(open_steps(d, run, record), _facts(d), _done(run))
         offered = d.bound_llm.offered()
         values = record.values()
-        return [
+        calls = [
             {
                 "name": n,
                 "args": completed(d, n, dict(values.get(n) or {})),
@@ -237,6 +236,8 @@ class AskedSteps(Guard):
             for i, n in enumerate(names, 1)
             if n in offered
         ]
+        run.learning["closed"] = bool(calls)  # once per run, when there was a call to make
+        return calls
 
     def stopped(self, d: Deps, run: RunContext) -> str | None:
         record = run.record
