@@ -105,7 +105,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--threads",
         type=int,
         default=None,
-        help="llama-server -t (default: the cores the load average leaves free, at least 1: "
+        help="llama-server -t (default: the cores idle when the bench starts, at least 1: "
         "two threads on a busy two-core machine run several times slower than one)",
     )
     p.add_argument("--cache", type=Path, help="set-up cache (BRAINCHAT_BENCH_CACHE)")
