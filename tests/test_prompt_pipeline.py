@@ -21,24 +21,19 @@ import json
 
 import pytest
 
-from brainchat.agent.graph import build_agent
 from brainchat.agent.textcalls import read_calls
 from brainchat.agent.toolsprompt import tools_prompt
-from brainchat.eeg.guidance import EEG
 from brainchat.eeg.guidance.checks import pick, picked
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.eeg.study.study import Study
 from brainchat.eeg.tools.tools import build_eeg_tools
-from brainchat.llm import make_chat_model
-from brainchat.session.study_slot import study_facts
-from brainchat.session.toolbox import eeg_rule
 from brainchat.settings import AgentLimits
 from brainchat.testing.replies import call_text
 from brainchat.testing.scripted_server import Call, Text
 from brainchat.tools.schemas import openai_schema
 from brainchat.usage import count_tokens
 
-from support import collect, is_record, of, record, spec
+from support import collect, eeg_agent, is_record, of, record
 
 LIMITS = AgentLimits(evaluation="model", max_execution_time=120)
 PIPELINE = (
@@ -71,23 +66,9 @@ def study(tmp_path) -> Study:
 
 
 def agent(server, study, tool_calling="prompt", *, limits=LIMITS, **fc):
-    """As the app's session builds it (session/core.py): the study's summary and facts, the EEG
-    domain, and the tools an empty study cannot use hidden (session/toolbox.eeg_rule). `fc`:
-    more of the function-call model's spec (`guidance`)."""
-    tools = build_eeg_tools(study)
-    fc_spec = spec(server, "fc", tool_calling=tool_calling, **fc)
-    ans = spec(server, "ans")
-    return build_agent(
-        make_chat_model(fc_spec, "function_call"),
-        make_chat_model(ans, "answer"),
-        tools,
-        limits,
-        specs={"function_call": fc_spec, "answer": ans},
-        context=study.summary,
-        facts=lambda: study_facts(study),
-        hidden=eeg_rule(study, [t.name for t in tools]),
-        domain=EEG,
-    )
+    """As the app's session builds it (support.eeg_agent). `fc`: more of the function-call
+    model's spec (`guidance`)."""
+    return eeg_agent(server, study, limits, tool_calling=tool_calling, **fc)
 
 
 def started(events):
@@ -337,6 +318,27 @@ async def test_a_pipeline_request_is_told_the_next_step_from_the_study_stage(
     s.queue("ans", Text("Hello."))
     await collect(agent(s, study).run("What is in the study?"))  # names no pipeline step
     assert "Next step for this request" not in json.dumps(s.requests_for("fc")[-1].messages)
+
+
+async def test_the_next_step_names_the_listed_file_the_users_words_name(scripted_server, study):
+    """The request writes "sub-01 ses-01" and the record fixes `files: ["sub-01/ses-01"]`, no
+    file of the folder: the note names the listed file those words name (a 1.5B model copied the
+    record's words into its load three times, each a "not found")."""
+    s = scripted_server
+    fixed = {"load_data": {"files": ["sub-01/ses-01"]}}
+    load = fenced_load([FIRST])
+    s.queue("fc", record(["load"], language="zh-CN", fixed=fixed), Text(load), Text("完成。"))
+    s.queue("ans", Text("已加载 sub-01 ses-01。"))
+    events = await collect(agent(s, study).run("加载 sub-01 ses-01"))
+    first = stage_note(s.requests_for("fc")[1])
+    assert first == (
+        f'(Study stage: empty. Next step for this request: load_data with {{"files": ["{FIRST}"]}}.)'
+    )
+    assert ("load_data", "success") in [(e.name, e.status) for e in of(events, "tool_finished")]
+
+
+def fenced_load(files: list[str]) -> str:
+    return "```json\n" + json.dumps({"name": "load_data", "arguments": {"files": files}}) + "\n```"
 
 
 async def test_after_the_asked_band_pass_the_next_step_is_the_epoching(scripted_server, study):

@@ -93,7 +93,7 @@ class Domain(Protocol):
     def examples(self, request: str, k: int) -> list[Example]: ...
 
     def placed(
-        self, positions: list[int], results: list[tuple[str, str]]
+        self, positions: list[int], results: list[tuple[str, str]], fixed: dict[str, Any]
     ) -> dict[str, dict[str, Any]]: ...
 
 
@@ -148,7 +148,7 @@ class NoDomain:
         return []
 
     def placed(
-        self, positions: list[int], results: list[tuple[str, str]]
+        self, positions: list[int], results: list[tuple[str, str]], fixed: dict[str, Any]
     ) -> dict[str, dict[str, Any]]:
         return {}
 

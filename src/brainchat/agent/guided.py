@@ -169,11 +169,12 @@ class NextStep(Guard):
         if (pending := _pending(run)) is not None:
             call = json.dumps(pending, ensure_ascii=False, default=str)
             return [f"(Study stage: {facts.get('stage', 'empty')}. Next step: the suggested call {call}.)"]  # fmt: skip
-        # the values the request fixes, and those it gives by place once a listing shows them
+        # the values the request fixes, with the files it gives (by place or in its own words)
+        # as the run's listing names them
         results = [(e.name, e.result) for e in run.ledger.successful()]
         values = record.values()
-        for tool, args in d.domain.placed(record.positions, results).items():
-            values[tool] = {**args, **values.get(tool, {})}
+        for tool, args in d.domain.placed(record.positions, results, values).items():
+            values[tool] = {**values.get(tool, {}), **args}
         step = d.domain.next_call(open_steps(d, run, record), facts, _done(run), values)
         if step is None:
             return []

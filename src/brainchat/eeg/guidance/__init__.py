@@ -91,11 +91,15 @@ class EegDomain:
         return checks.second_look(tool, args, fixed) or checks.picked(tool, args, positions, results)  # fmt: skip
 
     def placed(
-        self, positions: list[int], results: list[tuple[str, str]]
+        self, positions: list[int], results: list[tuple[str, str]], fixed: dict[str, Any]
     ) -> dict[str, dict[str, Any]]:
-        """The arguments the request gives by place: the files at the record's positions in the
-        run's latest listing ("the first two files"), for the next-step note to name."""
+        """The files the request gives, as the run's latest listing names them, for the
+        next-step note: those at the record's positions ("the first two files"), or the listed
+        files the user's own file words name ("sub-01 ses-01")."""
         files = checks.pick(positions, results)
+        words = (fixed.get("load_data") or {}).get("files")
+        if not files and isinstance(words, list) and all(isinstance(w, str) for w in words):
+            files = checks.named(words, results)
         return {"load_data": {"files": files}} if files else {}
 
     def examples(self, request: str, k: int) -> list[Example]:

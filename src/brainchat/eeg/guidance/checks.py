@@ -35,15 +35,41 @@ def second_look(tool: str, args: dict[str, Any], fixed: dict[str, Any]) -> Sugge
     return None
 
 
-def pick(positions: list[int], results: list[tuple[str, str]]) -> list[str] | None:
-    """The files at `positions` (1 first, -1 last) of the run's latest listing; None when
-    there is no listing or a position is outside it."""
+def _listed(results: list[tuple[str, str]]) -> list[str] | None:
+    """The files of the run's latest listing; None when there is none."""
     listing = next(
         (r for name, r in reversed(results) if name == LISTING and LISTING_HEAD in r), None
     )
-    if listing is None or not positions:
+    return None if listing is None else LISTED.findall(listing.split(LISTING_HEAD, 1)[1])
+
+
+def _letters(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text).casefold()
+
+
+def named(words: list[str], results: list[tuple[str, str]]) -> list[str] | None:
+    """The listed files the user's file words name ("sub-01/ses-01" is the listing's
+    demo/sub-01_ses-01_task-mi_eeg.edf: its letters and digits hold them); None without a
+    listing or when a word names no listed file."""
+    files = _listed(results)
+    if not files or not words:
         return None
-    files = LISTED.findall(listing.split(LISTING_HEAD, 1)[1])
+    found: list[str] = []
+    for word in words:
+        key = _letters(word)
+        hits = [f for f in files if key and key in _letters(f)]
+        if not hits:
+            return None
+        found += hits
+    return list(dict.fromkeys(found))
+
+
+def pick(positions: list[int], results: list[tuple[str, str]]) -> list[str] | None:
+    """The files at `positions` (1 first, -1 last) of the run's latest listing; None when
+    there is no listing or a position is outside it."""
+    files = _listed(results)
+    if files is None or not positions:
+        return None
     picked = []
     for p in positions:
         if p == 0 or abs(p) > len(files):
