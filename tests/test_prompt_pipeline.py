@@ -23,7 +23,7 @@ import pytest
 
 from brainchat.agent.textcalls import read_calls
 from brainchat.agent.toolsprompt import tools_prompt
-from brainchat.eeg.guidance.checks import pick, picked
+from brainchat.eeg.guidance.checks import named, pick, picked
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.eeg.study.study import Study
 from brainchat.eeg.tools.tools import build_eeg_tools
@@ -335,6 +335,16 @@ async def test_the_next_step_names_the_listed_file_the_users_words_name(scripted
         f'(Study stage: empty. Next step for this request: load_data with {{"files": ["{FIRST}"]}}.)'
     )
     assert ("load_data", "success") in [(e.name, e.status) for e in of(events, "tool_finished")]
+
+
+def test_file_words_name_the_listed_files_that_hold_them() -> None:
+    """Each word names the listed files holding its letters and digits ("sub-01" both sessions);
+    a word too short to tell files apart, or one no file holds, names none."""
+    listing = [("list_data_files", f"2 file(s) in the data folder:\n{FIRST} (1.7 MB, subject 01, session 01)\n{SECOND} (1.7 MB, subject 01, session 02)")]  # fmt: skip
+    assert named(["sub-01/ses-02"], listing) == [SECOND]
+    assert named(["sub-01"], listing) == [FIRST, SECOND]
+    assert named(["1"], listing) is None and named(["sub-03"], listing) is None
+    assert named(["sub-01"], [("web_search", listing[0][1])]) is None  # no listing of ours
 
 
 def fenced_load(files: list[str]) -> str:

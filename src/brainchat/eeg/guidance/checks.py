@@ -56,8 +56,8 @@ def named(words: list[str], results: list[tuple[str, str]]) -> list[str] | None:
         return None
     found: list[str] = []
     for word in words:
-        key = _letters(word)
-        hits = [f for f in files if key and key in _letters(f)]
+        key = _letters(word)  # a word of one or two signs ("1") names no file: it is in all
+        hits = [f for f in files if len(key) > 2 and key in _letters(f)]
         if not hits:
             return None
         found += hits
