@@ -218,3 +218,38 @@ async def test_after_the_study_is_emptied_the_next_function_call_request_carries
     first, second = (system(r) for r in s.requests_for("fc")[2:])
     assert "Note for the user: the study was emptied" in first
     assert "Note for the user" not in second  # said once
+
+
+async def test_a_resumed_study_offers_the_tools_of_its_stage_before_it_is_replayed(
+    scripted_server, tmp_path
+) -> None:
+    """After a restart the study is only a saved log until its first EEG call; the model must
+    see it as it will be (stage, steps, tools), or it is offered load_data alone and a load of
+    the files already in the log is refused ("a study is already loaded")."""
+    from brainchat.eeg.io.synthetic import write_demo_set
+
+    write_demo_set(tmp_path / "data", subjects=1, sessions=1, trials=10, seed=1)
+    first = agent_session(scripted_server, tmp_path)
+    s = scripted_server
+    name = "sub-01_ses-01_task-mi_eeg.edf"
+    s.queue("fc", ToolCalls([Call("load_data", {"files": [name]}),
+                             Call("epoch_data", {"tmin": 0.5, "tmax": 2.5})]),
+            Text("done"))  # fmt: skip
+    s.queue("ans", Text("Loaded and epoched."))
+    await collect(first.ask("load and epoch my file"))
+    assert first.study.stage == "epoched"
+
+    second = agent_session(scripted_server, tmp_path)  # the app restarted: a fresh session
+    second.restore(first.snapshot())
+    assert second.study.pending and second.study.stage == "epoched"
+    assert second.study_facts()["stage"] == "epoched"
+    s.queue("fc", ToolCalls([Call("load_data", {"files": [name]})]), Text("no tools"))
+    s.queue("ans", Text("It is loaded."))
+    events = await collect(second.ask("load my file again"))
+    request = s.requests_for("fc")[-2]
+    offered = {t["function"]["name"] for t in request.tools or []}
+    assert {"split_dataset", "cross_validate", "epoch_data"} <= offered
+    assert "stage=epoched" in "".join(str(m["content"]) for m in request.messages)
+    result = of(events, "tool_finished")[0]
+    assert result.status == "success", result.summary  # the same files: nothing to do, no error
+    assert "already loaded" in result.summary and second.study.stage == "epoched"

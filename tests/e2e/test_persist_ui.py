@@ -208,9 +208,14 @@ def test_the_study_and_its_trained_models_come_back_after_a_restart(model_server
     assert "restored at the first EEG tool call" in page.inner_text("body")
     # EEG results do not end the loop by rule: the model says it is done, then writes the answer
     model_server.queue("fc-m", ToolCalls(evaluate), Text("The tools ran."), Text("Same as before."))
+    asked = len(model_server.requests_for("fc-m"))
     send(page, "Evaluate both models again")
     page.wait_for_selector("text=Same as before.", timeout=240_000)
     wait_idle(page)
+    # before the replay the model sees the study as it will be: trained, its tools offered
+    first = model_server.requests_for("fc-m")[asked]
+    assert "evaluate_model" in {t["function"]["name"] for t in first.tools or []}
+    assert "stage=trained" in "".join(c for _, c in said(first))
     assert accuracies(model_server) == before
     expand_all_steps(page)
     assert page.locator("button[id^='step-Study restored · trained']").count() == 1

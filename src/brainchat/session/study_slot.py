@@ -33,7 +33,12 @@ class StudySlot:
 
 
 def study_facts(study: Study) -> dict[str, Any]:
-    """What plan verification reads: the study's stage, recorded steps and trained models."""
+    """What plan verification reads: the study's stage, recorded steps and trained models (of
+    the saved log, while it waits for its replay)."""
+    if study.pending:
+        from brainchat.eeg.study.replay import planned
+
+        return planned(study.pending)
     state = study.state
     steps = [{"op": s.op, "params": dict(s.params)} for s in state.history]
     models = sorted(state.models)

@@ -204,7 +204,7 @@ class AppVars(Declared):
     max_operation_mb: int = var(
         4_000,
         "BRAINCHAT_MAX_OPERATION_MB",
-        "the memory one EEG study step (resample, filter, ICA, epochs) may need by its "
+        "the memory one EEG study step (load, resample, filter, ICA, epochs) may need by its "
         "estimate; a step over it is refused before it starts",
         ge=10,
         le=10_000_000,

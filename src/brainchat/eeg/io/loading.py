@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import ToolException
 
+from brainchat.eeg.io.bounds import Budget, TooBig, check_events_tsv, check_markers
 from brainchat.eeg.io.fif_split import SplitError, split_parts
 from brainchat.eeg.io.paths import SUPPORTED_EXTENSIONS, file_format, without_server_paths
-from brainchat.eeg.io.vhdr import HeaderError, refs_outside
+from brainchat.eeg.io.vhdr import HeaderError, header_refs, refs_outside
 
 if TYPE_CHECKING:
     import mne
@@ -71,11 +72,14 @@ def mne_reader(fmt: str | None) -> Callable[..., Any] | None:
     }.get(fmt or "")
 
 
-def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
+def read_raw(
+    path: Path, notes: list[str] | None = None, budget: Budget | None = None
+) -> mne.io.BaseRaw:
     """Read one file into memory; unreadable files become a ToolException naming the file.
 
     Missing or damaged data that the reader works around (a truncated EDF, a FIF cut short)
-    is described in `notes`: the data loads, and the user is told what is not there.
+    is described in `notes`: the data loads, and the user is told what is not there. Events past
+    their bounds, and samples past the `budget`, are refused before they are read (bounds.py).
     """
     fmt = file_format(path)
     read = mne_reader(fmt)
@@ -86,6 +90,7 @@ def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
         )
     if fmt == "vhdr" and (outside := _brainvision_outside(path)):
         raise _outside_error(path, outside)  # MNE opens both files it names as it reads it
+    _check_events(path, fmt)
     if fmt == "fif":  # MNE opens the next part a split FIF names, wherever it is
         try:
             split_parts(path)
@@ -98,7 +103,11 @@ def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
             crop_to_whole_records(raw, path)
         outside = files_outside(raw, path.parent)
         if not outside:  # never read data from a file the header points at elsewhere
+            if budget is not None:
+                budget.take(path.name, len(raw.ch_names), raw.n_times)
             raw.load_data(verbose="error")
+    except TooBig as exc:
+        raise ToolException(f"'{path.name}' was not loaded: {exc}") from None
     except Exception as exc:  # any reader error: the file is corrupt or not what it claims
         raw = _intact_fif_part(path) if fmt == "fif" else None
         if raw is None:
@@ -121,6 +130,24 @@ def read_raw(path: Path, notes: list[str] | None = None) -> mne.io.BaseRaw:
 
     apply_sidecars(raw, path)
     return raw
+
+
+def _check_events(path: Path, fmt: str) -> None:
+    """Refuse, before MNE parses them, a BrainVision marker file or a BIDS events.tsv past the
+    bounds of bounds.py (a ToolException naming the figure and what to do)."""
+    from brainchat.eeg.io.bids.read import events_sidecar
+
+    try:
+        if fmt == "vhdr":
+            for key, name in header_refs(path):
+                if key == "MarkerFile" and name:
+                    check_markers(path.parent / name)
+        if (events := events_sidecar(path)) is not None:
+            check_events_tsv(events)
+    except TooBig as exc:
+        raise ToolException(f"'{path.name}' was not loaded: {exc}") from None
+    except (HeaderError, OSError):
+        return  # the reader below says what is wrong, in its own words
 
 
 def _tidy(raw: mne.io.BaseRaw, path: Path, fmt: str, notes: list[str] | None) -> None:

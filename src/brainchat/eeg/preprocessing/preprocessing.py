@@ -15,8 +15,14 @@ from brainchat.eeg.io.loading import Recording, infer_subject_session, read_raw
 from brainchat.eeg.io.paths import existing_data_file, file_format, relative_name
 
 
-def load_recordings(data_dir: Path, names: list[str]) -> tuple[tuple[Recording, ...], tuple]:
-    """Resolve and read every file (all must succeed: nothing is loaded otherwise)."""
+def load_recordings(
+    data_dir: Path, names: list[str], limit_mb: int | None = None
+) -> tuple[tuple[Recording, ...], tuple]:
+    """Resolve and read every file (all must succeed: nothing is loaded otherwise); together
+    they may hold `limit_mb` of samples (None: no limit)."""
+    from brainchat.eeg.io.bounds import Budget
+
+    budget = Budget(limit_mb)
     paths = [existing_data_file(data_dir, n) for n in names]
     if len(set(paths)) != len(paths):
         raise ToolException("the same file is listed twice; list each file once")
@@ -25,20 +31,29 @@ def load_recordings(data_dir: Path, names: list[str]) -> tuple[tuple[Recording, 
         subject, session = infer_subject_session(path)
         name = relative_name(data_dir, path)
         notes: list[str] = []
-        raws.append(read_raw(path, notes))
+        raws.append(read_raw(path, notes, budget))
         fmt = file_format(path) or ""
         recordings.append(Recording(name, path, subject, session, fmt, "; ".join(notes)))
     return tuple(recordings), tuple(raws)
 
 
-def load_op(data_dir: Path, names: list[str]) -> Op:
+def load_op(data_dir: Path, names: list[str], limit_mb: int | None = None) -> Op:
     def op(state: StudyState, stop: threading.Event) -> tuple[StudyState, str]:
+        if state.stage != "empty" and _same_files(data_dir, names, state):
+            from brainchat.eeg.core.report import describe
+
+            done = "; ".join(s.label for s in state.history) or "none"
+            return state, (
+                f"already loaded: these {len(names)} file(s) are the study's (stage "
+                f"{state.stage}; preprocessing so far: {done}), so nothing was done. To start "
+                "again from the raw files call clear_study, then load_data\n" + describe(state)
+            )
         if state.stage != "empty":
             raise ToolException(
                 f"a study is already loaded ({len(state.recordings)} file(s)); call clear_study "
                 "first to load other files (list all files of a study in one load_data call)"
             )
-        recordings, raws = load_recordings(data_dir, names)
+        recordings, raws = load_recordings(data_dir, names, limit_mb)
         new = StudyState(recordings=recordings, raws=raws)
         chans = {tuple(r.ch_names) for r in raws}
         warnings = [f"warning: {r.damage}" for r in recordings if r.damage]
@@ -50,6 +65,16 @@ def load_op(data_dir: Path, names: list[str]) -> Op:
         return new, "\n".join([f"loaded {len(raws)} file(s)", *warnings, describe(new)])
 
     return op
+
+
+def _same_files(data_dir: Path, names: list[str], state: StudyState) -> bool:
+    """Whether `names` are exactly the loaded recordings (a resumed conversation's model may ask
+    for them again: loading what is loaded is done, not an error)."""
+    try:
+        paths = {existing_data_file(data_dir, n).resolve() for n in names}
+    except (ToolException, OSError, ValueError):
+        return False
+    return len(paths) == len(names) and paths == {r.path.resolve() for r in state.recordings}
 
 
 def rebuild(state: StudyState) -> StudyState:

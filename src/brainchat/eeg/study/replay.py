@@ -146,12 +146,40 @@ def _with_model(entry: Entry, state: StudyState, data_dir: Path, key: bytes) -> 
     return replace(state, models={**state.models, model.name: model})
 
 
+def planned(log: list[Entry]) -> dict[str, Any]:
+    """What replaying `log` gives, read from the log alone (nothing is loaded): the stage, the
+    preprocessing steps, the trained models and whether an ICA is fitted, as `study_facts` says
+    them of a live study. Until the replay runs, the agent, its tool offer and its plan checks
+    see the study as it will be, not as an empty one."""
+    stage, ica = "empty", False
+    steps: list[dict[str, Any]] = []
+    models: list[str] = []
+    for entry in log:
+        op = entry["op"]
+        if op in ("load", "clear", "reset"):
+            stage = "loaded" if op != "clear" else "empty"
+            steps, models, ica = [], [], False
+        elif op == "step":
+            steps.append({"op": entry["step"]["op"], "params": dict(entry["step"]["params"])})
+        elif op == "ica_fit":
+            ica = True
+        elif op == "ica_apply":
+            steps.append({"op": "ica", "params": {"exclude": list(entry["exclude"])}})
+            ica = False
+        elif op in ("epoch", "split"):
+            stage, models = ("epoched" if op == "epoch" else "split"), []
+        elif op == "train":
+            stage = "trained"
+            models.append(str(entry.get("name") or entry["config"].get("model")))
+    return {"stage": stage, "steps": steps, "models": sorted(set(models)), "ica": ica}
+
+
 def summary(log: list[Entry]) -> str:
     """The study as the model sees it before the replay: what will be restored on first use."""
     if not log:
         return "EEG study: empty."
     steps = "; ".join(label(e) for e in log)
     return (
-        f"EEG study (saved with this conversation; restored automatically at the first EEG "
-        f"tool call): {steps}."
+        f"EEG study: stage={planned(log)['stage']} (saved with this conversation; restored "
+        f"automatically at the first EEG tool call): {steps}."
     )

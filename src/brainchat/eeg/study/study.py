@@ -61,6 +61,11 @@ class Study:
 
     @property
     def stage(self) -> str:
+        """The stage, or while a saved log waits for its replay, the stage it will restore."""
+        if self.pending:
+            from brainchat.eeg.study.replay import planned
+
+            return str(planned(self.pending)["stage"])
         return self.state.stage
 
     def summary(self) -> str:

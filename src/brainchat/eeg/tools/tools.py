@@ -40,9 +40,8 @@ def _data_tools(study: Study) -> list[BaseTool]:
         from brainchat.eeg.preprocessing.preprocessing import load_op
 
         files = await expand_files(study, files, bids)  # BIDS: a dataset's folder
-        return await run_op(
-            study, load_op(study.data_dir, files), record={"op": "load", "files": list(files)}
-        )
+        op = load_op(study.data_dir, files, study.max_operation_mb)
+        return await run_op(study, op, record={"op": "load", "files": list(files)})
 
     async def get_study_state() -> str:
         from brainchat.eeg.core.report import describe

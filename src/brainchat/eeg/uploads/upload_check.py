@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from brainchat.eeg.io.bounds import TooBig, check_markers
 from brainchat.eeg.io.fif_split import SplitError, split_parts
 from brainchat.eeg.io.loading import (
     _header_seconds,
@@ -66,6 +67,11 @@ def rewrite_brainvision(vhdr: Path, vmrk: Path | None, eeg_name: str, vmrk_name:
             f"its BrainVision header is {size / 2**20:,.1f} MB; a real .vhdr is a few KB, so this "
             "is not one"
         )
+    if vmrk is not None:  # read whole below: its markers are counted first, in chunks
+        try:
+            check_markers(vmrk)
+        except TooBig as exc:
+            raise Refusal(str(exc)) from None
     names = {b"datafile": b"DataFile=" + eeg_name.encode(),
              b"markerfile": b"MarkerFile=" + vmrk_name.encode()}  # fmt: skip
     for path in (vhdr, vmrk):
@@ -95,6 +101,8 @@ def check_recording(path: Path) -> RecordingInfo:
             f"its BrainVision header points at data outside its upload ({', '.join(outside)}); "
             "upload the .vhdr with its .eeg and .vmrk, named without a folder"
         )
+    if fmt == "vhdr":  # MNE parses every marker as it opens the header
+        _check_markers(path)
     try:
         raw = read(path, preload=False, verbose="error")
         if fmt == "gdf":  # a GDF cut short: its length from the file, as for EDF
@@ -135,6 +143,16 @@ def check_recording(path: Path) -> RecordingInfo:
         events={k.removeprefix("Comment/"): v for k, v in class_counts(raw).items()},
         measured=date.strftime("%Y-%m-%d %H:%M") if date else "",
     )
+
+
+def _check_markers(vhdr: Path) -> None:
+    """Refuse a header whose marker file holds more markers than a recording is read with."""
+    for key, name in brainvision_refs(vhdr):
+        if key == "MarkerFile" and name:
+            try:
+                check_markers(vhdr.parent / name)
+            except TooBig as exc:
+                raise Refusal(str(exc)) from None
 
 
 def brainvision_outside(path: Path) -> list[str]:

@@ -70,6 +70,14 @@ def apply_sidecars(raw: mne.io.BaseRaw, path: Path) -> None:
         _apply_channels(raw, channels)
 
 
+def events_sidecar(path: Path) -> Path | None:
+    """The events.tsv `apply_sidecars` reads for the recording at `path`, or None."""
+    name = parse_name(path.name)
+    if name is None or root_of(path) is None:
+        return None
+    return _sidecar(path.parent, f"{name.stem()}_events.tsv")
+
+
 def _sidecar(folder: Path, name: str) -> Path | None:
     path = folder / name
     try:
