@@ -423,3 +423,34 @@ async def test_step_progress_titles_the_running_tools_step_fold_by_fold() -> Non
         assert isinstance(event, ToolProgress) and event.call_id == "call-1"
         shown.append(progress_title(event.name, event.message, event.data))
     assert shown == [f"cross_validate · fold {k}/3" for k in (1, 2, 3)]
+
+
+def stop_from_call(n: int) -> tuple[Callable[[], bool], list[int]]:
+    """A should_stop that says True from its n-th call on, and the list of its calls."""
+    calls: list[int] = []
+
+    def stop() -> bool:
+        calls.append(1)
+        return len(calls) >= n
+
+    return stop, calls
+
+
+@pytest.mark.parametrize("pipeline, extra", [("csp_lda", {"permutations": 1000}),
+                                             ("eegnet", {"params": {"epochs": 500}})])  # fmt: skip
+def test_stop_ends_an_in_process_item_inside_its_permutations_or_its_training(
+    pipeline: str, extra: dict[str, Any]
+) -> None:
+    """A fold with 1,000 permutations (or a network's 500 epochs) is one work item: Stop must
+    end it at its next permutation (batch), not after all of them (the runner checks between
+    items too, but one item can run for minutes)."""
+    from brainchat.eeg.protocols.folds import FoldTask, run_fold
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((40, 4, 128)), np.repeat([0, 1], 20)
+    task = FoldTask(pipeline, X, y, np.arange(0, 40, 2), np.arange(1, 40, 2), 128.0, 1, 0,
+                    **extra)  # fmt: skip
+    stop, calls = stop_from_call(2)  # the first check (before the item) says go on
+    with pytest.raises(Cancelled) as err:
+        run_tasks(run_fold, [task, task], should_stop=stop)
+    assert err.value.done == 0  # ended inside the first item, not after it

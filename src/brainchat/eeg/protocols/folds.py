@@ -72,8 +72,13 @@ def run_fold(task: FoldTask) -> FoldScore:
     start = time.perf_counter()
     observed = fit_score(ytr)
     seconds = time.perf_counter() - start
+    from brainchat.eeg.protocols.runner import Stopped, current_stop
+
+    stop = current_stop()  # a Stop ends the permutations at the next one, not after all
     null = []
     for k in range(task.permutations):
+        if stop.is_set():
+            raise Stopped(f"stopped after {k} of {task.permutations} permutations")
         rng = np.random.default_rng([task.seed, task.fold_id, k])
         null.append(fit_score(rng.permutation(ytr)))
     return FoldScore(observed, tuple(null), seconds)

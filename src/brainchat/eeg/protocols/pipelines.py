@@ -137,8 +137,6 @@ class NetworkClassifier(ClassifierMixin, BaseEstimator):
         self.learning_rate = learning_rate
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> NetworkClassifier:
-        import threading
-
         import torch
 
         from brainchat.eeg.decoding.models import build_model
@@ -151,9 +149,10 @@ class NetworkClassifier(ClassifierMixin, BaseEstimator):
             self.kind, self.epochs, self.batch_size, self.learning_rate, "adam", self.seed, "cpu"
         )
         data = {"X_train": X, "y_train": codes, "X_val": X[:0], "y_val": codes[:0]}
-        self.predictor_ = train_torch(
-            module, data, cfg, threading.Event(), lambda *_: None
-        ).predictor
+        from brainchat.eeg.protocols.runner import current_stop
+
+        stop: Any = current_stop()  # a Stop ends training at its next batch
+        self.predictor_ = train_torch(module, data, cfg, stop, lambda *_: None).predictor
         return self
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:

@@ -49,6 +49,32 @@ ADDRESS_ALLOWED = "expected tcp://host:port or tls://host:port (the address the 
 _LOCAL_TURN = threading.Lock()
 
 
+class Stopped(Exception):
+    """Raised inside a work item that saw `current_stop()` set (the run turns it into
+    `Cancelled`)."""
+
+
+class _Flag:
+    """The run's `should_stop` as a threading.Event's `is_set`, for code that takes a flag."""
+
+    def __init__(self, check: Callable[[], bool]) -> None:
+        self._check = check
+
+    def is_set(self) -> bool:
+        return bool(self._check())
+
+
+_ITEM = threading.local()  # the stop of the in-process run under way in this thread
+_NEVER = _Flag(lambda: False)
+
+
+def current_stop() -> _Flag:
+    """The stop flag of the in-process run this work item is part of, for a long item to check
+    between its own parts (permutations, a network's batches); never set elsewhere: loky's
+    workers are killed and Dask's futures cancelled instead."""
+    return getattr(_ITEM, "flag", None) or _NEVER
+
+
 class Cancelled(Exception):
     """Stop was pressed: outstanding tasks were cancelled; `done` holds the finished count."""
 
@@ -153,12 +179,21 @@ def _in_process(
     fn: Callable[[T], R], items: list[T], report: Callable[[int, int], None], stop: Callable
 ) -> list[R]:
     results: list[R] = []
-    with one_blas_thread():
-        for item in items:
-            if stop():
-                raise Cancelled(len(results), len(items))
-            results.append(fn(item))
-            report(len(results), len(items))
+    _ITEM.flag = _Flag(stop)
+    try:
+        with one_blas_thread():
+            for item in items:
+                if stop():
+                    raise Cancelled(len(results), len(items))
+                try:
+                    results.append(fn(item))
+                except Exception:
+                    if stop():  # the item ended early because it saw the stop
+                        raise Cancelled(len(results), len(items)) from None
+                    raise
+                report(len(results), len(items))
+    finally:
+        _ITEM.flag = None
     return results
 
 
