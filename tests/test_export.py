@@ -14,11 +14,13 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -107,7 +109,8 @@ def exported(data_dir: Path) -> dict[str, Any]:
     session.set_mode("agent")
 
     async def build() -> dict[str, Any]:
-        h = Harness(session, data_dir)
+        with mock.patch.dict(os.environ, {"BRAINCHAT_KERNELS": "inline"}):
+            h = Harness(session, data_dir)  # its study in this process: the test reads its state
         await h.call("load_data", {"files": FILES})
         await h.call("bandpass_filter", {"l_freq": 8, "h_freq": 30})
         await h.call("notch_filter", {"freqs": [50]})

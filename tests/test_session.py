@@ -197,6 +197,7 @@ async def test_after_the_study_is_emptied_the_next_function_call_request_carries
         shutil.move(data / files[1], data / "moved.edf")
         raise RuntimeError("disk on fire")
 
+    monkeypatch.setenv("BRAINCHAT_KERNELS", "inline")  # the patch below is in this process
     monkeypatch.setattr(preprocessing, "apply_step", half_then_fail)
     s = scripted_server
     s.queue(

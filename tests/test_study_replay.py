@@ -272,6 +272,7 @@ async def test_a_stop_while_the_agent_restores_keeps_the_saved_study(
         go.wait(120)  # never hangs the suite
         return real(*args)  # type: ignore[arg-type]
 
+    monkeypatch.setenv("BRAINCHAT_KERNELS", "inline")  # the replay patched here runs here
     monkeypatch.setattr(replay_module, "replay", held)
     srv = scripted_server
     session = Session(Settings(function_call_model=spec(srv, "fc"), answer_model=spec(srv, "ans"),

@@ -307,7 +307,7 @@ async def test_the_agent_is_told_of_the_upload_and_loads_it(
            "uploads/sub-01.edf (22 ch, 250 Hz, 30 s)" in system  # fmt: skip
     done = [(e.name, e.status) for e in of(events, "tool_finished")]
     assert done == [("load_data", "success")]
-    assert session.study.state.recordings[0].name == "uploads/sub-01.edf"
+    assert session.study.facts()["files"][0] == "uploads/sub-01.edf"
 
 
 async def test_a_stop_while_files_are_checked_still_lists_what_was_placed(

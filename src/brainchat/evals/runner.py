@@ -76,12 +76,12 @@ async def _run(
         except TimeoutError:
             return RunRecord(events=events, error=f"the run did not finish within {limit:g} s")
         schemas = {row["name"]: row["args_schema"] for row in session.toolset().describe()}
-    state = session.study.state
+    facts = session.study.facts()
     return RunRecord(
         events=events,
-        stage=state.stage,
-        steps=[{"op": s.op, "params": dict(s.params)} for s in state.history],
-        recordings=len(state.recordings),
+        stage=facts["stage"],
+        steps=list(facts["steps"]),
+        recordings=len(facts["files"]),
         schemas=schemas,
     )
 

@@ -41,12 +41,14 @@ def build_server(settings: Settings) -> Server[SessionStudy, Any]:
 
     @asynccontextmanager
     async def one_study(_: Server[SessionStudy, Any]) -> AsyncIterator[SessionStudy]:
-        from brainchat.eeg.study.study import Study
-        from brainchat.eeg.tools.tools import build_eeg_tools
+        from brainchat.eeg.kernel import make_study, study_tools
 
-        study = Study(settings.data_dir, settings.max_operation_mb)
-        tools = build_eeg_tools(study)
-        yield SessionStudy(study, {t.name: t for t in tools}, [mcp_tool(t) for t in tools])
+        study = make_study(settings.data_dir, settings.max_operation_mb)
+        tools = study_tools(study)
+        try:
+            yield SessionStudy(study, {t.name: t for t in tools}, [mcp_tool(t) for t in tools])
+        finally:  # the session has ended: its study's memory goes with it
+            await study.release()
 
     server: Server[SessionStudy, Any] = Server(
         "brainchat", instructions=INSTRUCTIONS, lifespan=one_study

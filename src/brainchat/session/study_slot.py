@@ -20,9 +20,9 @@ class StudySlot:
 
     def get(self, settings: Settings, info: Callable[[], dict[str, Any]]) -> Study:
         if self._study is None:
-            from brainchat.eeg.study.study import Study
+            from brainchat.eeg.kernel import make_study
 
-            self._study = Study(settings.data_dir, settings.max_operation_mb)
+            self._study = make_study(settings.data_dir, settings.max_operation_mb)
             self._study.settings_info = info
         return self._study
 
@@ -35,14 +35,7 @@ class StudySlot:
 def study_facts(study: Study) -> dict[str, Any]:
     """What plan verification reads: the study's stage, recorded steps and trained models (of
     the saved log, while it waits for its replay)."""
-    if study.pending:
-        from brainchat.eeg.study.replay import planned
-
-        return planned(study.pending)
-    state = study.state
-    steps = [{"op": s.op, "params": dict(s.params)} for s in state.history]
-    models = sorted(state.models)
-    return {"stage": state.stage, "steps": steps, "models": models, "ica": state.ica is not None}
+    return study.facts()
 
 
 def saved_log(study: Study) -> list[dict[str, Any]]:

@@ -54,9 +54,9 @@ def local_toolset(settings: Settings, study: Study, search_cache: dict[str, Any]
     except Exception as exc:  # noqa: BLE001 - one broken family never takes the others down
         failures.append(ToolFailure("web_search", str(exc)))
     try:
-        from brainchat.eeg.tools.tools import build_eeg_tools
+        from brainchat.eeg.kernel import study_tools
 
-        tools.extend(build_eeg_tools(study))
+        tools.extend(study_tools(study))
     except Exception as exc:  # noqa: BLE001
         failures.append(ToolFailure("eeg", f"EEG tools unavailable: {type(exc).__name__}: {exc}"))
     return ToolSet(tools=tools, failures=failures)

@@ -9,43 +9,10 @@ takes its ranges, and README.md its configuration table (settings/table.py), fro
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
-
-def var(
-    default: Any,
-    name: str,
-    help: str,
-    *,
-    ge: float | None = None,
-    le: float | None = None,
-    unit: str = "",
-    allowed: str = "",
-    shown_default: str = "",
-    choices: dict[str, str] | None = None,
-    panel: str = "",
-    secret: bool = False,
-) -> Any:
-    """One declared variable `name` (the field's alias: an environment variable, or a spec's
-    JSON key): `help` is its README line (markdown), `unit` follows its range,
-    `allowed` and `shown_default` describe what its type and default cannot say alone,
-    `choices` explains each allowed word, `panel` is its label in the settings panel, and
-    `secret` keeps its value out of every message."""
-    extra: dict[str, Any] = {
-        "unit": unit,
-        "allowed": allowed,
-        "shown_default": shown_default,
-        "choices": choices or {},
-        "panel": panel,
-        "secret": secret,
-    }
-    return Field(default, alias=name, description=help, ge=ge, le=le, json_schema_extra=extra)
-
-
-class Declared(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, frozen=True)
+from brainchat.settings.compute import ComputeVars, DemoVars, KernelVars
+from brainchat.settings.declare import Declared, var
 
 
 class ModelVars(Declared):
@@ -339,41 +306,6 @@ class ServerVars(Declared):
     )
 
 
-class ComputeVars(Declared):
-    """Where cross-validation folds run (read at each run by eeg/protocols/runner.py); operator
-    settings only: never set from the settings panel."""
-
-    cv_workers: int = var(
-        1,
-        "BRAINCHAT_CV_WORKERS",
-        "local processes that run a cross-validation's folds and pipelines in parallel (`1`: "
-        "in the app's process); one cross-validation at a time uses them",
-        ge=1,
-        le=64,
-        unit="processes",
-    )
-    dask_scheduler: str | None = var(
-        None,
-        "BRAINCHAT_DASK_SCHEDULER",
-        "run cross-validation folds on this Dask distributed cluster instead of locally (its "
-        "workers need brainchat installed); see [Past one machine](#past-one-machine)",
-        allowed="`tcp://host:port` or `tls://host:port`",
-    )
-
-
-class DemoVars(Declared):
-    """`brainchat --demo` (demo/): read when the demo's scripted models start."""
-
-    demo_pace: float = var(
-        1.0,
-        "BRAINCHAT_DEMO_PACE",
-        "how fast the `--demo` models stream: `1` like a served model (0.3 s to the first "
-        "token, then 0.02 s a token), `0` every reply at once, `2` half as fast",
-        ge=0,
-        le=10,
-    )
-
-
 GROUPS: tuple[type[Declared], ...] = (
     ModelVars,
     LimitVars,
@@ -382,5 +314,6 @@ GROUPS: tuple[type[Declared], ...] = (
     AccessVars,
     ServerVars,
     ComputeVars,  # eeg/protocols/runner.py
+    KernelVars,  # eeg/kernel/
     DemoVars,
 )

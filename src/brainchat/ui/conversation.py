@@ -298,7 +298,7 @@ async def export_analysis(conv: Conversation) -> None:
     from langchain_core.tools import ToolException
 
     from brainchat.eeg.export.export import EXPORTS
-    from brainchat.eeg.tools.toolkit import export_study
+    from brainchat.eeg.kernel import export_study
 
     study = conv.session.study
     note = await cl.Message(content="Exporting the analysis…", author=AUTHOR).send()

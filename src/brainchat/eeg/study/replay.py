@@ -171,7 +171,10 @@ def planned(log: list[Entry]) -> dict[str, Any]:
         elif op == "train":
             stage = "trained"
             models.append(str(entry.get("name") or entry["config"].get("model")))
-    return {"stage": stage, "steps": steps, "models": sorted(set(models)), "ica": ica}
+    files = next((list(e["files"]) for e in reversed(log) if e["op"] == "load"), [])
+    files = [] if stage == "empty" else files
+    return {"stage": stage, "steps": steps, "models": sorted(set(models)), "ica": ica,
+            "files": files}  # fmt: skip
 
 
 def summary(log: list[Entry]) -> str:

@@ -68,6 +68,25 @@ class Study:
             return str(planned(self.pending)["stage"])
         return self.state.stage
 
+    def facts(self) -> dict[str, Any]:
+        """What plan checks and evals read: the stage, the preprocessing steps, the trained
+        models, whether an ICA is fitted and the files (of the saved log while it waits)."""
+        if self.pending:
+            from brainchat.eeg.study.replay import planned
+
+            return planned(self.pending)
+        state = self.state
+        return {
+            "stage": state.stage,
+            "steps": [  # values only: an applied ICA's fitted object stays with the study
+                {"op": s.op, "params": {k: v for k, v in s.params.items() if k != "ica"}}
+                for s in state.history
+            ],
+            "models": sorted(state.models),
+            "ica": state.ica is not None,
+            "files": [r.name for r in state.recordings],
+        }
+
     def summary(self) -> str:
         if self.pending:
             from brainchat.eeg.study.replay import summary as pending_summary
@@ -80,18 +99,7 @@ class Study:
 
         Reading it changes nothing (size checks read it too); a pending note stays until a
         request that carried it was answered (`told`)."""
-        text = self.summary()
-        if self.emptied:  # the UI may have missed the event (a Stop had ended the run)
-            text += f"\nNote for the user: {self.emptied}"
-        if self.uploads:
-            shown = self.uploads[-UPLOADS_SHOWN:]
-            more = len(self.uploads) - len(shown)
-            text += (
-                "\nUploaded this conversation (paths relative to the data folder): "
-                + "; ".join(shown)
-            )
-            text += f" (+{more} earlier)" if more else ""
-        return text
+        return context_text(self.summary(), self.emptied, self.uploads)
 
     def told(self, sent: str) -> None:
         """A model request carrying `sent` (a `context()` text) was answered: its note is said."""
@@ -307,6 +315,22 @@ class Study:
             )
         self.log[-1] = {**self.log[-1], "name": model.name, "file": rel}
         return ""
+
+
+def context_text(summary: str, emptied: str | None, uploads: list[str]) -> str:
+    """The study's summary, a note not yet told (the UI may have missed the event: a Stop had
+    ended the run), and the latest uploads."""
+    text = summary
+    if emptied:
+        text += f"\nNote for the user: {emptied}"
+    if uploads:
+        shown = uploads[-UPLOADS_SHOWN:]
+        more = len(uploads) - len(shown)
+        text += "\nUploaded this conversation (paths relative to the data folder): " + "; ".join(
+            shown
+        )
+        text += f" (+{more} earlier)" if more else ""
+    return text
 
 
 def _gated(fn: Callable[[Any, threading.Event], Any], arg: Any, stop: threading.Event) -> Any:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from brainchat.eeg.export.export import Exported
 
 READ_ONLY = {"read_only": True}
+KERNEL_MEMORY_ENV = "BRAINCHAT_KERNEL_MEMORY_MB"
 DESTRUCTIVE = {"destructive": True}
 
 
@@ -60,6 +61,11 @@ async def run_op(
         first = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
         first = without_server_paths(first, study.data_dir)  # a library's error names its files
         first = first.rstrip(" .")  # MNE's own text ends with a period: one, not two
+        if isinstance(exc, MemoryError):  # the OS refused the memory (a kernel's limit)
+            first = (
+                f"out of memory ({first}); ask for less (fewer or shorter files, a lower "
+                f"rate, fewer channels), or ask the operator to raise {KERNEL_MEMORY_ENV}"
+            )
         raise ToolException(f"{name} failed: {first}. The study is unchanged") from None
 
 
