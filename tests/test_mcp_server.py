@@ -326,3 +326,31 @@ def test_the_readme_snippets_are_the_clients_formats_and_start_this_server():
     assert http["type"] == "http" and http["url"].endswith(":8765/mcp")  # --port's default
     assert http["headers"]["Authorization"] == "Bearer ${input:brainchat-token}"
     assert vscode["inputs"][0]["id"] == "brainchat-token" and vscode["inputs"][0]["password"]
+
+
+async def test_sessions_kept_open_hold_no_more_study_processes_than_the_cap(data):
+    """Before: every session's study stayed in the server for 30 minutes, uncapped (five
+    one-shot Inspector calls took it from 166 MB to 792 MB). Sessions share the server's data
+    folder, so BRAINCHAT_KERNELS_PER_USER (2) kernels live at most; the others' studies wait as
+    their logs and come back when their session calls again."""
+    import contextlib
+
+    import psutil
+
+    with http_server(data) as url:
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        (server,) = [p for p in psutil.process_iter(["cmdline"])
+                     if "mcp-server" in " ".join(p.info["cmdline"] or []) and str(port) in
+                     " ".join(p.info["cmdline"] or [])]  # fmt: skip
+        async with contextlib.AsyncExitStack() as stack:
+            sessions = [await stack.enter_async_context(http_session(url)) for _ in range(5)]
+            for s in sessions:
+                loaded = await s.call_tool(
+                    "load_data", {"files": ["sub-01_ses-01_task-mi_eeg.edf"]}
+                )
+                assert not loaded.isError, text(loaded)
+            workers = [c for c in server.children(recursive=True)
+                       if "brainchat.eeg.kernel.worker" in " ".join(c.cmdline())]  # fmt: skip
+            assert 1 <= len(workers) <= 2, [w.pid for w in workers]
+            first = text(await sessions[0].call_tool("get_study_state", {}))
+            assert "sub-01_ses-01" in first and "stage: loaded" in first  # its study came back

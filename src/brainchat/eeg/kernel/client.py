@@ -49,6 +49,7 @@ class KernelStudy:
         self._conn: KernelConnection | None = None
         self._opening = asyncio.Lock()
         self._settling: asyncio.Future[None] | None = None
+        self._release_when_idle = False  # the page went while a step ran
 
     # -- what the app reads --------------------------------------------------------------
     @property
@@ -119,6 +120,8 @@ class KernelStudy:
         finally:
             if self._settling is None or self._settling.done():
                 conn.close_call(number)
+            if self._release_when_idle and not conn.busy and self._conn is conn:
+                self._end_kernel()
 
     async def export(self) -> Any:
         return await self.call(EXPORT, {})
@@ -129,12 +132,18 @@ class KernelStudy:
             await asyncio.shield(self._settling)
 
     async def release(self) -> None:
-        """The page has gone: end the kernel; its study comes back from the log when needed."""
+        """The page has gone: end the kernel; its study comes back from the log when needed.
+        A kernel still running a step (the page was reloaded mid-run) ends when the step does:
+        the run goes on without its page."""
         await self.settled()
+        if self._conn is not None and self._conn.busy:
+            self._release_when_idle = True
+            return
         self._end_kernel()
 
     # -- the kernel ----------------------------------------------------------------------
     async def _ready(self) -> KernelConnection:
+        self._release_when_idle = False  # in use again: the idle reaper ends it later
         if self._settling is not None and not self._settling.done():
             call_id, name = current_tool_call()
             emit(ToolProgress(call_id=call_id, name=name, message=FINISHING))
@@ -179,6 +188,7 @@ class KernelStudy:
 
     def _end_kernel(self, kill: bool = True) -> None:
         conn, self._conn = self._conn, None
+        self._release_when_idle = False
         if self._pending is None and self.log:
             self._pending = list(self.log)
         self.log = []
