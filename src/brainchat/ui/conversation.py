@@ -26,6 +26,7 @@ from brainchat.ui import (
     commands,
     connect,
     connect_form,
+    live,
     modes,
     panel,
     resume,
@@ -79,17 +80,26 @@ async def start(shared_tools: ToolSet | None, thread: dict[str, Any] | None = No
         resume.restore(conv.session, thread, state)
         restore_ui(conv, state)
         resume.add_note(conv.session, conv.usage, thread)
+    await show(conv)
+    return conv
+
+
+async def show(conv: Conversation) -> None:
+    """This page holds `conv`: its modes, commands and settings panel."""
     cl.user_session.set(KEY, conv)
     keep(conv)
     await modes.send_modes(conv.session.mode)
     conv.session.use_configured_servers(servers.configured_servers)
     await commands.send(conv.session)
     await panel.send_panel(conv.session, conv.custom_ids)
-    return conv
 
 
 async def resume_thread(shared_tools: ToolSet | None, thread: dict[str, Any]) -> Conversation:
-    """Open a stored thread (Chainlit's on_chat_resume)."""
+    """Open a stored thread (Chainlit's on_chat_resume); a turn of it that still runs (the page
+    was reloaded, or opened in another tab) goes on in this page."""
+    if (running := await live.take_over(str(thread.get("id") or ""))) is not None:
+        await show(running)
+        return running  # type: ignore[no-any-return]
     return await start(shared_tools, thread)
 
 
@@ -224,6 +234,7 @@ async def run_turn(
     s = conv.session
     step = cl.context.current_step
     renderer = RunRenderer(s.mode, step.id if step else parent_id)
+    thread = live.begin(conv)  # a page that comes back takes the turn over
     conv.renderer = renderer
     confirm = make_confirm(s.settings.limits.confirm_timeout, renderer.awaiting)
     if s.mode == "agent":
@@ -257,6 +268,7 @@ async def run_turn(
             author=AUTHOR,
         ).send()
     finally:
+        live.end(thread)
         await save(conv)
 
 

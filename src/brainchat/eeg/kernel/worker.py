@@ -24,6 +24,7 @@ from brainchat import events
 from brainchat.eeg.kernel.protocol import EXPORT, Call, Done, Emitted, Mirror, Settled, Start, Stop
 
 MB = 2**20
+NICE = 10  # a kernel's scheduling priority below the app's (0), as a job scheduler's batch queue
 
 
 def limit_memory(mb: int) -> None:
@@ -137,6 +138,7 @@ def _portable(exc: ToolException) -> Any:
 def main(argv: list[str]) -> None:
     fd, memory_mb = int(argv[0]), int(argv[1])
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C in a terminal is the app's to handle
+    os.nice(NICE)  # batch work yields the cores to the app's pages and chats
     limit_memory(memory_mb)
     conn = Connection(fd)
     start = conn.recv()
