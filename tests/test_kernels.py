@@ -105,6 +105,14 @@ async def test_stop_ends_a_permutation_run_and_the_kernel_stops_computing(data, 
     assert await user.call("get_study_state") and user.study.stage == "epoched"
 
 
+async def permuting(user: User) -> asyncio.Task[str]:
+    """A 1,000-permutation cross-validation started, once its first fold is under way."""
+    task = asyncio.create_task(user.call("cross_validate", {"protocol": "within_session",
+                                                            "permutations": 1000}))  # fmt: skip
+    await wait_until(lambda: any("fold" in m for m in user.progress()), 120, "a fold's progress")
+    return task
+
+
 async def test_a_step_that_will_not_stop_has_its_kernel_ended_and_the_study_restored(
     data, pool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -112,9 +120,7 @@ async def test_a_step_that_will_not_stop_has_its_kernel_ended_and_the_study_rest
     user = User(data, pool)
     await user.run(EPOCHED)
     pid = user.pid()
-    task = asyncio.create_task(user.call("cross_validate", {"protocol": "within_session",
-                                                            "permutations": 1000}))  # fmt: skip
-    await wait_until(lambda: any("fold" in m for m in user.progress()), 120, "a fold's progress")
+    task = await permuting(user)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -136,9 +142,7 @@ async def test_a_kernel_killed_mid_step_fails_that_call_only_and_the_next_one_re
     user = User(data, pool)
     await user.run(EPOCHED)
     pid = user.pid()
-    task = asyncio.create_task(user.call("cross_validate", {"protocol": "within_session",
-                                                            "permutations": 1000}))  # fmt: skip
-    await wait_until(lambda: any("fold" in m for m in user.progress()), 120, "a fold's progress")
+    task = await permuting(user)
     os.kill(pid, signal.SIGKILL)  # as the OOM killer or a crash in a library would
     with pytest.raises(ToolException) as info:
         await task

@@ -47,7 +47,7 @@ def reload_mid_run(page) -> None:  # type: ignore[no-untyped-def]
 def test_a_reload_mid_run_keeps_the_run_and_its_answer_comes_to_the_new_page(
     model_server, app, browser
 ) -> None:
-    model_server.queue("fc-m", long_run(100), Text("The tools ran."),
+    model_server.queue("fc-m", long_run(20), Text("The tools ran."),
                        Text("The classes are separable (after the reload)."))  # fmt: skip
     page = open_chat(browser, app)
     send(page, "cross-validate my two sessions with permutations")
@@ -67,4 +67,21 @@ def test_stop_from_the_reloaded_page_stops_the_run(model_server, app, browser) -
     page.click("#stop-button")
     page.wait_for_selector("text=Stopped.", timeout=60_000)
     wait_idle(page)
+    page.close()
+
+
+def test_after_a_reload_the_steps_and_the_export_button_are_still_there(
+    model_server, app, browser
+) -> None:
+    """A finished run, the page reloaded: its steps open as before and its Export button works."""
+    model_server.queue("fc-m", long_run(0), Text("The tools ran."), Text("Cross-validated."))
+    page = open_chat(browser, app)
+    send(page, "cross-validate my two sessions")
+    page.wait_for_selector("text=Cross-validated.", timeout=240_000)
+    wait_idle(page)
+    page.reload()
+    page.wait_for_selector("text=Cross-validated.")
+    assert any(t.startswith("cross_validate") for t in step_titles(page))
+    page.get_by_role("button", name="Export analysis").click()
+    page.wait_for_selector("text=Analysis exported", timeout=120_000)
     page.close()

@@ -79,7 +79,7 @@ async def start(shared_tools: ToolSet | None, thread: dict[str, Any] | None = No
         state = resume.thread_state(thread, SNAPSHOT_KEY)
         resume.restore(conv.session, thread, state)
         restore_ui(conv, state)
-        resume.add_note(conv.session, conv.usage, thread)
+        resume.offer_export(conv.session, resume.add_note(conv.session, conv.usage, thread))
     await show(conv)
     return conv
 

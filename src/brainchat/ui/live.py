@@ -51,14 +51,14 @@ async def take_over(thread_id: str) -> Any | None:
     live = _LIVE.get(thread_id)
     if live is None or live.task.done():
         return None
-    page = get_context()
-    if page is live.context:
+    context = get_context()  # this page's Chainlit context (its session is Chainlit's)
+    if context is live.context:
         return live.conv
-    live.context.session = page.session  # the turn's steps and tokens now reach this page
-    live.context.emitter = page.emitter
-    page.session.current_task = live.task  # this page's Stop stops the turn
+    live.context.session = context.session  # the turn's steps and tokens now reach this page
+    live.context.emitter = context.emitter
+    context.session.current_task = live.task  # this page's Stop stops the turn
     log.info("a page took over the running turn of its thread")
-    _announcing.add(asyncio.ensure_future(_announce(page.emitter, live.task)))
+    _announcing.add(asyncio.ensure_future(_announce(context.emitter, live.task)))
     return live.conv
 
 

@@ -10,6 +10,7 @@ never the conversation.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from typing import TYPE_CHECKING, Any
@@ -65,8 +66,9 @@ def restore(session: Session, thread: dict[str, Any], state: dict[str, Any]) -> 
         log.warning("%s", problem)
 
 
-def add_note(session: Session, usage: ThreadUsage, thread: dict[str, Any]) -> None:
-    """A message shown on resume only (added to what Chainlit sends, never stored)."""
+def add_note(session: Session, usage: ThreadUsage, thread: dict[str, Any]) -> str:
+    """A message shown on resume only (added to what Chainlit sends, never stored); returns its
+    id."""
     from brainchat.ui.render import AUTHOR
 
     lines = [
@@ -81,9 +83,10 @@ def add_note(session: Session, usage: ThreadUsage, thread: dict[str, Any]) -> No
         steps = "; ".join(label(e) for e in pending)
         lines.append(f"EEG study ({steps}): restored at the first EEG tool call.")
     now = utc_now()
+    note_id = str(uuid.uuid4())
     thread.setdefault("steps", []).append(
         {
-            "id": str(uuid.uuid4()),
+            "id": note_id,
             "threadId": thread.get("id"),
             "parentId": None,
             "type": "assistant_message",
@@ -98,6 +101,32 @@ def add_note(session: Session, usage: ThreadUsage, thread: dict[str, Any]) -> No
             "waitForAnswer": False,
         }
     )
+    return note_id
+
+
+_offers: set[asyncio.Future[None]] = set()  # kept until sent (asyncio holds tasks weakly)
+OFFER_AFTER = 0.5  # seconds: after Chainlit has sent the page the thread it resumes
+
+
+def offer_export(session: Session, note_id: str) -> None:
+    """Under the resume note, the Export button, when the thread has a study to export: a
+    page's buttons are not stored with the thread, and the button under the answer that changed
+    the study is gone after a reload. Sent once Chainlit has sent the thread (the note exists)."""
+    if not (session.study.pending or session.study.log):
+        return
+
+    async def send() -> None:
+        from brainchat.ui.render import export_button
+
+        await asyncio.sleep(OFFER_AFTER)
+        try:
+            await export_button().send(for_id=note_id)
+        except Exception:  # noqa: BLE001 - the page went again: nothing to offer it
+            log.info("the export button could not be offered on resume")
+
+    task = asyncio.ensure_future(send())
+    _offers.add(task)
+    task.add_done_callback(_offers.discard)
 
 
 def mark_answer(renderer: Any, event: RunFinished, question_id: str | None) -> None:
