@@ -161,9 +161,8 @@ def _zombie(pid: int) -> bool:
 
 
 async def test_the_memory_limit_is_the_operating_systems_and_ends_one_step(data) -> None:
-    """A kernel limited to 1,000 MB of address space (~550 MB mapped once two files are
-    loaded): a resample to 10 kHz needing ~1 GB more fails with the limit named; the study is
-    unchanged and the next step works."""
+    """A kernel limited to 1,000 MB of data: a resample of two loaded files to 10 kHz, needing
+    ~1 GB more, fails with the limit named; the study is unchanged and the next step works."""
     pool = KernelPool(memory_mb=1000)
     try:
         user = User(data, pool)

@@ -47,8 +47,9 @@ class KernelVars(Declared):
     kernel_memory_mb: int = var(
         8_000,
         "BRAINCHAT_KERNEL_MEMORY_MB",
-        "the memory (address space) the operating system lets one study's process map; past "
-        "it the step fails with a clear message and the app goes on (`0`: no limit)",
+        "the memory (its heap and arrays, not reserved address space) the operating system "
+        "lets one study's process use; past it the step fails with a clear message and the "
+        "app goes on (`0`: no limit)",
         ge=0,
         le=10_000_000,
         unit="MB",

@@ -48,7 +48,7 @@ class KernelStudy:
         self._mirror = Mirror()
         self._conn: KernelConnection | None = None
         self._opening = asyncio.Lock()
-        self._settling: asyncio.Future[None] | None = None
+        self._settling: set[asyncio.Future[None]] = set()  # stopped calls not yet settled
         self._release_when_idle = False  # the page went while a step ran
 
     # -- what the app reads --------------------------------------------------------------
@@ -93,6 +93,7 @@ class KernelStudy:
         call_id, name = current_tool_call()
         info = self.settings_info() if self.settings_info is not None else {}
         call = Call(number, tool, args, call_id, name or tool, info)
+        stopped = False
         try:
             if not conn.send(call):
                 queue.put_nowait(Gone(conn.process.ended() or "its connection closed"))
@@ -114,11 +115,14 @@ class KernelStudy:
                         "before this one, at the next EEG step"
                     )
         except asyncio.CancelledError:
+            stopped = True  # the call stays open until the kernel has settled it
             conn.send(Stop(number))
-            self._settling = asyncio.ensure_future(self._settle(conn, number, queue))
+            settling = asyncio.ensure_future(self._settle(conn, number, queue))
+            self._settling.add(settling)
+            settling.add_done_callback(self._settling.discard)
             raise
         finally:
-            if self._settling is None or self._settling.done():
+            if not stopped:
                 conn.close_call(number)
             if self._release_when_idle and not conn.busy and self._conn is conn:
                 self._end_kernel()
@@ -128,8 +132,8 @@ class KernelStudy:
 
     async def settled(self) -> None:
         """Wait until a stopped step has freed the study (or its kernel was ended)."""
-        if self._settling is not None:
-            await asyncio.shield(self._settling)
+        if self._settling:
+            await asyncio.shield(asyncio.gather(*self._settling))
 
     async def release(self) -> None:
         """The page has gone: end the kernel; its study comes back from the log when needed.
@@ -144,10 +148,10 @@ class KernelStudy:
     # -- the kernel ----------------------------------------------------------------------
     async def _ready(self) -> KernelConnection:
         self._release_when_idle = False  # in use again: the idle reaper ends it later
-        if self._settling is not None and not self._settling.done():
+        if self._settling:
             call_id, name = current_tool_call()
             emit(ToolProgress(call_id=call_id, name=name, message=FINISHING))
-            await asyncio.shield(self._settling)
+            await self.settled()
         async with self._opening:
             if self._conn is None or self._conn.ended:
                 self._conn = None
@@ -160,13 +164,17 @@ class KernelStudy:
             return self._conn
 
     async def _settle(self, conn: KernelConnection, number: int, queue: asyncio.Queue) -> None:
-        """After a Stop: the kernel's word that the study is free, or the kernel ends."""
+        """After a Stop: the kernel's word that the study is free (or that the step had finished
+        just before: its result is kept), else the kernel ends."""
         try:
             async with asyncio.timeout(STOP_GRACE):
                 while True:
                     message = await queue.get()
-                    if isinstance(message, Settled):
+                    if isinstance(message, Settled) or (
+                        isinstance(message, Done) and not message.cancelled
+                    ):
                         self._take(message.mirror)
+                        conn.close_call(number)
                         return
                     if isinstance(message, Gone):
                         break

@@ -14,6 +14,7 @@ import atexit
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from brainchat.eeg.kernel.connection import KernelConnection
 from brainchat.eeg.kernel.launcher import Launcher, LocalLauncher
@@ -60,7 +61,12 @@ class KernelPool:
                 await asyncio.sleep(POLL)
         finally:
             self.queue = [(t, o) for t, o in self.queue if t is not turn]
-        process = await asyncio.to_thread(self.launcher.start, self.memory_mb)
+        starting = asyncio.ensure_future(asyncio.to_thread(self.launcher.start, self.memory_mb))
+        try:
+            process = await asyncio.shield(starting)
+        except asyncio.CancelledError:  # stopped while it started: it must not live on unowned
+            starting.add_done_callback(_kill_started)
+            raise
         conn = KernelConnection(process, owner)
         self.live.append(_Live(conn, evict))
         return conn
@@ -119,6 +125,11 @@ class KernelPool:
         live.evict()
         live.conn.end()
         self.forget(live.conn)
+
+
+def _kill_started(starting: asyncio.Future[Any]) -> None:
+    if not starting.cancelled() and starting.exception() is None:
+        starting.result().kill()
 
 
 def _waiting(place: int, running: int) -> None:

@@ -28,11 +28,15 @@ NICE = 10  # a kernel's scheduling priority below the app's (0), as a job schedu
 
 
 def limit_memory(mb: int) -> None:
-    """Let the OS refuse this process more than `mb` MB of address space (MemoryError then)."""
+    """Let the OS refuse this process more than `mb` MB of data (MemoryError then).
+
+    RLIMIT_DATA counts what the process writes to: its heap and anonymous maps (numpy's and
+    torch's arrays), not address space it only reserves (a CUDA runtime reserves tens of GB,
+    which RLIMIT_AS would refuse at its first use of the GPU)."""
     if mb > 0:
         import resource
 
-        resource.setrlimit(resource.RLIMIT_AS, (mb * MB, mb * MB))
+        resource.setrlimit(resource.RLIMIT_DATA, (mb * MB, mb * MB))
 
 
 def mirror(study: Any) -> Mirror:
