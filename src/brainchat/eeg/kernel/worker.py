@@ -11,6 +11,7 @@ import asyncio
 import contextvars
 import functools
 import os
+import pickle
 import signal
 import sys
 import threading
@@ -73,6 +74,22 @@ class Kernel:
         with self._send_lock:
             self.conn.send(message)
 
+    def emit(self, number: int, event: Any) -> None:
+        """An event of call `number`; one that cannot be sent is dropped, never failing the step
+        (the app gone: the kernel ends when its inbox sees it)."""
+        try:
+            self.send(Emitted(number, event))
+        except (OSError, TypeError, AttributeError, pickle.PicklingError):
+            pass
+
+    def finish(self, number: int, ok: bool, value: Any, name: str) -> None:
+        """The call's answer; a value that cannot be sent becomes an error the app can show."""
+        try:
+            self.send(Done(number, ok, value, mirror(self.study)))
+        except (TypeError, AttributeError, pickle.PicklingError) as exc:
+            text = f"{name} failed: its result could not be sent back ({type(exc).__name__})"
+            self.send(Done(number, False, text, mirror(self.study)))
+
     async def serve(self) -> None:
         loop = asyncio.get_running_loop()
         inbox: asyncio.Queue[Any] = asyncio.Queue()
@@ -102,7 +119,7 @@ class Kernel:
 
     async def run(self, call: Call) -> None:
         events.set_tool_call(call.call_id, call.name)
-        events._sink.set(lambda event: self.send(Emitted(call.id, event)))
+        events._sink.set(functools.partial(self.emit, call.id))
         self.study.settings_info = lambda: dict(call.info)
         try:
             if call.tool == EXPORT:
@@ -118,20 +135,18 @@ class Kernel:
             self.send(Settled(call.id, mirror(self.study)))
             return
         except ToolException as exc:
-            self.send(Done(call.id, False, _portable(exc), mirror(self.study)))
+            self.finish(call.id, False, _portable(exc), call.name)
             return
         except Exception as exc:  # noqa: BLE001 - any failure is the tool's, told as text
             first = str(exc).splitlines()[0][:300] if str(exc) else ""
-            text = f"{call.name} failed: {type(exc).__name__}: {first}"
-            self.send(Done(call.id, False, text, mirror(self.study)))
+            self.finish(call.id, False, f"{call.name} failed: {type(exc).__name__}: {first}",
+                        call.name)  # fmt: skip
             return
-        self.send(Done(call.id, True, value, mirror(self.study)))
+        self.finish(call.id, True, value, call.name)
 
 
 def _portable(exc: ToolException) -> Any:
     """The exception itself when it survives pickling (a ToolError keeps its next call)."""
-    import pickle
-
     try:
         pickle.loads(pickle.dumps(exc))
     except Exception:  # noqa: BLE001 - an exception carrying something unpicklable: its text
