@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from e2e.conftest import ROOT
-from e2e.sio_client import password_login
+from e2e.sio_client import ChainlitSocket, password_login
 
 MB = 2**20
 
@@ -42,6 +42,15 @@ async def login(app: str, name: str, password: str) -> str:
     cookie = await password_login(app, name, password)
     assert cookie, f"{name} could not log in"
     return cookie
+
+
+async def chat_as(app: str, name: str, password: str) -> tuple[ChainlitSocket, str]:
+    """A logged-in user's socket with its chat started, and the login cookie."""
+    cookie = await login(app, name, password)
+    client = ChainlitSocket()
+    await client.connect(app, origin=None, cookie=cookie)
+    await client.start_chat()
+    return client, cookie
 
 
 def multipart(name: str, size: int, boundary: str) -> tuple[bytes, int, bytes]:

@@ -20,7 +20,7 @@ from brainchat.testing.scripted_server import Call, Text, ToolCalls
 from e2e import conftest as e2e
 from e2e.conftest import spec
 from e2e.sio_client import ChainlitSocket
-from security.exhaustion import add_accounts, login, reset_peak, status_kb, upload
+from security.exhaustion import add_accounts, chat_as, reset_peak, status_kb, upload
 
 pytestmark = pytest.mark.attack
 app_factory = e2e.app_factory
@@ -42,11 +42,7 @@ def app(model_server, app_factory, home) -> str:
 
 
 async def connect(app: str, name: str) -> tuple[ChainlitSocket, str]:
-    cookie = await login(app, name, PASSWORDS[name])
-    client = ChainlitSocket()
-    await client.connect(app, origin=None, cookie=cookie)
-    await client.start_chat()
-    return client, cookie
+    return await chat_as(app, name, PASSWORDS[name])
 
 
 def marker_zip(folder: Path, markers: int) -> Path:

@@ -21,7 +21,15 @@ from brainchat.eeg.io.synthetic import make_recording, write_raw
 from e2e import conftest as e2e
 from e2e.conftest import spec
 from e2e.sio_client import ChainlitSocket
-from security.exhaustion import MB, add_accounts, login, raw_upload, reset_peak, status_kb, upload
+from security.exhaustion import (
+    MB,
+    add_accounts,
+    chat_as,
+    raw_upload,
+    reset_peak,
+    status_kb,
+    upload,
+)
 
 pytestmark = pytest.mark.attack
 app_factory = e2e.app_factory
@@ -52,11 +60,7 @@ def edf(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 async def connect(app: str, name: str) -> tuple[ChainlitSocket, str]:
-    cookie = await login(app, name, PASSWORDS[name])
-    client = ChainlitSocket()
-    await client.connect(app, origin=None, cookie=cookie)
-    await client.start_chat()
-    return client, cookie
+    return await chat_as(app, name, PASSWORDS[name])
 
 
 def user_files(home: Path, name: str) -> list[Path]:
