@@ -23,12 +23,48 @@ MISSING = {  # what a stage lacks, and the tool that makes it
 
 
 @dataclass(frozen=True)
+class Fitted:
+    """What a kind of step learns from the data of all trials together (see `STEP_KINDS`)."""
+
+    name: str  # the step as a user knows it ("ICA")
+    learned: str  # what it estimated from the data ("its unmixing")
+
+
+# Every kind of preprocessing step (Step.op), declared with what it learns from the data of all
+# trials together; None: nothing, a fixed transform of each sample or channel. Preprocessing runs
+# on the continuous recordings, before epoching and so before any split or fold: a step that
+# learns from all trials learned from the ones later held out too, and every score after it
+# names it as a leakage risk (core/leakage.py). A Step of an undeclared kind is refused.
+STEP_KINDS: dict[str, Fitted | None] = {
+    "bandpass": None,  # a fixed FIR filter, its coefficients from the band alone
+    "notch": None,
+    "resample": None,
+    "reference": None,  # the average or given channels, subtracted sample by sample
+    "select": None,  # channels the user named
+    "montage": None,  # electrode positions
+    "ica": Fitted("ICA", "its unmixing"),  # fitted on the whole continuous recordings
+}
+
+
+@dataclass(frozen=True)
 class Step:
     """One preprocessing step, replayable on the data as loaded."""
 
     op: str
     params: dict[str, Any]
     label: str
+
+    def __post_init__(self) -> None:
+        if self.op not in STEP_KINDS:
+            raise ValueError(
+                f"step kind {self.op!r} is not declared in STEP_KINDS (eeg/core/state.py): "
+                "declare whether it learns from the data of all trials"
+            )
+
+    @property
+    def fitted(self) -> Fitted | None:
+        """What this step learned from all trials (None: a fixed transform)."""
+        return STEP_KINDS[self.op]
 
 
 @dataclass(frozen=True)

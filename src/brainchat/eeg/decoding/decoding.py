@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 from langchain_core.tools import ToolException
 
+from brainchat.eeg.core.leakage import leakage_notes
 from brainchat.eeg.core.state import Op, Step, StudyState, TrainedModel
 from brainchat.events import ToolImage, ToolProgress, current_tool_call, emit
 from brainchat.tools.errors import ToolError, call
@@ -91,9 +92,13 @@ def train_op(cfg) -> Op:
             if h.get("val_acc")
             else ""
         )
-        return new, (
-            f"trained '{name}' on {fit.device} in {fit.seconds:.1f} s: train acc "
-            f"{h['acc'][-1]:.2f}{val}. Call evaluate_model('{name}') for test metrics"
+        notes = leakage_notes(state.history, "validation") if val else []
+        return new, "\n".join(
+            [
+                f"trained '{name}' on {fit.device} in {fit.seconds:.1f} s: train acc "
+                f"{h['acc'][-1]:.2f}{val}. Call evaluate_model('{name}') for test metrics",
+                *(f"note: {n}" for n in notes),
+            ]
         )
 
     return op
@@ -148,6 +153,7 @@ def evaluate_op(name: str | None) -> Op:
         lines.append(
             f"confusion (rows true, cols predicted, {'/'.join(classes)}): {res['confusion']}"
         )
+        lines += [f"note: {n}" for n in leakage_notes(state.history, "test")]
         lines.append(
             emit_image(
                 plots.confusion(res["confusion"], classes, f"{key} confusion matrix"),

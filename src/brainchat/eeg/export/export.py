@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import ToolException
 
+from brainchat.eeg.core.leakage import leakage_notes
 from brainchat.eeg.core.state import Op, StudyState
 from brainchat.eeg.io.paths import relative_name, resolve_in_data_dir
 from brainchat.events import ToolFile, current_tool_call, emit
@@ -118,8 +119,10 @@ def write_export(
         {"file": Path(r.name).as_posix(), "subject": r.subject, "session": r.session,
          "format": r.fmt, **({"damage": r.damage} if r.damage else {})} for r in state.recordings
     ]  # fmt: skip
+    notes = {"test": leakage_notes(state.history, "test"),
+             "crossval": leakage_notes(state.history, "crossval")}  # fmt: skip
     script = build_script(  # no server path in it: recordings are named relative to DATA_DIR
-        log, recordings, version=versions()["brainchat"], when=when, name=f"{stem}.py"
+        log, recordings, version=versions()["brainchat"], when=when, name=f"{stem}.py", notes=notes
     )
     metrics = _metrics(state)
     report = build_report(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
+from brainchat.eeg.core.leakage import leakage_notes
 from brainchat.eeg.core.state import StudyState
 from brainchat.eeg.export.export_script import step_label
 from brainchat.eeg.io.loading import class_counts
@@ -159,9 +160,11 @@ def _metrics(state: StudyState, metrics: dict[str, dict[str, Any]]) -> str:
         confusions.append(f"<h3>{_e(name)}</h3>" + _table(head, cm, "confusion"))
     head = ["model", "kind", "test epochs", "accuracy", "balanced accuracy", "kappa", "ROC AUC",
             "device", "training time", "hyper-parameters"]  # fmt: skip
+    notes = "".join(f"<p>Note: {_e(n)}</p>" for n in leakage_notes(state.history, "test"))
     return (
         "<h2>Metrics (test set)</h2>"
         + _table(head, rows, "metrics")
+        + notes
         + _table(["model", "class", "precision", "recall", "F1", "support"], per_class)
         + "<h2>Confusion matrices</h2><p>Rows: true class; columns: predicted class.</p>"
         + "".join(confusions)

@@ -52,6 +52,8 @@ class Context:
     recordings: list[dict[str, str]]  # file, subject, session, format (from the study)
     kinds: set[str] = field(default_factory=set)  # model kinds trained (which classes to inline)
     crossval: set[str] = field(default_factory=set)  # pipelines cross-validated
+    # the leakage notes of the study's scores (core/leakage.py), per kind: "test", "crossval"
+    notes: dict[str, list[str]] = field(default_factory=dict)
 
 
 Template = Callable[[Entry, Context], str]
@@ -193,7 +195,12 @@ def _train(entry: Entry, ctx: Context) -> str:
     if kind != "csp_lda" and kind not in NETWORKS:
         raise ToolException(_refusal(entry, f"model '{kind}'"))
     ctx.kinds.add(str(kind))
-    return f"train(epochs, split, {_py(cfg)})"
+    return f"train(epochs, split, {_py(cfg)})" + _notes(ctx, "test")
+
+
+def _notes(ctx: Context, scores: str) -> str:
+    """The lines that print the study's leakage notes of these scores (as its report has them)."""
+    return "".join(f"\nnote({_py(n)})" for n in ctx.notes.get(scores, []))
 
 
 def _crossval(entry: Entry, ctx: Context) -> str:
@@ -203,7 +210,7 @@ def _crossval(entry: Entry, ctx: Context) -> str:
     cfg = entry["config"]
     ctx.crossval |= set(cfg["pipelines"])
     ctx.kinds |= {p for p in cfg["pipelines"] if p in CV_NETWORKS}  # their classes are inlined
-    return crossval_call(cfg)
+    return crossval_call(cfg) + _notes(ctx, "crossval")
 
 
 TEMPLATES: dict[str, Template] = {
@@ -287,7 +294,8 @@ DATA_DIR is the data folder the recordings' paths are relative to; by default th
 was exported into (it lies in DATA_DIR/exports/); give it when the script was downloaded.
 Progress goes to stderr; the last line of stdout is one JSON object: recordings, epoch counts,
 split sizes, test metrics per model and cross-validation scores and statistics (printed above it
-as a table too). Same files, same library versions and the same device
+as a table too), and the notes printed with them (a step fitted on all trials, named as a
+leakage risk). Same files, same library versions and the same device
 give the same epochs, CSP+LDA accuracy and cross-validation scores; a network's accuracy may differ slightly on another
 machine, thread count or library version (floating-point order).
 """
@@ -317,9 +325,11 @@ def build_script(
     version: str,
     when: str,
     name: str,
+    notes: dict[str, list[str]] | None = None,
 ) -> str:
-    """The script for `log`; a ToolException names the first entry that has no template."""
-    ctx = Context(recordings)
+    """The script for `log` (`notes`: the study's leakage notes, core/leakage.py, per kind of
+    score); a ToolException names the first entry that has no template."""
+    ctx = Context(recordings, notes=notes or {})
     blocks = []
     for i, entry in enumerate(log, 1):
         template = TEMPLATES.get(entry.get("op", ""))

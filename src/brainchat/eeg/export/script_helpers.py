@@ -360,6 +360,14 @@ def train(epochs, split, cfg) -> None:
     log(f"{name}: test accuracy {res['accuracy']:.3f} on {res['n_test']} epochs")
 
 
+def note(text: str) -> None:
+    """A caveat of the scores just printed (brainchat's tool results and report say it too)."""
+    print(f"note: {text}", flush=True)
+    notes = RESULTS.setdefault("notes", [])
+    if text not in notes:
+        notes.append(text)
+
+
 def versions() -> dict[str, str]:
     import platform
 

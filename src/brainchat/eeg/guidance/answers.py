@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from brainchat.eeg.core.leakage import MARK
+
 STATE = {
     "evaluate_model": "(State from this result: the accuracy, balanced accuracy or kappa when "
     "given, the per-class scores and the split, as written.)",
@@ -21,11 +23,22 @@ STATE = {
 # the score's name as the cross_validate result writes it ("...; score ROC AUC (chance ~0.5)")
 SCORE_NAME = re.compile(r"; score (.{1,40}?) \(chance")
 PAIRED = ", the paired test with its W and p,"
+LEAKAGE = f"the leakage risk it names ('{MARK} ...'), as written"
 
 
 def state_line(name: str, result: str) -> str | None:
     """What to state from `name`'s result (None: nothing particular). A cross_validate line
-    names its score, and asks for no paired test where none ran (one pipeline)."""
+    names its score, and asks for no paired test where none ran (one pipeline); a result that
+    names a leakage risk asks for it too (a score without it reads as clean)."""
+    line = _scores_line(name, result)
+    if MARK not in result:
+        return line
+    if line is None:
+        return f"(State from this result {LEAKAGE}.)"
+    return f"{line.removesuffix('.)')}; and {LEAKAGE}.)"
+
+
+def _scores_line(name: str, result: str) -> str | None:
     line = STATE.get(name)
     if line is None or name != "cross_validate":
         return line

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel, Field, field_validator
 
+from brainchat.eeg.core.leakage import leakage_notes
 from brainchat.eeg.core.state import Op, StudyState
 from brainchat.eeg.study.study import Study
 from brainchat.eeg.tools.toolkit import TRAINING_MODULES, make_tool, preload, run_op
@@ -70,17 +71,6 @@ def _progress(done: int, total: int) -> None:
     )
 
 
-def leakage_notes(state: StudyState) -> list[str]:
-    """Steps of the study that learned from every trial before the folds were cut."""
-    return [
-        f"leakage risk: '{s.label}' was fitted on all trials (ICA learned its unmixing from the "
-        "test folds too) before cross-validation; its scores may be optimistic. For a clean "
-        "estimate, reset_preprocessing and cross-validate without ICA"
-        for s in state.history
-        if s.op == "ica"
-    ]
-
-
 def crossval_record(cfg) -> dict[str, Any]:
     """The log entry of a cross_validate call; its op adds the result (`result`) when it ends,
     so a resumed conversation gets it back without refitting, and the export reruns it."""
@@ -117,7 +107,7 @@ def crossval_op(cfg, record: dict[str, Any] | None = None) -> Op:
             raise ToolException(
                 f"cross-validation stopped after {exc.done} of {exc.total} folds; nothing kept"
             ) from None
-        res = replace(res, notes=[*res.notes, *leakage_notes(state)])
+        res = replace(res, notes=[*res.notes, *leakage_notes(state.history, "crossval")])
         title = f"{cfg.protocol} scores per subject"
         classes = "/".join(eps.classes)
         text = table(res).replace(" epochs,", f" epochs ({classes}),", 1)
