@@ -13,7 +13,7 @@ import pytest
 
 from brainchat.eeg.io import synthetic
 from brainchat.eeg.protocols import pipelines
-from brainchat.eeg.protocols.crossval import CVConfig, cross_validate_arrays
+from brainchat.eeg.protocols.crossval import CVConfig, cross_validate_arrays, scored_parts
 from brainchat.eeg.protocols.folds import FoldTask, run_fold
 from brainchat.eeg.protocols.splits import make_folds
 
@@ -77,10 +77,16 @@ def test_shared_covariances_give_the_whole_pipelines_scores(arrays, in_process, 
     records = iter(res.records)
     for name in cfg.pipelines:
         for k, f in enumerate(folds):
-            whole = run_fold(FoldTask(name, X, y, f.train, f.test, sfreq, 3, k, 2))
-            r = next(records)
-            assert (r.pipeline, r.subject, r.session) == (name, f.subject, f.session)
-            assert (r.score, r.null) == (whole.score, whole.null)
+            parts = scored_parts(f, sessions)
+            whole = run_fold(
+                FoldTask(
+                    name, X, y, f.train, f.test, sfreq, 3, k, 2, parts=tuple(t for _, t in parts)
+                )
+            )
+            for (session, _), part, null in zip(parts, whole.parts, whole.null, strict=True):
+                r = next(records)
+                assert (r.pipeline, r.subject, r.session) == (name, f.subject, session)
+                assert (r.score, r.null) == (part.score, null)
 
 
 def test_what_learns_is_fitted_on_the_training_covariances_only(

@@ -154,7 +154,7 @@ async def test_a_cross_validated_network_reruns_from_the_same_seeds(
     rerun = rerun["crossval"]["cross_subject"]
     print("eegnet per fold: study", _by_fold(study), "script", _by_fold(rerun))
     for key, score in _by_fold(study).items():
-        [record] = [r for r in study["records"] if r["subject"] == key[1]]
+        [record] = [r for r in study["records"] if (r["subject"], r["session"]) == key[1:3]]
         assert abs(_by_fold(rerun)[key] - score) <= 1 / record["n_test"] + 1e-9, key
     [mine], [theirs] = study["summaries"], rerun["summaries"]
     assert theirs["chance"] == pytest.approx(mine["chance"], abs=0.1)

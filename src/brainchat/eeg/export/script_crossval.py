@@ -35,7 +35,7 @@ def _section(name: str) -> str:
 
 def _copied() -> str:
     """brainchat's folds, pipelines, scorer and statistics, as source text."""
-    from brainchat.eeg.protocols import folds, pipelines, splits, stats
+    from brainchat.eeg.protocols import crossval, folds, pipelines, report, splits, stats
 
     constants = "\n".join(
         f"{name} = {getattr(module, name)!r}"
@@ -52,13 +52,15 @@ def _copied() -> str:
         splits.ProtocolError, splits.Fold, splits.make_folds, splits._ordered,
         splits._within_session, splits._cross_session, splits._cross_subject,
         pipelines.build, pipelines._whole, pipelines.bands_below, pipelines.FilterBankCSP,
-        folds.scorer_name, folds.score,
-        stats.FoldRecord, stats.PipelineSummary, stats.PairedTest, stats._mean, stats.summarise,
-        stats._by_subject, stats.paired_tests,
+        folds.scorer_name, folds.score, folds.PartScore, folds.part_score, crossval.scored_parts,
+        stats.FoldRecord, stats.PipelineSummary, stats.PairedTest, stats._mean, stats._spread,
+        stats._p, stats.summarise, stats._by_subject, stats.paired_tests, stats._few_differences,
+        crossval.unscored_notes, report.chance_text, report.shows_balanced,
     ]  # fmt: skip
     code = "\n\n".join(textwrap.dedent(inspect.getsource(p)).strip() for p in parts)
     imports = (
-        "import math\nfrom dataclasses import dataclass, field\n\n"
+        "import math\nimport warnings\nfrom dataclasses import dataclass, field\n"
+        "from types import SimpleNamespace\n\n"
         "from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin\n"
     )
     return imports + "\n" + constants + "\n\n\n" + code + "\n"

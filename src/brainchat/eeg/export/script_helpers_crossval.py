@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 import time
+from types import SimpleNamespace
+from typing import Any
 
 import mne
 import numpy as np
@@ -22,8 +24,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from brainchat.eeg.export.script_helpers import RESULTS, log
 from brainchat.eeg.export.script_helpers_torch import train_network
-from brainchat.eeg.protocols.folds import score, scorer_name
+from brainchat.eeg.protocols.crossval import scored_parts, unscored_notes
+from brainchat.eeg.protocols.folds import part_score, score, scorer_name
 from brainchat.eeg.protocols.pipelines import build
+from brainchat.eeg.protocols.report import chance_text, shows_balanced
 from brainchat.eeg.protocols.splits import make_folds
 from brainchat.eeg.protocols.stats import FoldRecord, paired_tests, summarise
 
@@ -31,51 +35,59 @@ from brainchat.eeg.protocols.stats import FoldRecord, paired_tests, summarise
 # === section: crossval
 
 
-def run_fold(name, X, y, train, test, sfreq, seed, fold_id, permutations, params):
-    """One pipeline on one fold: the observed score, then one score per permutation of the
-    training labels (brainchat.eeg.protocols.folds.run_fold: the same seeds)."""
+def run_fold(name, X, y, train, parts, sfreq, seed, fold_id, permutations, params):
+    """One pipeline on one fold: the observed scores of each test part (session), then one
+    score per part and permutation of the training labels
+    (brainchat.eeg.protocols.folds.run_fold: the same seeds)."""
     n_classes = len(np.unique(y))
-    Xtr, ytr, Xte, yte = X[train], y[train], X[test], y[test]
+    Xtr, ytr = X[train], y[train]
 
-    def fit_score(labels):
+    def fit(labels):
         est = build(name, X.shape[1], sfreq, seed, **params)
         with mne.utils.use_log_level("error"):
-            est.fit(Xtr, labels)
-        return score(est, Xte, yte, n_classes)
+            return est.fit(Xtr, labels)
 
     start = time.perf_counter()
-    observed = fit_score(ytr)
+    est = fit(ytr)
+    observed = [part_score(est, X[t], y[t], n_classes) for t in parts]
     seconds = time.perf_counter() - start
-    null = []
+    null: list[list[float]] = [[] for _ in parts]
     for k in range(permutations):
         rng = np.random.default_rng([seed, fold_id, k])
-        null.append(fit_score(rng.permutation(ytr)))
-    return observed, tuple(null), seconds
+        est = fit(rng.permutation(ytr))
+        for i, t in enumerate(parts):
+            null[i].append(score(est, X[t], y[t], n_classes))
+    return observed, [tuple(n) for n in null], seconds
 
 
 def cross_validate(epochs, protocol, pipelines, folds, permutations, seed, net_epochs):
     """Every pipeline through every fold of the protocol, then the statistics
     (brainchat.eeg.protocols.crossval.cross_validate_arrays)."""
     X, y, sfreq = epochs["X"], np.asarray(epochs["y"]), float(epochs["sfreq"])
-    cut, notes = make_folds(protocol, y, epochs["subjects"], epochs["sessions"], folds, seed)
+    sessions = np.asarray(epochs["sessions"]).astype(str)
+    cut, notes = make_folds(protocol, y, epochs["subjects"], sessions, folds, seed)
     records = []
     for name in pipelines:
         params = {"epochs": net_epochs} if name in ("eegnet", "shallowconvnet", "sccnet") else {}
         for fold_id, f in enumerate(cut):
-            s, null, secs = run_fold(
-                name, X, y, f.train, f.test, sfreq, seed, fold_id, permutations, params
-            )
-            records.append(
-                FoldRecord(name, f.subject, f.session, f.index, s, null, len(f.train),
-                           len(f.test), secs)
+            parts = scored_parts(f, sessions)
+            observed, null, secs = run_fold(
+                name, X, y, f.train, [t for _, t in parts], sfreq, seed, fold_id, permutations,
+                params,
             )  # fmt: skip
-            log(
-                f"{protocol} {name} subject {f.subject} session {f.session} fold {f.index}: {s:.3f}"
-            )
+            for (session, test), part, part_null in zip(parts, observed, null, strict=True):
+                records.append(
+                    FoldRecord(name, f.subject, session, f.index, part.score, part_null,
+                               len(f.train), len(test), secs, part.balanced, part.kappa, part.why)
+                )  # fmt: skip
+                log(f"{protocol} {name} subject {f.subject} session {session} fold {f.index}: "
+                    f"{part.score:.3f}")  # fmt: skip
     summaries = [summarise(records, name) for name in pipelines]
+    counts = [int(c) for c in np.bincount(y)]
     result = crossval_json(
-        protocol, scorer_name(len(np.unique(y))), records, summaries, paired_tests(summaries), notes
-    )
+        protocol, scorer_name(len(counts)), records, summaries, paired_tests(summaries),
+        [*notes, *unscored_notes(records)], counts,
+    )  # fmt: skip
     RESULTS.setdefault("crossval", {})[protocol] = result
     print_crossval(result)
 
@@ -84,11 +96,12 @@ def _plain(value):
     return None if value is None or not math.isfinite(value) else float(value)
 
 
-def crossval_json(protocol, scoring, records, summaries, tests, notes):
+def crossval_json(protocol, scoring, records, summaries, tests, notes, counts):
     """The result as brainchat keeps it (brainchat.eeg.protocols.result_json.to_json)."""
     return {
         "protocol": protocol,
         "scoring": scoring,
+        "class_counts": counts,
         "records": [
             {
                 "pipeline": r.pipeline,
@@ -98,6 +111,9 @@ def crossval_json(protocol, scoring, records, summaries, tests, notes):
                 "score": _plain(r.score),
                 "n_train": r.n_train,
                 "n_test": r.n_test,
+                "balanced_accuracy": _plain(r.balanced),
+                "kappa": _plain(r.kappa),
+                **({"not_scored": r.why} if r.why else {}),
             }
             for r in records
         ],  # fmt: skip
@@ -110,6 +126,9 @@ def crossval_json(protocol, scoring, records, summaries, tests, notes):
                 "p_value": _plain(s.p_value),
                 "permutations": s.permutations,
                 "per_subject": {k: _plain(v) for k, v in s.per_subject.items()},
+                "per_subject_p": dict(s.per_subject_p),
+                "balanced_accuracy": [_plain(v) for v in s.balanced],
+                "kappa": [_plain(v) for v in s.kappa],
             }
             for s in summaries
         ],  # fmt: skip
@@ -133,8 +152,14 @@ def _f(value, digits=3):
 
 
 def print_crossval(result):
-    """The scores per fold and the statistics, as lines on stdout."""
-    print(f"cross-validation {result['protocol']} (score: {result['scoring']})")
+    """The scores per fold and the statistics, as lines on stdout; the chance level as
+    brainchat states it (report.chance_text), balanced accuracy and kappa where it shows them."""
+    counts = result["class_counts"]
+    shape: Any = SimpleNamespace(
+        scoring=result["scoring"], n_classes=len(counts), class_counts=counts
+    )
+    print(f"cross-validation {result['protocol']} (score: {result['scoring']}; "
+          f"{chance_text(shape)})")  # fmt: skip
     for r in result["records"]:
         print(f"  {r['pipeline']} subject {r['subject']} session {r['session']} fold {r['fold']}: "
               f"{_f(r['score'])} ({r['n_train']} train, {r['n_test']} test)")  # fmt: skip
@@ -146,8 +171,17 @@ def print_crossval(result):
             else "no permutations"
         )
         subjects = " ".join(f"{k} {_f(v, 2)}" for k, v in s["per_subject"].items())
-        print(f"  {s['pipeline']}: {_f(s['mean'])} ± {_f(s['sd'])} over subjects; {chance}; "
-              f"per subject: {subjects}")  # fmt: skip
+        balanced = (
+            f"; balanced accuracy {_f(s['balanced_accuracy'][0])} ± "
+            f"{_f(s['balanced_accuracy'][1])}, kappa {_f(s['kappa'][0])} ± {_f(s['kappa'][1])}"
+            if shows_balanced(shape)
+            else ""
+        )
+        print(f"  {s['pipeline']}: {_f(s['mean'])} ± {_f(s['sd'])} over subjects; {chance}"
+              f"{balanced}; per subject: {subjects}")  # fmt: skip
+        if s["per_subject_p"]:
+            ps = ", ".join(f"{k} p={_f(v)}" for k, v in s["per_subject_p"].items())
+            print(f"  {s['pipeline']} per-subject permutation test: {ps}")
     for t in result["tests"]:
         stat = (
             f"W={_f(t['statistic'], 1)}, p={_f(t['p_value'])}"

@@ -47,6 +47,7 @@ class CVResult:
     subjects: tuple[str, ...] = ()
     sessions: int = 0  # (subject, session) groups
     n_classes: int = 2
+    class_counts: tuple[int, ...] = ()  # trials per class (index order) of all the epochs
 
 
 def fold_pools(folds: list[Fold]) -> tuple[list[np.ndarray], list[int]]:
@@ -82,6 +83,13 @@ def shared_covariances(
     return run_tasks(trial_covariances, [X[p] for p in pools], should_stop=should_stop)
 
 
+def scored_parts(fold: Fold, sessions: np.ndarray) -> tuple[tuple[str, np.ndarray], ...]:
+    """The fold's test trials as MOABB scores them: each session on its own (a cross_subject
+    fold holds every session of the held-out subject; the other protocols' folds hold one)."""
+    held = sessions[fold.test]
+    return tuple((str(s), fold.test[held == s]) for s in sorted(set(held.tolist())))
+
+
 def fold_tasks(
     cfg: CVConfig,
     X: np.ndarray,
@@ -89,10 +97,12 @@ def fold_tasks(
     folds: list[Fold],
     sfreq: float,
     covs: list[np.ndarray] | None = None,
+    sessions: np.ndarray | None = None,
 ) -> list[FoldTask]:
     """One task per pipeline and fold, holding its fold's group of trials (fold_pools); a
     PER_TRIAL_COVARIANCE pipeline's task holds the group's covariances (`covs`, one array per
-    group) when given, its raw trials otherwise."""
+    group) when given, its raw trials otherwise. With `sessions`, each task scores each test
+    session on its own (scored_parts). A group of every trial is X itself, not a copy."""
     from brainchat.eeg.protocols.pipelines import NETWORKS, PER_TRIAL_COVARIANCE
 
     pools, of_fold = fold_pools(folds)
@@ -107,10 +117,16 @@ def fold_tasks(
             if on_covs:
                 Xp = covs[k]  # type: ignore[index]
             else:
-                if k not in raw:
-                    raw[k] = X[pool]  # one copy per group, shared by its tasks
+                if k not in raw:  # one copy per group, shared by its tasks
+                    whole = len(pool) == len(X)  # pool is sorted and distinct: all trials
+                    raw[k] = X if whole else X[pool]
                 Xp = raw[k]
             train, test = np.searchsorted(pool, f.train), np.searchsorted(pool, f.test)
+            parts = (
+                tuple(np.searchsorted(pool, t) for _, t in scored_parts(f, sessions))
+                if sessions is not None
+                else ()
+            )
             extra = params if name in NETWORKS else {}
             tasks.append(
                 FoldTask(
@@ -125,6 +141,7 @@ def fold_tasks(
                     cfg.permutations,
                     extra,
                     covariances=on_covs,
+                    parts=parts,
                 )
             )
     return tasks
@@ -150,33 +167,51 @@ def cross_validate_arrays(
         covs = shared_covariances(cfg, X, fold_pools(folds)[0], should_stop)
     except Cancelled:
         raise Cancelled(0, len(cfg.pipelines) * len(folds)) from None
-    tasks = fold_tasks(cfg, X, y, folds, sfreq, covs)
+    sessions = np.asarray(sessions).astype(str)
+    tasks = fold_tasks(cfg, X, y, folds, sfreq, covs, sessions)
     scores: list[FoldScore] = run_tasks(run_fold, tasks, progress=progress, should_stop=should_stop)
-    records = [
-        FoldRecord(
-            t.pipeline,
-            folds[t.fold_id].subject,
-            folds[t.fold_id].session,
-            folds[t.fold_id].index,
-            s.score,
-            s.null,
-            len(t.train),
-            len(t.test),
-            s.seconds,
-        )
-        for t, s in zip(tasks, scores, strict=True)
-    ]
+    records = fold_records(tasks, scores, folds, sessions)
     summaries = [summarise(records, name) for name in cfg.pipelines]
-    groups = {(f.subject, f.session) for f in folds}
+    groups = {(r.subject, r.session) for r in records}
     return CVResult(
         cfg,
         scorer_name(len(np.unique(y))),
         records,
         summaries,
         paired_tests(summaries),
-        notes,
+        [*notes, *unscored_notes(records)],
         len(y),
         tuple(sorted({f.subject for f in folds})),
         len(groups),
         len(np.unique(y)),
+        tuple(int(c) for c in np.bincount(y)),
     )
+
+
+def fold_records(
+    tasks: list[FoldTask], scores: list[FoldScore], folds: list[Fold], sessions: np.ndarray
+) -> list[FoldRecord]:
+    """One record per task and scored part (a test session), in task order."""
+    records = []
+    for t, s in zip(tasks, scores, strict=True):
+        f = folds[t.fold_id]
+        for (session, test), part, null in zip(
+            scored_parts(f, sessions), s.parts, s.null, strict=True
+        ):
+            records.append(
+                FoldRecord(
+                    t.pipeline, f.subject, session, f.index, part.score, null, len(t.train),
+                    len(test), s.seconds, part.balanced, part.kappa, part.why,
+                )
+            )  # fmt: skip
+    return records
+
+
+def unscored_notes(records: list[FoldRecord]) -> list[str]:
+    """Each fold that could not be scored, and why: left out of the means, named, not hidden."""
+    return [
+        f"not scored: {r.pipeline} subject {r.subject} session {r.session} fold {r.fold}: "
+        f"{r.why or 'the score was not finite'}; left out of the means"
+        for r in records
+        if not np.isfinite(r.score)
+    ]

@@ -4,6 +4,7 @@ so any runner (in-process, joblib processes, a Dask cluster) gives the same scor
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,11 +13,11 @@ import numpy as np
 
 @dataclass(frozen=True)
 class FoldTask:
-    """Fit `pipeline` on X[train] and score it on X[test]; then again for each permutation,
-    with the training labels shuffled (the test labels never are)."""
+    """Fit `pipeline` on X[train] and score it on each part of X[test]; then again for each
+    permutation, with the training labels shuffled (the test labels never are)."""
 
     pipeline: str
-    X: np.ndarray  # the trials this fold draws from (train and test index into it)
+    X: np.ndarray  # the trials this fold draws from (train, test and parts index into it)
     y: np.ndarray
     train: np.ndarray
     test: np.ndarray
@@ -28,12 +29,25 @@ class FoldTask:
     # X holds each trial's covariance (pipelines.trial_covariances), estimated once for all
     # folds; the pipeline is then built without its first step (PER_TRIAL_COVARIANCE only)
     covariances: bool = False
+    # the test trials scored apart (MOABB's CrossSubjectEvaluation scores each session of the
+    # held-out subject on its own); empty: `test` is scored as one
+    parts: tuple[np.ndarray, ...] = ()
+
+
+@dataclass(frozen=True)
+class PartScore:
+    """One scored group of test trials: MOABB's score and the class-balanced measures."""
+
+    score: float  # scorer_name's (ROC AUC for 2 classes, else accuracy); NaN: see `why`
+    balanced: float  # balanced accuracy (chance 1/k whatever the class sizes)
+    kappa: float  # Cohen's kappa (chance 0)
+    why: str = ""  # why the score is NaN
 
 
 @dataclass(frozen=True)
 class FoldScore:
-    score: float
-    null: tuple[float, ...]  # the scores with permuted training labels
+    parts: tuple[PartScore, ...]
+    null: tuple[tuple[float, ...], ...]  # per part: the scores with permuted training labels
     seconds: float  # fitting and scoring the observed labels
 
 
@@ -43,20 +57,16 @@ def scorer_name(n_classes: int) -> str:
 
 
 def run_fold(task: FoldTask) -> FoldScore:
-    """The observed score and the permutation scores of one fold."""
+    """The observed scores and the permutation scores of one fold, per part."""
     import mne
 
     from brainchat.eeg.protocols.pipelines import build
 
     n_classes = len(np.unique(task.y))
-    Xtr, ytr, Xte, yte = (
-        task.X[task.train],
-        task.y[task.train],
-        task.X[task.test],
-        task.y[task.test],
-    )
+    Xtr, ytr = task.X[task.train], task.y[task.train]
+    parts = task.parts or (task.test,)
 
-    def fit_score(labels: np.ndarray) -> float:
+    def fit(labels: np.ndarray) -> Any:
         est = build(
             task.pipeline,
             task.X.shape[1],
@@ -66,22 +76,24 @@ def run_fold(task: FoldTask) -> FoldScore:
             on_covariances=task.covariances,
         )
         with mne.utils.use_log_level("error"):
-            est.fit(Xtr, labels)
-        return score(est, Xte, yte, n_classes)
+            return est.fit(Xtr, labels)
 
     start = time.perf_counter()
-    observed = fit_score(ytr)
+    est = fit(ytr)
+    observed = tuple(part_score(est, task.X[p], task.y[p], n_classes) for p in parts)
     seconds = time.perf_counter() - start
     from brainchat.eeg.protocols.runner import Stopped, current_stop
 
     stop = current_stop()  # a Stop ends the permutations at the next one, not after all
-    null = []
+    null: list[list[float]] = [[] for _ in parts]
     for k in range(task.permutations):
         if stop.is_set():
             raise Stopped(f"stopped after {k} of {task.permutations} permutations")
         rng = np.random.default_rng([task.seed, task.fold_id, k])
-        null.append(fit_score(rng.permutation(ytr)))
-    return FoldScore(observed, tuple(null), seconds)
+        est = fit(rng.permutation(ytr))
+        for i, p in enumerate(parts):
+            null[i].append(score(est, task.X[p], task.y[p], n_classes))
+    return FoldScore(observed, tuple(tuple(n) for n in null), seconds)
 
 
 def trial_covariances(X: np.ndarray) -> np.ndarray:
@@ -98,3 +110,24 @@ def score(est: Any, X: np.ndarray, y: np.ndarray, n_classes: int) -> float:
     if n_classes == 2 and len(np.unique(y)) < 2:
         return float("nan")  # ROC AUC needs both classes in the test part
     return float(get_scorer(scorer_name(n_classes))(est, X, y))
+
+
+def part_score(est: Any, X: np.ndarray, y: np.ndarray, n_classes: int) -> PartScore:
+    """MOABB's score of a fitted estimator on one group of test trials, its balanced accuracy
+    and Cohen's kappa, and why the score could not be computed when it could not."""
+    from sklearn.metrics import balanced_accuracy_score, cohen_kappa_score
+
+    predicted = est.predict(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # one class in the test part: kappa is undefined
+        balanced = float(balanced_accuracy_score(y, predicted))
+        kappa = float(cohen_kappa_score(y, predicted))
+    value = score(est, X, y, n_classes)
+    why = ""
+    if not np.isfinite(value):
+        why = (
+            "its test trials hold one class only (ROC AUC needs both)"
+            if len(np.unique(y)) < 2
+            else "the pipeline's predictions were not finite"
+        )
+    return PartScore(value, balanced, kappa if np.isfinite(kappa) else float("nan"), why)

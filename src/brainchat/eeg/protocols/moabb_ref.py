@@ -41,14 +41,22 @@ def synthetic_dataset(
     return SyntheticMI()
 
 
-def paradigm_arrays(
-    dataset: Any, sfreq: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
-    """X, y (class indices), subjects, sessions and sampling rate as MOABB's LeftRightImagery
-    (8-32 Hz IIR band-pass, the dataset's interval) hands them to its evaluations."""
-    from moabb.paradigms import LeftRightImagery
+def paradigm(n_classes: int = 2) -> Any:
+    """MOABB's LeftRightImagery (8-32 Hz IIR band-pass) for two classes; its MotorImagery over the
+    dataset's first `n_classes` events (same band) otherwise."""
+    from moabb.paradigms import LeftRightImagery, MotorImagery
 
-    X, labels, meta = LeftRightImagery().get_data(dataset, return_epochs=False)
+    if n_classes == 2:
+        return LeftRightImagery()
+    return MotorImagery(n_classes=n_classes, fmin=8, fmax=32)
+
+
+def paradigm_arrays(
+    dataset: Any, sfreq: float, n_classes: int = 2
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """X, y (class indices), subjects, sessions and sampling rate as MOABB's `paradigm` hands
+    them to its evaluations."""
+    X, labels, meta = paradigm(n_classes).get_data(dataset, return_epochs=False)
     classes = sorted(set(labels))
     y = np.array([classes.index(v) for v in labels])
     subjects = meta.subject.astype(str).to_numpy()
@@ -75,19 +83,25 @@ def reference_pipelines(n_channels: int) -> dict[str, Any]:
     }
 
 
-def moabb_within_session(
-    dataset: Any, pipelines: dict[str, Any], seed: int = 0
+EVALUATIONS = {
+    "within_session": "WithinSessionEvaluation",
+    "cross_session": "CrossSessionEvaluation",
+    "cross_subject": "CrossSubjectEvaluation",
+}
+
+
+def moabb_scores(
+    protocol: str, dataset: Any, pipelines: dict[str, Any], seed: int = 0, n_classes: int = 2
 ) -> dict[tuple[str, str, str], float]:
-    """MOABB's WithinSessionEvaluation (5-fold, random_state=seed): (pipeline, subject, session)
-    -> score."""
+    """MOABB's evaluation of `protocol` (within_session: 5-fold, random_state=seed):
+    (pipeline, subject, session) -> score, as MOABB reports it."""
     import tempfile
 
-    from moabb.evaluations import WithinSessionEvaluation
-    from moabb.paradigms import LeftRightImagery
+    from moabb import evaluations
 
     with tempfile.TemporaryDirectory() as tmp:
-        evaluation = WithinSessionEvaluation(
-            paradigm=LeftRightImagery(),
+        evaluation = getattr(evaluations, EVALUATIONS[protocol])(
+            paradigm=paradigm(n_classes),
             datasets=[dataset],
             random_state=seed,
             overwrite=True,
@@ -99,3 +113,10 @@ def moabb_within_session(
         (str(r.pipeline), str(r.subject), str(r.session)): float(r.score)
         for r in table.itertuples()
     }
+
+
+def moabb_within_session(
+    dataset: Any, pipelines: dict[str, Any], seed: int = 0
+) -> dict[tuple[str, str, str], float]:
+    """MOABB's WithinSessionEvaluation (5-fold, random_state=seed)."""
+    return moabb_scores("within_session", dataset, pipelines, seed)

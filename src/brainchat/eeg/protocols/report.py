@@ -31,7 +31,7 @@ def table(res: CVResult) -> str:
     lines = [
         f"cross_validate {cfg.protocol} ({folds}, seed {cfg.seed}): {res.n_epochs} epochs, "
         f"{len(res.subjects)} subject(s), {res.sessions} subject-session group(s); score "
-        f"{SCORING.get(res.scoring, res.scoring)} (chance ~{_chance_hint(res)})",
+        f"{SCORING.get(res.scoring, res.scoring)} ({chance_text(res)})",
     ]
     shown = list(res.subjects[:SUBJECTS_SHOWN])
     more = (
@@ -39,8 +39,10 @@ def table(res: CVResult) -> str:
         if len(res.subjects) > len(shown)
         else ""
     )
+    balanced = shows_balanced(res)
+    extra = " | balanced accuracy (chance 1/k) | Cohen's kappa (chance 0)" if balanced else ""
     lines.append(
-        "pipeline | mean ± sd over subjects | permutation test | per subject "
+        f"pipeline | mean ± sd over subjects | permutation test{extra} | per subject "
         + " ".join(f"{s}" for s in shown)
         + more
     )
@@ -53,8 +55,14 @@ def table(res: CVResult) -> str:
             else "not run (permutations=0)"
         )
         per = " ".join(_f(s.per_subject.get(k), 2) for k in shown)
-        lines.append(f"{s.pipeline} | {_f(s.mean)} ± {_f(s.sd)} | {perm} | {per}")
-    if cfg.protocol != "cross_subject" and res.sessions <= 24:
+        more_cells = (
+            f" | {_f(s.balanced[0])} ± {_f(s.balanced[1])} | {_f(s.kappa[0])} ± {_f(s.kappa[1])}"
+            if balanced
+            else ""
+        )
+        lines.append(f"{s.pipeline} | {_f(s.mean)} ± {_f(s.sd)} | {perm}{more_cells} | {per}")
+    lines += per_subject_p_lines(res, shown)
+    if res.sessions <= 24:
         for s in res.summaries:
             sess = ", ".join(f"{a}/{b} {_f(v, 2)}" for (a, b), v in sorted(s.per_session.items()))
             lines.append(f"{s.pipeline} per subject/session: {sess}")
@@ -70,8 +78,35 @@ def table(res: CVResult) -> str:
     return "\n".join(lines)
 
 
-def _chance_hint(res: CVResult) -> str:
-    return "0.5" if res.scoring == "roc_auc" else f"{1 / max(1, res.n_classes):.2f}"
+def per_subject_p_lines(res: CVResult, shown: list[str]) -> list[str]:
+    """Each subject's own permutation p-value, per pipeline (with two or more subjects)."""
+    return [
+        f"{s.pipeline} per-subject permutation test: "
+        + ", ".join(f"{k} p={_p(s.per_subject_p.get(k))}" for k in shown)
+        for s in res.summaries
+        if s.per_subject_p and len(res.subjects) > 1
+    ]
+
+
+def chance_text(res: CVResult) -> str:
+    """The chance level of the score, honestly: ROC AUC's is 0.5 at any class balance;
+    accuracy's is 1/k only for balanced classes, and always guessing the majority class
+    scores its share."""
+    if res.scoring == "roc_auc":
+        return "chance 0.5 at any class balance"
+    k = max(1, res.n_classes)
+    text = f"chance {1 / k:.2f} = 1/{k} classes"
+    if res.class_counts and sum(res.class_counts):
+        majority = max(res.class_counts) / sum(res.class_counts)
+        text += f"; always guessing the majority class scores {majority:.2f}"
+    return text
+
+
+def shows_balanced(res: CVResult) -> bool:
+    """Balanced accuracy and kappa are shown beside the score for more than two classes or
+    classes of unequal size (where accuracy's chance is not 1/k)."""
+    counts = [c for c in res.class_counts if c]
+    return res.n_classes > 2 or len(set(counts)) > 1
 
 
 def subject_plot(res: CVResult) -> bytes:

@@ -41,19 +41,8 @@ def to_json(res: CVResult, classes: tuple[str, ...] | list[str]) -> dict[str, An
         "classes": list(classes),
         "subjects": list(res.subjects),
         "sessions": res.sessions,
-        "records": [
-            {
-                "pipeline": r.pipeline,
-                "subject": r.subject,
-                "session": r.session,
-                "fold": r.fold,
-                "score": _num(r.score),
-                "n_train": r.n_train,
-                "n_test": r.n_test,
-                "seconds": round(r.seconds, 3),
-            }
-            for r in res.records
-        ],  # fmt: skip
+        "class_counts": list(res.class_counts),
+        "records": [_record(r) for r in res.records],
         "summaries": [
             {
                 "pipeline": s.pipeline,
@@ -64,6 +53,9 @@ def to_json(res: CVResult, classes: tuple[str, ...] | list[str]) -> dict[str, An
                 "permutations": s.permutations,
                 "per_subject": {k: _num(v) for k, v in s.per_subject.items()},
                 "per_session": [[a, b, _num(v)] for (a, b), v in s.per_session.items()],
+                "per_subject_p": dict(s.per_subject_p),
+                "balanced_accuracy": [_num(v) for v in s.balanced],
+                "kappa": [_num(v) for v in s.kappa],
             }
             for s in res.summaries
         ],  # fmt: skip
@@ -82,6 +74,23 @@ def to_json(res: CVResult, classes: tuple[str, ...] | list[str]) -> dict[str, An
     }
 
 
+def _record(r: FoldRecord) -> dict[str, Any]:
+    """One fold's scored test part."""
+    return {
+        "pipeline": r.pipeline,
+        "subject": r.subject,
+        "session": r.session,
+        "fold": r.fold,
+        "score": _num(r.score),
+        "n_train": r.n_train,
+        "n_test": r.n_test,
+        "seconds": round(r.seconds, 3),
+        "balanced_accuracy": _num(r.balanced),
+        "kappa": _num(r.kappa),
+        **({"not_scored": r.why} if r.why else {}),
+    }
+
+
 def from_json(data: dict[str, Any]) -> CVResult:
     """The CVResult of `to_json`'s form (for its table and plot); permutation scores are gone."""
     cfg = CVConfig(
@@ -94,7 +103,9 @@ def from_json(data: dict[str, Any]) -> CVResult:
     )
     records = [
         FoldRecord(r["pipeline"], r["subject"], r["session"], r["fold"], _back(r["score"]), (),
-                   r["n_train"], r["n_test"], r.get("seconds", 0.0))
+                   r["n_train"], r["n_test"], r.get("seconds", 0.0),
+                   _back(r.get("balanced_accuracy")), _back(r.get("kappa")),
+                   r.get("not_scored", ""))
         for r in data["records"]
     ]  # fmt: skip
     summaries = [
@@ -102,7 +113,8 @@ def from_json(data: dict[str, Any]) -> CVResult:
             s["pipeline"], _back(s["mean"]), _back(s["sd"]),
             {k: _back(v) for k, v in s["per_subject"].items()},
             {(a, b): _back(v) for a, b, v in s["per_session"]},
-            s["chance"], s["p_value"], s["permutations"],
+            s["chance"], s["p_value"], s["permutations"], dict(s.get("per_subject_p", {})),
+            _pair(s.get("balanced_accuracy")), _pair(s.get("kappa")),
         )
         for s in data["summaries"]
     ]  # fmt: skip
@@ -121,4 +133,11 @@ def from_json(data: dict[str, Any]) -> CVResult:
         tuple(data["subjects"]),
         data["sessions"],
         len(data["classes"]),
+        tuple(data.get("class_counts", ())),
     )
+
+
+def _pair(values: list[float | None] | None) -> tuple[float, float]:
+    """A (mean, sd) pair back from JSON (a result stored before it was kept: NaN, NaN)."""
+    a, b = values or (None, None)
+    return _back(a), _back(b)
