@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from brainchat.eeg.core.trials import Trials
 from brainchat.eeg.io.loading import Recording
 from brainchat.tools.errors import ToolError, call
 
@@ -79,6 +80,8 @@ class EpochSet:
     info: Any  # mne.Info of the epochs
     tmin: float
     dropped: int = 0
+    # each trial's recording, event sample, events.tsv row, and why a rejected one went
+    trials: Trials | None = None
 
     def counts(self) -> dict[str, int]:
         return {c: int((self.y == i).sum()) for i, c in enumerate(self.classes)}

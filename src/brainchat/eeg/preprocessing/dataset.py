@@ -9,6 +9,8 @@ import numpy as np
 from langchain_core.tools import ToolException
 
 from brainchat.eeg.core.state import EpochSet, Op, Split, StudyState
+from brainchat.eeg.core.trials import Trials, joined, of_recording
+from brainchat.eeg.io.bids.event_rows import event_rows
 from brainchat.eeg.io.loading import class_names
 from brainchat.tools.errors import ToolError, call
 
@@ -44,6 +46,15 @@ def _check_compatible(state: StudyState) -> None:
             )
 
 
+def _traced(index, rec, raw, ev, ep, classes, earlier: list[Trials], reject_uv) -> Trials:
+    """The trials of recording `index` (after the `earlier` recordings' trials), each traced
+    to its events.tsv row."""
+    before = sum(int((t.epoch >= 0).sum()) for t in earlier)  # epochs kept before it
+    names = [classes[code - 1] for code in ev[:, 2]]
+    rows, onsets = event_rows(rec.path, ev[:, 0], names, raw.first_samp, raw.info["sfreq"])
+    return of_recording(index, ev, ep, rows, onsets, before, reject_uv)
+
+
 def make_epochs(
     state: StudyState,
     tmin: float,
@@ -59,7 +70,8 @@ def make_epochs(
     _check_compatible(state)
     reject = {"eeg": reject_uv * 1e-6} if reject_uv else None
     xs, ys, subjects, sessions, info, dropped = [], [], [], [], None, 0
-    for rec, raw in zip(state.recordings, state.raws, strict=True):
+    trials: list[Trials] = []
+    for index, (rec, raw) in enumerate(zip(state.recordings, state.raws, strict=True)):
         present = {c: i + 1 for i, c in enumerate(classes) if c in class_names(raw)}
         if not present:
             continue
@@ -76,6 +88,7 @@ def make_epochs(
             verbose="error",
         )
         dropped += len(ev) - len(ep)
+        trials.append(_traced(index, rec, raw, ev, ep, classes, trials, reject_uv))
         xs.append(ep.get_data(copy=False))
         ys.append(ep.events[:, 2] - 1)
         subjects += [rec.subject] * len(ep)
@@ -99,6 +112,7 @@ def make_epochs(
         info,
         float(tmin),
         dropped,
+        joined(trials),
     )
 
 
