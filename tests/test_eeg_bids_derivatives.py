@@ -91,7 +91,8 @@ async def test_existing_derivatives_are_replaced_only_by_the_tool_that_asks(
     assert "nothing was written" in error and "replace_bids_derivatives" in error
     assert path.read_bytes() == before
     text = await epoched.call("replace_bids_derivatives")
-    assert "(4 replaced)" in text  # sub-01's epochs and sidecar; sub-02's are gone (stale)
+    # sub-01's epochs, trials and their sidecars; sub-02's are gone (stale)
+    assert "(8 replaced)" in text
     assert path.read_bytes() != before
     assert sorted(p.name for p in (epoched.study.data_dir / DERIV).rglob("*_epo.*")) == [
         "sub-01_ses-1_task-imagery_desc-brainchat_epo.fif",

@@ -46,7 +46,7 @@ async def test_scores_and_statistics_are_written_and_read_back(validated: Harnes
 
     text = await validated.call("save_bids_derivatives")
     folder = validated.study.data_dir / DERIV
-    assert "wrote 11 file(s)" in text and "desc-crossval_scores.tsv" in text
+    assert "wrote 16 file(s)" in text and "desc-crossval_scores.tsv" in text
     desc = json.loads((folder / "dataset_description.json").read_text())
     assert desc["DatasetType"] == "derivative"
     assert desc["GeneratedBy"][0] == {**desc["GeneratedBy"][0], "Name": "brainchat",

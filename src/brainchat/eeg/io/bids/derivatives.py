@@ -4,8 +4,13 @@ Where: `<BIDS root>/derivatives/brainchat/` when every loaded recording comes fr
 dataset in the data folder, else the data folder's `derivatives/brainchat/`; never outside the
 data folder (a `derivatives` link pointing out is refused). What:
 
-    dataset_description.json       DatasetType "derivative", GeneratedBy brainchat + version
+    dataset_description.json       DatasetType "derivative", GeneratedBy brainchat + version,
+                                   SourceDatasets "bids:raw:" (DatasetLinks: raw is ../../)
+    .bidsignore                    the files below, which the BIDS specification does not define
     sub-01/ses-1/eeg/sub-01_ses-1_task-imagery_desc-brainchat_epo.fif   (+ .json sidecar)
+    sub-01/ses-1/eeg/sub-01_ses-1_task-imagery_desc-brainchat_trials.tsv (+ .json): each trial
+                                   kept or rejected, its source, onset, sample and events.tsv
+                                   row, why a rejected one went (epochs_files.py)
     desc-brainchat_results.json    models, settings, test-set metrics
     sub-01/[ses-1/]eeg/sub-01_..._desc-crossval_scores.tsv (+ .json), desc-crossval_stats.tsv
                                    cross_validate's results (crossval_files.py)
@@ -29,8 +34,14 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import ToolException
 
-from brainchat.eeg.io.bids.crossval_files import crossval_files, is_crossval_file
+from brainchat.eeg.io.bids.crossval_files import (
+    SCORES,
+    STATS,
+    crossval_files,
+    is_crossval_file,
+)
 from brainchat.eeg.io.bids.entities import DESCRIPTION, parse_name, root_of
+from brainchat.eeg.io.bids.epochs_files import TRIALS, trials_path, write_epochs, write_json
 from brainchat.eeg.io.paths import relative_name, resolve_in_data_dir
 
 if TYPE_CHECKING:
@@ -42,6 +53,8 @@ NOTHING = (
     "nothing to write as BIDS derivatives: cut epochs first (epoch_data), and train or "
     "evaluate a model for results"
 )
+IGNORE = ".bidsignore"
+OWN = (f"{DESC}_epo.fif", f"{DESC}_epo.json", f"{DESC}{TRIALS}.tsv", f"{DESC}{TRIALS}.json")
 CANCELLED = "writing the derivatives was stopped; files already written stay (run it again)"
 
 
@@ -53,6 +66,8 @@ class Written:
 
     def text(self, data_dir: Path) -> str:
         names = [relative_name(data_dir, f) for f in self.files]
+        # the data files first: the sidecars and the .bidsignore beside them say less
+        names.sort(key=lambda n: n.endswith((".json", IGNORE)))
         shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
         again = f" ({self.replaced} replaced)" if self.replaced else ""
         return (
@@ -87,8 +102,11 @@ def write_derivatives(
     planned = _epoch_files(state, folder, source) if state.epochs is not None else []
     results = _results(state, metrics)
     scores = crossval_files(state, folder)  # cross_validate's results, as text
-    targets = [folder / DESCRIPTION, *[p for p, _ in planned]]
+    targets = [folder / DESCRIPTION, folder / IGNORE, *[p for p, _ in planned]]
     targets += [p.with_suffix(".json") for p, _ in planned]
+    targets += [
+        q for p, _ in planned for q in (trials_path(p), trials_path(p).with_suffix(".json"))
+    ]
     if results:
         targets.append(folder / f"{DESC}_results.json")
     targets += list(scores)
@@ -101,7 +119,7 @@ def write_derivatives(
                 "only as files of their own: nothing was written (remove the link)"
             )
     existing = [t for t in targets if t.exists() or t.is_symlink()]
-    shown = [relative_name(data_dir, t) for t in existing if t.name != DESCRIPTION]
+    shown = [relative_name(data_dir, t) for t in existing if t.name not in (DESCRIPTION, IGNORE)]
     if shown and not replace:
         raise ToolException(
             f"BIDS derivatives are already there ({', '.join(shown[:5])}"
@@ -109,13 +127,13 @@ def write_derivatives(
             "replace_bids_derivatives replaces them (it asks the user first)"
         )
     stale = [p for p in _ours(folder) if p not in targets] if replace else []
-    written = [_write_description(folder, source, version)]
-    for path, (X, y, info, sources) in planned:
+    written = [_write_description(folder, source, version), _write_ignore(folder)]
+    for path, (mask, indices, sources) in planned:
         if stop is not None and stop.is_set():
             raise ToolException(CANCELLED)
-        written += _write_epochs(state, path, X, y, info, sources)
+        written += write_epochs(state, path, mask, indices, sources)
     if results:
-        written.append(_write_json(folder / f"{DESC}_results.json", results))
+        written.append(write_json(folder / f"{DESC}_results.json", results))
     for path, text in scores.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -133,9 +151,7 @@ def _ours(folder: Path) -> list[Path]:
         found += [
             Path(here, f)
             for f in files
-            if f.endswith((f"{DESC}_epo.fif", f"{DESC}_epo.json"))
-            or f == f"{DESC}_results.json"
-            or is_crossval_file(f)
+            if f.endswith(OWN) or f == f"{DESC}_results.json" or is_crossval_file(f)
         ]
     return found
 
@@ -166,10 +182,9 @@ def _label(text: str) -> str:
 
 def _epoch_files(
     state: StudyState, folder: Path, source: Path
-) -> list[tuple[Path, tuple[Any, Any, Any, list[str]]]]:
-    """Per subject/session: its epochs file and (X, y, info, source files)."""
-    import numpy as np
-
+) -> list[tuple[Path, tuple[Any, list[int], list[str]]]]:
+    """Per subject/session: its epochs file and (rows of the study's epochs, its recordings'
+    indices, their BIDS URIs)."""
     eps = state.eps
     names = [parse_name(r.path.name) for r in state.recordings]
     with_ses = not all(names) or any(n.session for n in names if n)
@@ -177,13 +192,18 @@ def _epoch_files(
     pairs = sorted({(str(s), str(e)) for s, e in zip(eps.subjects, eps.sessions, strict=True)})
     for subject, session in pairs:
         mask = (eps.subjects.astype(str) == subject) & (eps.sessions.astype(str) == session)
-        recs = [r for r in state.recordings if (r.subject, r.session) == (subject, session)]
+        indices = [
+            i
+            for i, r in enumerate(state.recordings)
+            if (r.subject, r.session) == (subject, session)
+        ]
+        recs = [state.recordings[i] for i in indices]
         tasks = {n.task for r in recs if (n := parse_name(r.path.name)) is not None and n.task}
         parts = [f"sub-{_label(subject)}"] + ([f"ses-{_label(session)}"] if with_ses else [])
         stem = "_".join(parts + ([f"task-{tasks.pop()}"] if len(tasks) == 1 else []) + [DESC])
         path = folder.joinpath(*parts, "eeg", f"{stem}_epo.fif")
         sources = [_source(r.path, source) for r in recs]
-        out.append((path, (eps.X[mask], np.asarray(eps.y)[mask], eps.info, sources)))
+        out.append((path, (mask, indices, sources)))
     return out
 
 
@@ -193,36 +213,6 @@ def _source(path: Path, source: Path) -> str:
         return f"bids:raw:{path.resolve().relative_to(source).as_posix()}"
     except ValueError:
         return f"bids:raw:{path.name}"
-
-
-def _write_epochs(
-    state: StudyState, path: Path, X: Any, y: Any, info: Any, sources: list[str]
-) -> list[Path]:
-    import mne
-    import numpy as np
-
-    eps = state.eps
-    classes = list(eps.classes)
-    n_times = X.shape[2] if X.ndim == 3 else 1
-    events = np.column_stack(
-        [np.arange(len(y)) * (n_times + 1), np.zeros(len(y), int), np.asarray(y) + 1]
-    ).astype(int)
-    present = {c: i + 1 for i, c in enumerate(classes) if (np.asarray(y) == i).any()}
-    epochs = mne.EpochsArray(
-        X, info, events=events, tmin=eps.tmin, event_id=present or None, verbose="error"
-    )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    epochs.save(path, overwrite=True, verbose="error")
-    sidecar = {
-        "Description": "Epochs cut by brainchat around the class events, after the listed steps",
-        "Sources": sources,
-        "EpochsTmin": float(eps.tmin),
-        "EpochsTmax": float(eps.tmin + (n_times - 1) / info["sfreq"]),
-        "SamplingFrequency": float(info["sfreq"]),
-        "Classes": {c: int((np.asarray(y) == i).sum()) for i, c in enumerate(classes)},
-        "Preprocessing": [s.label for s in state.history],
-    }
-    return [path, _write_json(path.with_suffix(".json"), sidecar)]
 
 
 def _write_description(folder: Path, source: Path, version: str) -> Path:
@@ -240,14 +230,29 @@ def _write_description(folder: Path, source: Path, version: str) -> Path:
                 "Description": "EEG research chat: epochs and decoding results",
             }
         ],
-        source_datasets=[{"URL": "../../"}],
+        # a BIDS URI (the validator wants a URI here, which "../../" is not), resolved by
+        # DatasetLinks below: the source dataset is two folders up
+        source_datasets=[{"URL": "bids:raw:"}],
         overwrite=True,
         verbose="error",
     )
     path = folder / DESCRIPTION
     data = json.loads(path.read_text(encoding="utf-8"))
     data["DatasetLinks"] = {"raw": "../../"}  # resolves the bids:raw: URIs of the sidecars
-    return _write_json(path, data)
+    return write_json(path, data)
+
+
+def _write_ignore(folder: Path) -> Path:
+    """A .bidsignore naming brainchat's files that the BIDS specification does not define
+    (epochs and decoding results), as BIDS asks of files outside it."""
+    lines = [f"*{own}" for own in OWN]
+    lines += [f"{DESC}_results.json", f"*{SCORES}.tsv", f"*{SCORES}.json"]
+    lines += [f"{STATS}.tsv", f"{STATS}.json"]
+    path = folder / IGNORE
+    if path.is_symlink():
+        path.unlink()
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 
 
 def _results(state: StudyState, metrics: dict[str, Any]) -> dict[str, Any]:
@@ -262,18 +267,3 @@ def _results(state: StudyState, metrics: dict[str, Any]) -> dict[str, Any]:
             for name, m in state.models.items()
         },
     }
-
-
-def _write_json(path: Path, data: Any) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.is_symlink():
-        path.unlink()  # replace the link itself, never the file it points at
-    path.write_text(json.dumps(data, indent=2, default=_plain) + "\n", encoding="utf-8")
-    return path
-
-
-def _plain(value: Any) -> Any:
-    """numpy numbers and arrays in metrics, as JSON numbers and lists."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    return str(value)
