@@ -47,6 +47,24 @@ prebuild_runtime() {
     BRAINCHAT_VENV="$PWD/.venv-runtime/$key" bash scripts/dev.sh run --help >/dev/null 2>&1 || true) &
 }
 
+# setup_bids_validator: the BIDS validator (npm's bids-validator, pinned) in .tools/, for the test
+# that validates written derivatives (tests/test_eeg_bids_validator.py; it skips without it).
+# Quick when that version is there; without npm, or when the install fails, a note, never fatal.
+BIDS_VALIDATOR_VERSION=1.15.0
+setup_bids_validator() {
+  local dir=.tools/bids-validator
+  local stamp=$dir/node_modules/bids-validator/package.json
+  if [ -f "$stamp" ] && grep -q "\"version\": \"$BIDS_VALIDATOR_VERSION\"" "$stamp"; then return 0; fi
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "note: npm is not on PATH: the BIDS validator test will be skipped" >&2
+    return 0
+  fi
+  mkdir -p "$dir"
+  npm install --prefix "$dir" --no-save --no-audit --no-fund --loglevel=error \
+    "bids-validator@$BIDS_VALIDATOR_VERSION" >/dev/null ||
+    echo "note: installing bids-validator@$BIDS_VALIDATOR_VERSION failed: its test will be skipped" >&2
+}
+
 setup_chromium() {
   if command -v chromium >/dev/null 2>&1; then return; fi
   local sudo=""
@@ -79,6 +97,8 @@ case "$cmd" in
     setup_python '.[dev]'
     [ ${#only[@]} -gt 0 ] || prebuild_runtime "$@"
     [ ${#only[@]} -gt 0 ] || setup_chromium
+    setup_bids_validator &  # npm works while the linters and mypy run
+    validator=$!
     "$VENV/bin/ruff" format --check src tests bench
     "$VENV/bin/ruff" check src tests bench
     "$VENV/bin/mypy" src
@@ -86,6 +106,7 @@ case "$cmd" in
     # Most of the suite waits on subprocesses (app processes, MCP servers, chromium), so it runs
     # on pytest-xdist workers; a module that starts an app keeps its tests on one worker
     # (tests/conftest.py groups them). Your own -n (-n 0: in this process) replaces the default.
+    wait "$validator" || true
     workers=(-n "${BRAINCHAT_TEST_WORKERS:-$lane_workers}" --dist loadgroup)
     for arg in "$@"; do
       case "$arg" in -n | -n* | --numprocesses | --numprocesses=* | no:xdist) workers=() ;; esac
