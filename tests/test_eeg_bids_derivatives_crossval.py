@@ -62,12 +62,16 @@ async def test_scores_and_statistics_are_written_and_read_back(validated: Harnes
         assert list(table.columns) == [c for c in sidecar if c in table.columns]  # described
         assert all("Description" in sidecar[c] for c in table.columns)
         want = [
-            (p, r["pipeline"], r["session"], r["fold"], r["score"], r["n_train"], r["n_test"])
+            (p, r["pipeline"], r["session"], r["fold"], r["score"], r["n_train"], r["n_test"],
+             r["balanced_accuracy"], r["kappa"])
             for p, res in cv.items() for r in res["records"] if r["subject"] == subject
         ]  # fmt: skip
         got = list(table[["protocol", "pipeline", "session", "fold", "score", "n_train",
-                          "n_test"]].itertuples(index=False, name=None))  # fmt: skip
+                          "n_test", "balanced_accuracy", "kappa"]].itertuples(index=False,
+                                                                         name=None))  # fmt: skip
         assert got == want  # every digit of the study's scores
+        # cross_subject: the held-out subject's session is scored as its own (MOABB's way)
+        assert set(table[table.protocol == "cross_subject"]["session"]) == {"1"}
         assert set(table["scoring"]) == {"roc_auc"}
         [within, loso] = sidecar["CrossValidations"]
         assert (within["Protocol"], within["Pipelines"], within["Folds"], within["Seed"],
@@ -78,6 +82,7 @@ async def test_scores_and_statistics_are_written_and_read_back(validated: Harnes
                 assert entry["ChanceLevel"][s["pipeline"]] == s["chance"]
                 assert entry["PValue"][s["pipeline"]] == s["p_value"]
                 assert entry["SubjectScore"][s["pipeline"]] == s["per_subject"][subject]
+                assert entry["SubjectPValue"][s["pipeline"]] == s["per_subject_p"][subject]
     stats = pd.read_csv(folder / "desc-crossval_stats.tsv", sep="\t", na_values="n/a")
     rows = {(r.protocol, r.pipeline): r for r in stats.itertuples()}
     assert set(rows) == {("within_session", "csp_lda"), ("within_session", "ts_lr"),
@@ -87,6 +92,7 @@ async def test_scores_and_statistics_are_written_and_read_back(validated: Harnes
             row = rows[(protocol, s["pipeline"])]
             assert (row.mean, row.chance, row.p_value) == (s["mean"], s["chance"], s["p_value"])
             assert row.n_subjects == 2 and row.permutations == 2
+            assert row.balanced_accuracy == s["balanced_accuracy"][0] and row.majority_rate == 0.5
     group = json.loads((folder / "desc-crossval_stats.json").read_text())
     [test] = group["CrossValidations"][0]["WilcoxonSignedRank"]
     assert (test["A"], test["B"], test["Subjects"]) == ("csp_lda", "ts_lr", 2)

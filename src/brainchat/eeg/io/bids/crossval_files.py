@@ -32,12 +32,16 @@ SCORE_COLUMNS = {
     "one session out) or cross_subject (leave one subject out)",
     "pipeline": "csp_lda, ts_lr (tangent space + logistic regression), mdm, fbcsp (filter-bank "
     "CSP), eegnet, shallowconvnet or sccnet; every step fitted on the training fold only",
-    "session": "the session whose trials were tested ('*': all of the subject's sessions)",
+    "session": "the session whose trials were scored (cross_subject scores each session of the "
+    "held-out subject on its own, as MOABB's CrossSubjectEvaluation)",
     "fold": "the fold's number within its session or protocol (0-based)",
     "score": "the test fold's score (see scoring)",
     "scoring": "roc_auc for two classes, else accuracy (as MOABB scores)",
     "n_train": "training trials of the fold",
     "n_test": "test trials of the fold",
+    "balanced_accuracy": "mean recall over classes (chance 1/k whatever the class sizes)",
+    "kappa": "Cohen's kappa (chance 0)",
+    "not_scored": "why the score could not be computed (n/a: it was)",
 }
 STATS_COLUMNS = {
     "protocol": SCORE_COLUMNS["protocol"],
@@ -49,6 +53,10 @@ STATS_COLUMNS = {
     "p_value": "permutation p-value of the mean: (1 + #permuted means >= observed) / (1 + n)",
     "permutations": "label permutations per fold (0: no permutation test)",
     "scoring": SCORE_COLUMNS["scoring"],
+    "balanced_accuracy": "mean over subjects of balanced accuracy (chance 1/k)",
+    "kappa": "mean over subjects of Cohen's kappa (chance 0)",
+    "majority_rate": "the accuracy of always guessing the majority class (the trials' share of "
+    "it): accuracy's real floor when classes differ in size",
 }
 
 
@@ -86,6 +94,12 @@ def _config(cv: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _majority(cv: dict[str, Any]) -> float | None:
+    """The share of the largest class among the epochs (None: a result kept before it was)."""
+    counts = cv.get("class_counts") or []
+    return max(counts) / sum(counts) if sum(counts) else None
+
+
 def _stem(state: StudyState, subject: str) -> list[str]:
     """The entities of a subject's scores file: sub, ses (one named session), task (one)."""
     recs = [r for r in state.recordings if r.subject == subject]
@@ -111,14 +125,16 @@ def crossval_files(state: StudyState, folder: Path) -> dict[Path, str]:
         path = folder.joinpath(*folders, "eeg", "_".join([*parts, SCORES]) + ".tsv")
         rows = [
             [cv["protocol"], r["pipeline"], r["session"], r["fold"], r["score"], cv["scoring"],
-             r["n_train"], r["n_test"]]
+             r["n_train"], r["n_test"], r.get("balanced_accuracy"), r.get("kappa"),
+             r.get("not_scored")]
             for cv in results for r in cv["records"] if r["subject"] == subject
         ]  # fmt: skip
         out[path] = _tsv(list(SCORE_COLUMNS), rows)
         out[path.with_suffix(".json")] = _json(_subject_sidecar(results, subject))
     stats = [
         [cv["protocol"], s["pipeline"], s["mean"], s["sd"], len(s["per_subject"]), s["chance"],
-         s["p_value"], s["permutations"], cv["scoring"]]
+         s["p_value"], s["permutations"], cv["scoring"], (s.get("balanced_accuracy") or [None])[0],
+         (s.get("kappa") or [None])[0], _majority(cv)]
         for cv in results for s in cv["summaries"]
     ]  # fmt: skip
     out[folder / f"{STATS}.tsv"] = _tsv(list(STATS_COLUMNS), stats)
@@ -139,6 +155,9 @@ def _subject_sidecar(results: list[dict[str, Any]], subject: str) -> dict[str, A
                 },
                 "ChanceLevel": {s["pipeline"]: s["chance"] for s in cv["summaries"]},
                 "PValue": {s["pipeline"]: s["p_value"] for s in cv["summaries"]},
+                "SubjectPValue": {
+                    s["pipeline"]: s.get("per_subject_p", {}).get(subject) for s in cv["summaries"]
+                },
             }
             for cv in results
         ],
