@@ -80,7 +80,8 @@ def shared_covariances(
 
     if not set(cfg.pipelines) & set(PER_TRIAL_COVARIANCE):
         return None
-    return run_tasks(trial_covariances, [X[p] for p in pools], should_stop=should_stop)
+    groups = [group_trials(X, p) for p in pools]  # views: no second copy of the epochs
+    return run_tasks(trial_covariances, groups, should_stop=should_stop)
 
 
 def scored_parts(fold: Fold, sessions: np.ndarray) -> tuple[tuple[str, np.ndarray], ...]:
@@ -88,6 +89,15 @@ def scored_parts(fold: Fold, sessions: np.ndarray) -> tuple[tuple[str, np.ndarra
     fold holds every session of the held-out subject; the other protocols' folds hold one)."""
     held = sessions[fold.test]
     return tuple((str(s), fold.test[held == s]) for s in sorted(set(held.tolist())))
+
+
+def group_trials(X: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """A group's trials (`pool` sorted and distinct): a view of X when they lie side by side (a
+    session's or a subject's epochs, or all of them: the usual case), else one copy shared by
+    the group's tasks. A view costs no memory: the epochs are not held twice while folds run."""
+    from brainchat.eeg.protocols.folds import trials
+
+    return trials(X, pool)
 
 
 def fold_tasks(
@@ -102,7 +112,7 @@ def fold_tasks(
     """One task per pipeline and fold, holding its fold's group of trials (fold_pools); a
     PER_TRIAL_COVARIANCE pipeline's task holds the group's covariances (`covs`, one array per
     group) when given, its raw trials otherwise. With `sessions`, each task scores each test
-    session on its own (scored_parts). A group of every trial is X itself, not a copy."""
+    session on its own (scored_parts)."""
     from brainchat.eeg.protocols.pipelines import NETWORKS, PER_TRIAL_COVARIANCE
 
     pools, of_fold = fold_pools(folds)
@@ -117,9 +127,8 @@ def fold_tasks(
             if on_covs:
                 Xp = covs[k]  # type: ignore[index]
             else:
-                if k not in raw:  # one copy per group, shared by its tasks
-                    whole = len(pool) == len(X)  # pool is sorted and distinct: all trials
-                    raw[k] = X if whole else X[pool]
+                if k not in raw:
+                    raw[k] = group_trials(X, pool)
                 Xp = raw[k]
             train, test = np.searchsorted(pool, f.train), np.searchsorted(pool, f.test)
             parts = (

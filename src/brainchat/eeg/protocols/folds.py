@@ -63,7 +63,7 @@ def run_fold(task: FoldTask) -> FoldScore:
     from brainchat.eeg.protocols.pipelines import build
 
     n_classes = len(np.unique(task.y))
-    Xtr, ytr = task.X[task.train], task.y[task.train]
+    Xtr, ytr = trials(task.X, task.train), task.y[task.train]
     parts = task.parts or (task.test,)
 
     def fit(labels: np.ndarray) -> Any:
@@ -94,6 +94,20 @@ def run_fold(task: FoldTask) -> FoldScore:
         for i, p in enumerate(parts):
             null[i].append(score(est, task.X[p], task.y[p], n_classes))
     return FoldScore(observed, tuple(tuple(n) for n in null), seconds)
+
+
+def trials(X: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """X[index], as a read-only view when the index is a run of consecutive trials (no copy;
+    a step that wrote into its input would raise instead of changing the study's epochs)."""
+    if (
+        len(index)
+        and int(index[-1]) - int(index[0]) + 1 == len(index)
+        and (np.diff(index) == 1).all()
+    ):
+        view = X[int(index[0]) : int(index[-1]) + 1]
+        view.flags.writeable = False
+        return view
+    return X[index]
 
 
 def trial_covariances(X: np.ndarray) -> np.ndarray:

@@ -1,0 +1,43 @@
+"""The folds work on views of the epochs, not copies (#38: memory that scales by subject): a
+group of trials that lie side by side (a session's, a subject's, all of them) is handed to its
+tasks as a read-only view of the study's array, so cross-validating never holds the epochs twice.
+bench/crossval_memory.py measures the peaks this keeps down."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from brainchat.eeg.protocols.crossval import CVConfig, fold_tasks
+from brainchat.eeg.protocols.folds import trials
+from brainchat.eeg.protocols.splits import make_folds
+
+
+def epochs(subjects: int = 3, sessions: int = 2, per: int = 20):
+    rng = np.random.default_rng(0)
+    n = subjects * sessions * per
+    X = rng.standard_normal((n, 4, 32))
+    y = np.tile(np.repeat([0, 1], per // 2), subjects * sessions)
+    subj = np.repeat([f"{s:02d}" for s in range(1, subjects + 1)], sessions * per)
+    sess = np.tile(np.repeat([f"{k:02d}" for k in range(1, sessions + 1)], per), subjects)
+    return X, y, subj, sess
+
+
+@pytest.mark.parametrize("protocol", ["within_session", "cross_session", "cross_subject"])
+def test_each_task_holds_a_read_only_view_of_the_epochs(protocol: str) -> None:
+    X, y, subj, sess = epochs()
+    folds, _ = make_folds(protocol, y, subj, sess, 5, 0)
+    tasks = fold_tasks(CVConfig(protocol, ("csp_lda",)), X, y, folds, 64.0, None, sess)
+    assert tasks and all(np.shares_memory(t.X, X) for t in tasks)
+    assert not any(t.X.flags.writeable for t in tasks)  # a step writing into it would raise
+    for t in tasks:  # the view holds the very trials its indices name
+        f = folds[t.fold_id]
+        assert np.array_equal(t.X[t.train], X[f.train]) and np.array_equal(t.X[t.test], X[f.test])
+
+
+def test_scattered_trials_are_copied_once_and_consecutive_ones_are_viewed() -> None:
+    X = np.arange(40.0).reshape(10, 2, 2)
+    assert np.shares_memory(trials(X, np.arange(3, 8)), X)
+    scattered = trials(X, np.array([1, 4, 5]))
+    assert not np.shares_memory(scattered, X) and np.array_equal(scattered, X[[1, 4, 5]])
+    assert X.flags.writeable  # the study's own array stays as it was
