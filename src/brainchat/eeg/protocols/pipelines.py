@@ -15,7 +15,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 CLASSICAL = ("csp_lda", "ts_lr", "mdm", "fbcsp")
 NETWORKS = ("eegnet", "shallowconvnet", "sccnet")
 PIPELINES = (*CLASSICAL, *NETWORKS)
-# filter bank of FBCSP (Ang et al. 2008): 4 Hz bands from 4 to 40 Hz
+# the filter bank of Ang et al. 2008's FBCSP, 4 Hz bands from 4 to 40 Hz; the fbcsp pipeline here
+# filters each trial in them, not the continuous recording (see FilterBankCSP)
 FB_BANDS = tuple((lo, lo + 4) for lo in range(4, 40, 4))
 # Pipelines whose first step is each trial's own covariance (pyriemann Covariances("oas"): the
 # shrinkage comes from that trial's samples alone, its fit learns nothing). The cross-validation
@@ -55,9 +56,9 @@ def _whole(name: str, n_channels: int, sfreq: float, seed: int, epochs: int) -> 
     from sklearn.pipeline import make_pipeline
 
     if name == "csp_lda":
-        from mne.decoding import CSP
-
-        return make_pipeline(CSP(n_components=min(8, n_channels), log=True), LDA(solver="svd"))
+        # rank-aware CSP; on full-rank trials exactly MOABB's CSP(n_components=8, log=True)
+        csp = FilterBankCSP(sfreq=sfreq, n_components=min(8, n_channels))
+        return make_pipeline(csp, LDA(solver="svd"))
     if name in ("ts_lr", "mdm"):
         from pyriemann.classification import MDM
         from pyriemann.estimation import Covariances
@@ -71,7 +72,7 @@ def _whole(name: str, n_channels: int, sfreq: float, seed: int, epochs: int) -> 
         )
     if name == "fbcsp":
         return make_pipeline(
-            FilterBankCSP(sfreq=sfreq, n_components=min(4, n_channels)),
+            FilterBankCSP(sfreq, min(4, n_channels), bands=FB_BANDS, n_best=4),
             LDA(solver="lsqr", shrinkage="auto"),
         )
     if name in NETWORKS:
@@ -79,41 +80,121 @@ def _whole(name: str, n_channels: int, sfreq: float, seed: int, epochs: int) -> 
     raise ValueError(f"unknown pipeline '{name}'; choose from {', '.join(PIPELINES)}")
 
 
-def bands_below(sfreq: float) -> list[tuple[int, int]]:
+def bands_below(
+    sfreq: float, bands: tuple[tuple[float, float], ...] = FB_BANDS
+) -> list[tuple[float, float]]:
     """The filter bank's bands that fit under the Nyquist frequency."""
-    return [(lo, hi) for lo, hi in FB_BANDS if hi < sfreq / 2 * 0.95]
+    return [(lo, hi) for lo, hi in bands if hi < sfreq / 2 * 0.95]
 
 
 class FilterBankCSP(TransformerMixin, BaseEstimator):
-    """Band-pass each trial in fixed bands (no learning), one CSP per band fitted on the
-    training trials; features: every band's CSP log-variances side by side."""
+    """Rank-aware CSP log-variance features: of the trials as given (`bands` None, the csp_lda
+    pipeline's CSP) or of each band of a filter bank (the fbcsp pipeline). One class for both, so
+    the exported script, which copies it (export/script_crossval.py), needs nothing more.
 
-    def __init__(self, sfreq: float = 250.0, n_components: int = 4) -> None:
+    Rank: ICA with a component removed, or an average reference, leaves the trials
+    rank-deficient, and a CSP that takes them as full rank fails (a singular covariance in its
+    generalised eigenproblem). Each CSP is fitted with MNE's `rank=` set to the rank of its
+    training trials (rank_of), so its covariances are restricted to that subspace, as MNE's
+    rank="info" does; full-rank trials get MNE's CSP with its default rank=None, unchanged.
+
+    fbcsp follows Ang et al. 2008 with one difference: the bands (`bands`, those below Nyquist)
+    are band-passed per trial (zero-phase 4th-order Butterworth), not on the continuous recording,
+    as this pipeline sees only epochs, so each trial's edges carry filter transients. One CSP per
+    band (two classes: components in pairs, largest and smallest eigenvalue first); then the
+    `n_best` features of highest mutual information with the class on the training trials
+    (sklearn's k-nearest-neighbour estimate, where Ang et al. used Parzen windows), each with its
+    paired feature (their MIBIF). All of it is learned in fit, on the training fold only.
+    """
+
+    def __init__(
+        self,
+        sfreq: float = 250.0,
+        n_components: int = 4,
+        bands: tuple[tuple[float, float], ...] | None = None,
+        n_best: int | None = None,
+    ) -> None:
         self.sfreq = sfreq
         self.n_components = n_components
+        self.bands = bands
+        self.n_best = n_best
 
     def _banded(self, X: np.ndarray) -> list[np.ndarray]:
         from scipy.signal import butter, sosfiltfilt
 
+        if self.bands is None:
+            return [X]
         out = []
-        for lo, hi in bands_below(self.sfreq):
+        for lo, hi in bands_below(self.sfreq, self.bands):
             sos = butter(4, [lo, hi], btype="bandpass", fs=self.sfreq, output="sos")
             out.append(sosfiltfilt(sos, X, axis=-1))
         if not out:
             raise ValueError(f"no filter-bank band fits under {self.sfreq / 2:g} Hz (Nyquist)")
         return out
 
-    def fit(self, X: np.ndarray, y: np.ndarray) -> FilterBankCSP:
+    @staticmethod
+    def rank_of(X: np.ndarray) -> int:
+        """Numerical rank of the trials' pooled covariance: channels scaled to unit variance (a
+        flat one drops out), eigenvalues above 1e-10 of the largest (singular values above 1e-5).
+        A removed ICA component or an average reference leaves an eigenvalue near 1e-16 of the
+        largest, rounding or float32 storage one near 1e-15, where MNE's own estimate (machine
+        precision times the samples) can count it; real channels stay far above 1e-10."""
+        X = np.asarray(X, dtype=float)
+        total = X.shape[0] * X.shape[2]
+        mean = X.sum(axis=(0, 2)) / total
+        cov = np.tensordot(X, X, axes=([0, 2], [0, 2])) / total - np.outer(mean, mean)
+        sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+        live = sd > 0
+        corr = cov[np.ix_(live, live)] / np.outer(sd[live], sd[live])
+        eig = np.linalg.eigvalsh(corr)
+        return int(np.sum(eig > 1e-10 * eig.max())) if len(eig) else 0
+
+    def _csp(self, X: np.ndarray, y: np.ndarray, paired: bool) -> Any:
         from mne.decoding import CSP
 
-        self.csps_ = [
-            CSP(n_components=self.n_components, log=True).fit(b, y) for b in self._banded(X)
-        ]
+        rank = FilterBankCSP.rank_of(X)
+        return CSP(
+            n_components=min(self.n_components, rank),
+            log=True,
+            rank=None if rank == X.shape[1] else {"eeg": rank},
+            component_order="alternate" if paired else "mutual_info",
+        ).fit(X, y)
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> FilterBankCSP:
+        import mne
+
+        paired = self.n_best is not None and len(np.unique(y)) == 2
+        with mne.utils.use_log_level("error"):
+            banded = self._banded(X)
+            self.csps_ = [self._csp(b, y, paired) for b in banded]
+            self.selected_: np.ndarray | None = None
+            if self.n_best is not None:
+                feats = np.hstack([c.transform(b) for c, b in zip(self.csps_, banded, strict=True)])
+                self.selected_ = self._mibif(feats, y, paired)
         return self
 
+    def _mibif(self, feats: np.ndarray, y: np.ndarray, paired: bool) -> np.ndarray:
+        """The `n_best` columns of highest mutual information with y, each with its pair."""
+        from sklearn.feature_selection import mutual_info_classif
+
+        mi = mutual_info_classif(feats, y, random_state=0)
+        best = [int(j) for j in np.argsort(-mi, kind="stable")[: self.n_best]]
+        if paired:  # "alternate" order: a band's columns 0-1, 2-3, ... are pairs
+            starts = np.cumsum([0] + [c.n_components for c in self.csps_])
+            for j in list(best):
+                band = int(np.searchsorted(starts, j, side="right")) - 1
+                mate = starts[band] + ((j - starts[band]) ^ 1)
+                if mate < starts[band + 1]:
+                    best.append(int(mate))
+        return np.array(sorted(set(best)))
+
     def transform(self, X: np.ndarray) -> np.ndarray:
-        banded = self._banded(X)
-        return np.hstack([c.transform(b) for c, b in zip(self.csps_, banded, strict=True)])
+        import mne
+
+        with mne.utils.use_log_level("error"):
+            banded = self._banded(X)
+            feats = np.hstack([c.transform(b) for c, b in zip(self.csps_, banded, strict=True)])
+        return feats if self.selected_ is None else feats[:, self.selected_]
 
 
 class NetworkClassifier(ClassifierMixin, BaseEstimator):
