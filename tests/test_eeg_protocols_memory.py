@@ -41,3 +41,30 @@ def test_scattered_trials_are_copied_once_and_consecutive_ones_are_viewed() -> N
     scattered = trials(X, np.array([1, 4, 5]))
     assert not np.shares_memory(scattered, X) and np.array_equal(scattered, X[[1, 4, 5]])
     assert X.flags.writeable  # the study's own array stays as it was
+
+
+def test_csp_features_equal_mnes_and_hold_no_copy_of_the_trials() -> None:
+    """decoding/csp.py's CSP gives MNE's CSP features (as MOABB's CSP+LDA uses them) while its
+    peak allocation stays a batch of trials, not MNE's twice the training trials."""
+    import tracemalloc
+
+    import mne
+    from mne.decoding import CSP
+
+    from brainchat.eeg.decoding.csp import CSPFeatures
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((400, 16, 250)) * np.linspace(1, 3, 16)[None, :, None]
+    y = np.arange(400) % 2
+    X[y == 1, 3] *= 1.5  # a class difference in one channel's power
+    with mne.utils.use_log_level("error"):
+        theirs = CSP(n_components=8, log=True).fit(X, y).transform(X)
+    CSPFeatures(8).fit(X[:40], y[:40])  # first-use allocations (imports) out of the count
+    tracemalloc.start()
+    try:
+        mine = CSPFeatures(8).fit(X, y).transform(X)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert np.abs(mine - theirs).max() <= 1e-9 * np.abs(theirs).max()
+    assert peak < 0.2 * X.nbytes, (peak, X.nbytes)

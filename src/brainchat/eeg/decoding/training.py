@@ -171,17 +171,17 @@ def train_csp_lda(
     data: dict[str, np.ndarray], stop: threading.Event, progress: Progress, n_components: int = 4
 ) -> FitResult:
     """The classical baseline: CSP log-variance features into linear discriminant analysis. The
-    CSP is rank-aware (pipelines.FilterBankCSP without bands: MNE's CSP, restricted to the
-    training trials' rank when ICA removal or an average reference left them rank-deficient)."""
+    CSP is csp.CSPFeatures: MNE's CSP, restricted to the training trials' rank when ICA removal or
+    an average reference left them rank-deficient."""
     import mne
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
     from sklearn.pipeline import make_pipeline
 
-    from brainchat.eeg.protocols.pipelines import FilterBankCSP
+    from brainchat.eeg.decoding.csp import CSPFeatures
 
     start = time.perf_counter()
     n_comp = min(n_components, data["X_train"].shape[1])
-    pipe = make_pipeline(FilterBankCSP(n_components=n_comp), LinearDiscriminantAnalysis())
+    pipe = make_pipeline(CSPFeatures(n_comp), LinearDiscriminantAnalysis())
     with mne.utils.use_log_level("error"):
         pipe.fit(data["X_train"], data["y_train"])
     if stop.is_set():

@@ -31,9 +31,20 @@ def _section(path: Path, name: str) -> str:
     return text.split(f"# === section: {name}\n", 1)[1].split("# === end", 1)[0]
 
 
+def csp_source() -> str:
+    """brainchat's CSP (eeg/decoding/csp.py: rank-aware, batch-wise), as text for the script:
+    the module from its first definition on, after the import its classes need."""
+    from brainchat.eeg.decoding import csp
+
+    text = inspect.getsource(csp)
+    body = text[text.index("\nBATCH = ") + 1 :]
+    return "from sklearn.base import BaseEstimator, TransformerMixin\n\n" + body
+
+
 def helpers_source(torch_needed: bool) -> str:
-    """The helper functions, as text: the common section, and the torch one when needed."""
-    common = _section(HELPERS, "common")
+    """The helper functions, as text: the CSP, the common section, and the torch one when
+    needed."""
+    common = csp_source() + "\n\n" + _section(HELPERS, "common")
     torch_part = _section(TORCH_HELPERS, "torch") if torch_needed else ""
     return (
         "# ---- helpers "

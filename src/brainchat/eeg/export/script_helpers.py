@@ -22,6 +22,7 @@ MODELS: dict[str, Any] = {}
 RESULTS: dict[str, Any] = {}
 NETWORK_CLASSES: dict[str, Any] = {}  # written into the script after the network classes
 train_network: Any = None  # the torch section (script_helpers_torch.py), when a network is trained
+CSPFeatures: Any = None  # brainchat.eeg.decoding.csp's CSP, copied into every script before this
 
 # === section: common
 
@@ -306,13 +307,13 @@ def arrays(epochs, split) -> dict[str, Any]:
 
 
 def train_csp_lda(data, n_components=4):
-    """CSP log-variance features into LDA (brainchat.eeg.decoding.training.train_csp_lda)."""
-    from mne.decoding import CSP
+    """CSP log-variance features into LDA (brainchat.eeg.decoding.training.train_csp_lda; its
+    rank-aware CSP, CSPFeatures, is copied into the script)."""
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
     from sklearn.pipeline import make_pipeline
 
     n_comp = min(n_components, data["X_train"].shape[1])
-    pipe = make_pipeline(CSP(n_components=n_comp, log=True), LinearDiscriminantAnalysis())
+    pipe = make_pipeline(CSPFeatures(n_comp), LinearDiscriminantAnalysis())
     with mne.utils.use_log_level("error"):
         pipe.fit(data["X_train"], data["y_train"])
     return pipe

@@ -12,6 +12,10 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 
+# imported here, not in a method: the exported script copies this module's classes and has
+# CSPFeatures (numpy and scikit-learn only) as its own
+from brainchat.eeg.decoding.csp import CSPFeatures
+
 CLASSICAL = ("csp_lda", "ts_lr", "mdm", "fbcsp")
 NETWORKS = ("eegnet", "shallowconvnet", "sccnet")
 PIPELINES = (*CLASSICAL, *NETWORKS)
@@ -88,15 +92,10 @@ def bands_below(
 
 
 class FilterBankCSP(TransformerMixin, BaseEstimator):
-    """Rank-aware CSP log-variance features: of the trials as given (`bands` None, the csp_lda
-    pipeline's CSP) or of each band of a filter bank (the fbcsp pipeline). One class for both, so
-    the exported script, which copies it (export/script_crossval.py), needs nothing more.
-
-    Rank: ICA with a component removed, or an average reference, leaves the trials
-    rank-deficient, and a CSP that takes them as full rank fails (a singular covariance in its
-    generalised eigenproblem). Each CSP is fitted with MNE's `rank=` set to the rank of its
-    training trials (rank_of), so its covariances are restricted to that subspace, as MNE's
-    rank="info" does; full-rank trials get MNE's CSP with its default rank=None, unchanged.
+    """CSP log-variance features: of the trials as given (`bands` None, the csp_lda pipeline's
+    CSP) or of each band of a filter bank (the fbcsp pipeline). Each CSP is
+    decoding/csp.py's CSPFeatures: MNE's CSP, restricted to the training trials' rank when ICA
+    removal or an average reference left them rank-deficient, and holding no copy of them.
 
     fbcsp follows Ang et al. 2008 with one difference: the bands (`bands`, those below Nyquist)
     are band-passed per trial (zero-phase 4th-order Butterworth), not on the continuous recording,
@@ -132,33 +131,9 @@ class FilterBankCSP(TransformerMixin, BaseEstimator):
             raise ValueError(f"no filter-bank band fits under {self.sfreq / 2:g} Hz (Nyquist)")
         return out
 
-    @staticmethod
-    def rank_of(X: np.ndarray) -> int:
-        """Numerical rank of the trials' pooled covariance: channels scaled to unit variance (a
-        flat one drops out), eigenvalues above 1e-10 of the largest (singular values above 1e-5).
-        A removed ICA component or an average reference leaves an eigenvalue near 1e-16 of the
-        largest, rounding or float32 storage one near 1e-15, where MNE's own estimate (machine
-        precision times the samples) can count it; real channels stay far above 1e-10."""
-        X = np.asarray(X, dtype=float)
-        total = X.shape[0] * X.shape[2]
-        mean = X.sum(axis=(0, 2)) / total
-        cov = np.tensordot(X, X, axes=([0, 2], [0, 2])) / total - np.outer(mean, mean)
-        sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-        live = sd > 0
-        corr = cov[np.ix_(live, live)] / np.outer(sd[live], sd[live])
-        eig = np.linalg.eigvalsh(corr)
-        return int(np.sum(eig > 1e-10 * eig.max())) if len(eig) else 0
-
     def _csp(self, X: np.ndarray, y: np.ndarray, paired: bool) -> Any:
-        from mne.decoding import CSP
-
-        rank = FilterBankCSP.rank_of(X)
-        return CSP(
-            n_components=min(self.n_components, rank),
-            log=True,
-            rank=None if rank == X.shape[1] else {"eeg": rank},
-            component_order="alternate" if paired else "mutual_info",
-        ).fit(X, y)
+        order = "alternate" if paired else "mutual_info"
+        return CSPFeatures(self.n_components, order).fit(X, y)
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> FilterBankCSP:
         import mne
@@ -180,7 +155,7 @@ class FilterBankCSP(TransformerMixin, BaseEstimator):
         mi = mutual_info_classif(feats, y, random_state=0)
         best = [int(j) for j in np.argsort(-mi, kind="stable")[: self.n_best]]
         if paired:  # "alternate" order: a band's columns 0-1, 2-3, ... are pairs
-            starts = np.cumsum([0] + [c.n_components for c in self.csps_])
+            starts = np.cumsum([0] + [len(c.filters_) for c in self.csps_])
             for j in list(best):
                 band = int(np.searchsorted(starts, j, side="right")) - 1
                 mate = starts[band] + ((j - starts[band]) ^ 1)
