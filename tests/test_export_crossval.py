@@ -81,6 +81,9 @@ def test_the_report_shows_the_cross_validation_results(exported: dict[str, Any])
         assert f"<td>{s['pipeline']}</td><td>{s['mean']:.3f} ± {s['sd']:.3f}</td>" in page
         assert f"<td>{s['chance']:.3f}</td><td>{s['p_value']:.3f}</td>" in page
     assert "Wilcoxon signed-rank" in page and "cross_subject" in page
+    assert "score roc_auc (chance 0.5 at any class balance)" in page  # the chance, stated
+    subject, p = next(iter(within["summaries"][0]["per_subject_p"].items()))
+    assert f"{subject} {p:.3f}" in page  # each subject's own permutation p
     assert 'alt="within_session: score per subject"' in page  # the per-subject plot
 
 
@@ -106,6 +109,10 @@ def test_the_script_reruns_the_cross_validations_to_the_same_scores(
             for k in ("mean", "sd", "chance", "p_value"):
                 assert theirs[k] == pytest.approx(mine[k], abs=1e-9), (protocol, k)
             assert theirs["per_subject"] == pytest.approx(mine["per_subject"], abs=1e-9)
+            assert theirs["per_subject_p"] == pytest.approx(mine["per_subject_p"], abs=1e-9)
+            for k in ("balanced_accuracy", "kappa"):
+                assert theirs[k] == pytest.approx(mine[k], abs=1e-9), (protocol, k)
+        assert rerun["class_counts"] == study["class_counts"]
         for mine, theirs in zip(study["tests"], rerun["tests"], strict=True):
             assert (theirs["a"], theirs["b"], theirs["n"]) == (mine["a"], mine["b"], mine["n"])
             assert theirs["p_value"] == pytest.approx(mine["p_value"], abs=1e-9)

@@ -181,43 +181,63 @@ def _scores(per_subject: dict[str, float | None]) -> str:
 
 
 def crossval_section(results: dict[str, dict[str, Any]]) -> str:
-    """Each cross-validation: per pipeline mean ± sd over subjects, permutation chance
-    level and p-value, per-subject scores; the paired tests; the scores of every fold."""
+    """Each cross-validation: per pipeline mean ± sd over subjects, permutation chance level
+    and p-value, balanced accuracy and kappa where accuracy's chance is not 1/k, per-subject
+    scores and p-values; the paired tests; the scores of every fold; the notes."""
     if not results:
         return ""
-    parts = ["<h2>Cross-validation</h2>"]
-    for protocol, cv in results.items():
-        folds = (
-            f"{cv['folds']} folds per session" if protocol == "within_session" else "leave-one-out"
-        )
-        parts.append(
-            f"<h3>{_e(protocol)}</h3><p>{_e(folds)}, seed {_e(cv['seed'])}, score "
-            f"{_e(cv['scoring'])}, {_e(cv['n_epochs'])} epochs of {len(cv['subjects'])} "
-            f"subject(s), {_e(cv['permutations'])} label permutation(s) per fold.</p>"
-        )
-        rows = [
-            [s["pipeline"], f"{_cv(s['mean'])} ± {_cv(s['sd'])}", _cv(s["chance"]),
-             _cv(s["p_value"]), s["permutations"], _scores(s["per_subject"])]
-            for s in cv["summaries"]
-        ]  # fmt: skip
-        head = ["pipeline", "mean ± sd over subjects", "permutation chance", "p", "permutations",
-                "per subject"]  # fmt: skip
-        parts.append(_table(head, rows, "crossval"))
-        tests = [[f"{t['a']} vs {t['b']}", t["n"], _cv(t["statistic"]), _cv(t["p_value"]),
-                  t["note"]] for t in cv["tests"]]  # fmt: skip
-        if tests:
-            head = ["Wilcoxon signed-rank", "subjects", "W", "p", "note"]
-            parts.append(_table(head, tests, "paired"))
-        folds_rows = [[r["pipeline"], r["subject"], r["session"], r["fold"], _cv(r["score"]),
-                       r["n_train"], r["n_test"]] for r in cv["records"]]  # fmt: skip
-        head = ["pipeline", "subject", "session", "fold", "score", "train", "test"]
-        parts.append(
-            "<details><summary>scores per fold</summary>"
-            + _table(head, folds_rows, "folds")
-            + "</details>"
-        )
-        parts += [f"<p>Note: {_e(n)}</p>" for n in cv["notes"]]
+    return "<h2>Cross-validation</h2>" + "".join(
+        _one_crossval(protocol, cv) for protocol, cv in results.items()
+    )
+
+
+def _one_crossval(protocol: str, cv: dict[str, Any]) -> str:
+    from brainchat.eeg.protocols.report import chance_text, shows_balanced
+    from brainchat.eeg.protocols.result_json import from_json
+
+    res = from_json(cv)
+    folds = f"{cv['folds']} folds per session" if protocol == "within_session" else "leave-one-out"
+    parts = [
+        f"<h3>{_e(protocol)}</h3><p>{_e(folds)}, seed {_e(cv['seed'])}, score "
+        f"{_e(cv['scoring'])} ({_e(chance_text(res))}), {_e(cv['n_epochs'])} epochs of "
+        f"{len(cv['subjects'])} subject(s), {_e(cv['permutations'])} label permutation(s) per "
+        "fold.</p>"
+    ]
+    balanced = shows_balanced(res)
+    rows = [
+        [s["pipeline"], f"{_cv(s['mean'])} ± {_cv(s['sd'])}", _cv(s["chance"]),
+         _cv(s["p_value"]), s["permutations"],
+         *([_pair(s.get("balanced_accuracy")), _pair(s.get("kappa"))] if balanced else []),
+         _scores(s["per_subject"]), _scores(s.get("per_subject_p") or {})]
+        for s in cv["summaries"]
+    ]  # fmt: skip
+    head = ["pipeline", "mean ± sd over subjects", "permutation chance", "p", "permutations",
+            *(["balanced accuracy (chance 1/k)", "Cohen's kappa (chance 0)"] if balanced else []),
+            "per subject", "per-subject permutation p"]  # fmt: skip
+    parts.append(_table(head, rows, "crossval"))
+    tests = [[f"{t['a']} vs {t['b']}", t["n"], _cv(t["statistic"]), _cv(t["p_value"]),
+              t["note"]] for t in cv["tests"]]  # fmt: skip
+    if tests:
+        head = ["Wilcoxon signed-rank", "subjects", "W", "p", "note"]
+        parts.append(_table(head, tests, "paired"))
+    folds_rows = [[r["pipeline"], r["subject"], r["session"], r["fold"], _cv(r["score"]),
+                   _cv(r.get("balanced_accuracy")), _cv(r.get("kappa")), r["n_train"],
+                   r["n_test"]] for r in cv["records"]]  # fmt: skip
+    head = ["pipeline", "subject", "session", "fold", "score", "balanced accuracy", "kappa",
+            "train", "test"]  # fmt: skip
+    parts.append(
+        "<details><summary>scores per fold</summary>"
+        + _table(head, folds_rows, "folds")
+        + "</details>"
+    )
+    parts += [f"<p>Note: {_e(n)}</p>" for n in cv["notes"]]
     return "".join(parts)
+
+
+def _pair(values: list[float | None] | None) -> str:
+    """A (mean, sd) pair as "mean ± sd" (n/a for a result kept before it was)."""
+    mean, sd = values or (None, None)
+    return f"{_cv(mean)} ± {_cv(sd)}"
 
 
 def _figures(figs: list[Figure]) -> str:
