@@ -22,12 +22,14 @@ NETWORKS = ("eegnet", "shallowconvnet", "sccnet")
 DESCRIPTION = (
     "Cross-validate decoding pipelines on the epochs with a MOABB protocol: within_session "
     "(stratified k-fold inside each subject's session), cross_session (leave one session out, "
-    "per subject) or cross_subject (leave one subject out). Pipelines: csp_lda, ts_lr "
+    "per subject) or cross_subject (leave one subject out; each of its sessions scored apart, "
+    "as MOABB). Pipelines: csp_lda, ts_lr "
     "(Riemannian tangent space + logistic regression), mdm, fbcsp (filter-bank CSP: 4-40 Hz "
     "bands filtered per trial, not on the recording; features picked by mutual information), "
     "eegnet, shallowconvnet, sccnet; every step is fitted on each training fold only. Returns "
-    "scores per subject/session (ROC AUC for 2 classes, else accuracy), mean ± sd, a permutation "
-    "chance level and p-value per pipeline, paired Wilcoxon tests across subjects, and a "
+    "scores per subject/session (ROC AUC for 2 classes, else accuracy; balanced accuracy and "
+    "kappa beside it for 3+ or unequal classes), mean ± sd, a permutation chance level and "
+    "p-value per pipeline and per subject, paired Wilcoxon tests across subjects, and a "
     "per-subject score plot. Needs epochs (epoch_data); ignores split_dataset."
 )
 
