@@ -68,3 +68,31 @@ def test_csp_features_equal_mnes_and_hold_no_copy_of_the_trials() -> None:
         tracemalloc.stop()
     assert np.abs(mine - theirs).max() <= 1e-9 * np.abs(theirs).max()
     assert peak < 0.2 * X.nbytes, (peak, X.nbytes)
+
+
+@pytest.mark.parametrize("protocol", ["within_session", "cross_subject"])
+def test_csp_lda_folds_read_the_epochs_in_place(protocol: str) -> None:
+    """A csp_lda fold reads its training and test trials from the epochs (folds.TrialSubset):
+    what the whole cross-validation allocates stays a fraction of a subject's share of the
+    epochs, not a copy of the training trials."""
+    import tracemalloc
+
+    from brainchat.eeg.protocols.crossval import cross_validate_arrays
+
+    _, y, subj, sess = epochs(subjects=4, sessions=1, per=200)
+    X = np.random.default_rng(2).standard_normal((len(y), 16, 256))  # 800 trials, 6.5 MB
+    cfg = CVConfig(protocol, ("csp_lda",), 5)
+    few = np.arange(0, len(X), 5)  # every subject, every class: imports and first uses first
+    cross_validate_arrays(cfg, X[few], y[few], subj[few], sess[few], 64.0)
+    tracemalloc.start()
+    try:
+        res = cross_validate_arrays(cfg, X, y, subj, sess, 64.0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(res.records) > 3
+    # a copy of the training trials: cross_subject 3/4 of the epochs, within_session 4/5 of one
+    # subject's quarter; a batch of 64 trials and its filtered signals: about 1/10
+    assert peak < {"cross_subject": 0.3, "within_session": 0.22}[protocol] * X.nbytes, (
+        peak / X.nbytes
+    )

@@ -63,8 +63,14 @@ def run_fold(task: FoldTask) -> FoldScore:
     from brainchat.eeg.protocols.pipelines import build
 
     n_classes = len(np.unique(task.y))
-    Xtr, ytr = trials(task.X, task.train), task.y[task.train]
+    from brainchat.eeg.protocols.pipelines import TRIAL_BY_TRIAL
+
     parts = task.parts or (task.test,)
+    if task.pipeline in TRIAL_BY_TRIAL and not task.covariances:
+        pick: Any = TrialSubset  # read in place, trial by trial: no copy of the fold
+    else:
+        pick = trials
+    Xtr, ytr = pick(task.X, task.train), task.y[task.train]
 
     def fit(labels: np.ndarray) -> Any:
         est = build(
@@ -80,7 +86,7 @@ def run_fold(task: FoldTask) -> FoldScore:
 
     start = time.perf_counter()
     est = fit(ytr)
-    observed = tuple(part_score(est, task.X[p], task.y[p], n_classes) for p in parts)
+    observed = tuple(part_score(est, pick(task.X, p), task.y[p], n_classes) for p in parts)
     seconds = time.perf_counter() - start
     from brainchat.eeg.protocols.runner import Stopped, current_stop
 
@@ -92,7 +98,7 @@ def run_fold(task: FoldTask) -> FoldScore:
         rng = np.random.default_rng([task.seed, task.fold_id, k])
         est = fit(rng.permutation(ytr))
         for i, p in enumerate(parts):
-            null[i].append(score(est, task.X[p], task.y[p], n_classes))
+            null[i].append(score(est, pick(task.X, p), task.y[p], n_classes))
     return FoldScore(observed, tuple(tuple(n) for n in null), seconds)
 
 
@@ -108,6 +114,40 @@ def trials(X: np.ndarray, index: np.ndarray) -> np.ndarray:
         view.flags.writeable = False
         return view
     return X[index]
+
+
+class TrialSubset:
+    """The trials X[index] without a copy: a trial (`[i]`, iteration) is read from X in place,
+    a slice or index array (a batch) is copied; `shape` and `len` as the array would have them.
+    For estimators that read trials one at a time or by batch (pipelines.TRIAL_BY_TRIAL); one
+    that needs the whole array gets a copy through `np.asarray`."""
+
+    def __init__(self, X: np.ndarray, index: np.ndarray) -> None:
+        self.X, self.index = X, np.asarray(index)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (len(self.index), *self.X.shape[1:])
+
+    @property
+    def dtype(self) -> Any:
+        return self.X.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.X.ndim
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        return self.X[self.index[key]]
+
+    def __iter__(self) -> Any:
+        return (self.X[i] for i in self.index)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.asarray(self.X[self.index], dtype=dtype)
 
 
 def trial_covariances(X: np.ndarray) -> np.ndarray:

@@ -26,6 +26,10 @@ FB_BANDS = tuple((lo, lo + 4) for lo in range(4, 40, 4))
 # shrinkage comes from that trial's samples alone, its fit learns nothing). The cross-validation
 # estimates it once per trial for every fold (trial_covariances) and fits the rest per fold.
 PER_TRIAL_COVARIANCE = ("ts_lr", "mdm")
+# Pipelines that read their trials one at a time or a batch at a time (CSPFeatures, then a
+# classifier on its features): a fold hands them its trials as a folds.TrialSubset of the
+# epochs, never a copy of the training trials.
+TRIAL_BY_TRIAL = ("csp_lda",)
 
 
 def trial_covariances(X: np.ndarray) -> np.ndarray:
