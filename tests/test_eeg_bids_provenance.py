@@ -107,3 +107,24 @@ async def test_events_from_a_file_without_events_tsv_say_so(tmp_path: Path) -> N
     trials = _table(table)
     assert trials and {t["events_row"] for t in trials} == {"n/a"}
     assert all(float(t["onset"]) * 250 == pytest.approx(int(t["sample"])) for t in trials)
+
+
+async def test_the_exported_report_traces_each_trial_and_names_the_rejected(
+    written: Harness,
+) -> None:
+    """The exported report carries the same provenance: every trial's recording, onset and
+    events.tsv row, and each rejected trial with why, as the derivatives' trials table says."""
+    import html
+
+    await written.call("export_analysis")
+    [report] = sorted((written.study.data_dir / "exports").glob("*.html"))
+    page = html.unescape(report.read_text())
+    trials = _table(written.study.data_dir / EEG / f"{STEM}_trials.tsv")
+    rejected = [t for t in trials if t["status"] == "rejected"]
+    assert f"{len(rejected)} rejected trial(s) and why" in page
+    for t in trials:
+        source = Path(t["source"].removeprefix("bids:raw:")).name
+        cells = f"<td>{source}</td><td>{float(t['onset']):.3f}</td><td>{t['sample']}</td>"
+        assert cells + f"<td>{t['events_row']}</td>" in page, t
+        if t["status"] == "rejected":
+            assert f"<td>rejected</td><td>{t['reason']}</td>" in page

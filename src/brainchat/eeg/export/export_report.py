@@ -139,7 +139,38 @@ def _epochs(state: StudyState) -> str:
             f"<p>Split by {_e(s.by)} (seed {s.seed}): train {len(s.train)}, validation "
             f"{len(s.val)}, test {len(s.test)}.</p>"
         )
-    return "<h2>Epochs and split</h2>" + text
+    return "<h2>Epochs and split</h2>" + text + _trials(state)
+
+
+TRIALS_SHOWN = 5000  # rows of the every-trial table (the BIDS derivatives list them all)
+
+
+def _trials(state: StudyState) -> str:
+    """Where each epoch came from (recording, onset, events.tsv row) and each rejected trial
+    with why, folded: a scored epoch is traced back to the event it was cut around."""
+    t = getattr(state.eps, "trials", None)
+    if t is None:
+        return ""
+    names = [r.path.name for r in state.recordings]
+    rows = [
+        [names[t.recording[i]], f"{t.onset[i]:.3f}", int(t.sample[i]),
+         int(t.row[i]) or "n/a", state.eps.classes[t.label[i]],
+         int(t.epoch[i]) if t.epoch[i] >= 0 else "rejected", t.reason(i)]
+        for i in range(min(len(t.epoch), TRIALS_SHOWN))
+    ]  # fmt: skip
+    rejected = [r for r in rows if r[5] == "rejected"]
+    head = ["recording", "onset (s)", "sample", "events.tsv row", "class", "epoch", "why rejected"]
+    more = f" (first {TRIALS_SHOWN} of {len(t.epoch)})" if len(t.epoch) > TRIALS_SHOWN else ""
+    text = f"<details><summary>every trial, kept or rejected{more}</summary>"
+    text += _table(head, rows, "trials") + "</details>"
+    if rejected:
+        text = (
+            f"<details><summary>{len(rejected)} rejected trial(s) and why</summary>"
+            + _table(head, rejected, "rejected")
+            + "</details>"
+            + text
+        )
+    return text
 
 
 def _metrics(state: StudyState, metrics: dict[str, dict[str, Any]]) -> str:
