@@ -234,10 +234,31 @@ def settle(page: Any, timeout: float = WAIT_MS) -> None:
     page.wait_for_function("() => !window.__bcMoveTo", timeout=timeout)
 
 
+SENT = "() => { const box = document.getElementById('chat-input'); return !box || !box.value }"
+
+
 def send(page: Any, text: str) -> None:
+    """Type `text` and send it. Chainlit empties the message box when it takes a message; a
+    click that lands while the page is rebuilt (Chainlit's late move to /thread/<id>) is lost
+    and the draft kept (public/brainchat.js), so after 15 s with the text still there it is
+    sent once more, as a user would."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     settle(page)
     page.fill("#chat-input", text)
     page.click("#chat-submit")
+    try:
+        page.wait_for_function(SENT, timeout=15_000)
+    except PlaywrightTimeout:
+        settle(page)
+        page.click("#chat-submit")
+        page.wait_for_function(SENT, timeout=15_000)
+
+
+# brainchat's own stop notice (ui/render.py STOPPED), not Chainlit's "Task manually stopped."
+# that precedes it: "text=Stopped." matches both, and the page read before the notice replaced
+# Chainlit's message shows two
+STOP_NOTICE = "text=What was done so far stays above"
 
 
 def wait_idle(page: Any, timeout: float = WAIT_MS) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 from conftest import (
+    STOP_NOTICE,
     expand_all_steps,
     open_chat,
     pick_mode,
@@ -144,7 +145,7 @@ def test_stop_mid_answer_leaves_one_message_and_the_next_message_works(model_ser
     page.wait_for_selector("text=word3")
     assert page.locator("#chat-submit").count() == 0 or page.locator("#chat-submit").is_disabled()
     page.click("#stop-button")
-    page.wait_for_selector("text=Stopped.")
+    page.wait_for_selector(STOP_NOTICE)
     wait_idle(page)
     body = page.inner_text("body")
     assert "word3" in body and "word59" not in body and "partial answer" in body
@@ -168,7 +169,7 @@ def test_stop_during_thinking_marks_open_steps_stopped(model_server, app, browse
     page.wait_for_selector("button[id^='step-Thinking']")
     page.wait_for_timeout(800)
     page.click("#stop-button")
-    page.wait_for_selector("text=Stopped.")
+    page.wait_for_selector(STOP_NOTICE)
     wait_idle(page)
     titles = step_titles(page)
     assert any("Thinking · fc-m" in t and "stopped" in t for t in titles), titles

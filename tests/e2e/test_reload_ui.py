@@ -12,7 +12,7 @@ import pytest
 
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
-from conftest import open_chat, send, spec, step_titles, wait_idle
+from conftest import STOP_NOTICE, open_chat, send, spec, step_titles, wait_idle
 
 pytestmark = pytest.mark.browser
 FILES = ["sub-01_ses-01_task-mi_eeg.edf", "sub-01_ses-02_task-mi_eeg.edf"]
@@ -65,7 +65,7 @@ def test_stop_from_the_reloaded_page_stops_the_run(model_server, app, browser) -
     send(page, "cross-validate with a thousand permutations")
     reload_mid_run(page)
     page.click("#stop-button")
-    page.wait_for_selector("text=Stopped.", timeout=60_000)
+    page.wait_for_selector(STOP_NOTICE, timeout=60_000)
     wait_idle(page)
     page.close()
 
