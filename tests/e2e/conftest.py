@@ -255,6 +255,20 @@ def send(page: Any, text: str) -> None:
         page.wait_for_function(SENT, timeout=15_000)
 
 
+def click_until(page: Any, target: Any, shown: str, wait_ms: float = 20_000) -> None:
+    """Click `target` until `shown` appears (what the click starts says so at once); a click
+    that lands while the page re-renders (after a reload, the resumed thread's messages and
+    buttons are sent anew) is lost, so it is clicked once more, as a user would."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    target.click()
+    try:
+        page.wait_for_selector(shown, timeout=wait_ms)
+    except PlaywrightTimeout:
+        target.click()
+        page.wait_for_selector(shown, timeout=wait_ms)
+
+
 # brainchat's own stop notice (ui/render.py STOPPED), not Chainlit's "Task manually stopped."
 # that precedes it: "text=Stopped." matches both, and the page read before the notice replaced
 # Chainlit's message shows two

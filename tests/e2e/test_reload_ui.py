@@ -12,7 +12,15 @@ import pytest
 
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
-from conftest import STOP_NOTICE, open_chat, send, spec, step_titles, wait_idle
+from conftest import (
+    STOP_NOTICE,
+    click_until,
+    open_chat,
+    send,
+    spec,
+    step_titles,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.browser
 FILES = ["sub-01_ses-01_task-mi_eeg.edf", "sub-01_ses-02_task-mi_eeg.edf"]
@@ -82,6 +90,6 @@ def test_after_a_reload_the_steps_and_the_export_button_are_still_there(
     page.reload()
     page.wait_for_selector("text=Cross-validated.")
     assert any(t.startswith("cross_validate") for t in step_titles(page))
-    page.get_by_role("button", name="Export analysis").click()
+    click_until(page, page.get_by_role("button", name="Export analysis"), "text=Exporting the")
     page.wait_for_selector("text=Analysis exported", timeout=120_000)
     page.close()
