@@ -307,6 +307,8 @@ def build_report(
     script: str,
 ) -> str:
     """The whole report as one HTML document."""
+    from brainchat.eeg.export.report_analyses import analyses_section
+
     soft = versions()
     parts = [
         f"<h1>brainchat analysis</h1><p>Exported {_e(when)} by brainchat {_e(soft['brainchat'])}."
@@ -316,6 +318,7 @@ def build_report(
         _epochs(state),
         _metrics(state, metrics),
         crossval_section(state.crossval),
+        analyses_section(log),
         _figures(figs),
         _settings(settings),
         "<h2>Software</h2>" + _table(["package", "version"], [[k, v] for k, v in soft.items()]),

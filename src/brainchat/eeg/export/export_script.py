@@ -18,6 +18,7 @@ from typing import Any
 
 from langchain_core.tools import ToolException
 
+from brainchat.eeg.core.analyses import ANALYSES
 from brainchat.eeg.study.replay import Entry, label
 
 NETWORKS = {"eegnet": "EEGNet", "shallowconvnet": "ShallowConvNet", "sccnet": "SCCNet"}
@@ -65,6 +66,7 @@ class Context:
     crossval: set[str] = field(default_factory=set)  # pipelines cross-validated
     # the leakage notes of the study's scores (core/leakage.py), per kind: "test", "crossval"
     notes: dict[str, list[str]] = field(default_factory=dict)
+    analyses: set[str] = field(default_factory=set)  # analysis ops done (which code to copy)
 
 
 Template = Callable[[Entry, Context], str]
@@ -224,6 +226,13 @@ def _crossval(entry: Entry, ctx: Context) -> str:
     return crossval_call(cfg) + _notes(ctx, "crossval")
 
 
+def _analysis(entry: Entry, ctx: Context) -> str:
+    from brainchat.eeg.export.script_analyses import analysis_call
+
+    ctx.analyses.add(entry["op"])
+    return analysis_call(entry)
+
+
 TEMPLATES: dict[str, Template] = {
     "load": _load,
     "step": _step,
@@ -233,6 +242,7 @@ TEMPLATES: dict[str, Template] = {
     "split": _split,
     "train": _train,
     "crossval": _crossval,
+    **{op: _analysis for op in ANALYSES},
 }
 
 
@@ -258,7 +268,7 @@ def packages(log: list[Entry]) -> list[str]:
     cv = needs(log)
     trained = {e["config"].get("model") for e in log if e.get("op") == "train"}
     out = ["scikit-learn"]
-    if cv:
+    if cv or any(e.get("op") in ANALYSES for e in log):
         out.append("SciPy")
     if cv & set(RIEMANN):
         out.append("pyriemann")
@@ -304,8 +314,9 @@ Run:  python {name} [DATA_DIR]
 DATA_DIR is the data folder the recordings' paths are relative to; by default the one this script
 was exported into (it lies in DATA_DIR/exports/); give it when the script was downloaded.
 Progress goes to stderr; the last line of stdout is one JSON object: recordings, epoch counts,
-split sizes, test metrics per model and cross-validation scores and statistics (printed above it
-as a table too), and the notes printed with them (a step fitted on all trials, named as a
+split sizes, test metrics per model, cross-validation scores and statistics (printed above it
+as a table too), and each analysis's result (spectra, ERPs, time-frequency, cluster tests, artifact
+scans), and the notes printed with them (a step fitted on all trials, named as a
 leakage risk). Same files, same library versions and the same device
 give the same epochs, CSP+LDA accuracy and cross-validation scores; a network's accuracy may differ slightly on another
 machine, thread count or library version (floating-point order).
@@ -368,6 +379,9 @@ def build_script(
         from brainchat.eeg.export.script_crossval import crossval_source
 
         crossval = crossval_source(bool(ctx.crossval & set(CV_NETWORKS)))
+    from brainchat.eeg.export.script_analyses import analyses_source
+
+    crossval += ("\n\n" if crossval else "") + analyses_source(ctx.analyses)
     tail = "\nRESULTS['software'] = versions()\nprint(json.dumps(RESULTS))\n"
     return "\n\n".join(
         [

@@ -239,7 +239,7 @@ def make_epochs(raws, recordings, tmin, tmax, events, baseline, reject_uv) -> di
         subjects += [rec["subject"]] * len(ep)
         sessions += [rec["session"]] * len(ep)
         sfreq = ep.info["sfreq"]
-    X, y = np.concatenate(xs), np.concatenate(ys)
+    X, y, info = np.concatenate(xs), np.concatenate(ys), ep.info
     log(f"epoched {tmin:g}..{tmax:g} s: {len(y)} epochs, {X.shape[1]} ch x {X.shape[2]} samples")
     return {
         "X": X,
@@ -249,6 +249,8 @@ def make_epochs(raws, recordings, tmin, tmax, events, baseline, reject_uv) -> di
         "sessions": np.array(sessions),
         "dropped": dropped,
         "sfreq": sfreq,
+        "info": info,  # the last recording's epochs' mne.Info, as brainchat's EpochSet keeps
+        "tmin": float(tmin),
     }
 
 

@@ -29,6 +29,12 @@ class Step:
 
 STEPS: tuple[Step, ...] = (
     Step("list", "list the EEG files in the data folder", ("list_data_files",), report=True),
+    Step(
+        "fetch",
+        "download a public EEG data set by name (MOABB: BNCI2014_001, PhysionetMI, ...; "
+        "OpenNeuro: ds...) into the data folder",
+        ("fetch_dataset",),
+    ),
     Step("load", "load recordings (files, subjects, sessions)", ("load_data",)),
     Step(
         "inspect",
@@ -51,8 +57,17 @@ STEPS: tuple[Step, ...] = (
     ),  # fmt: skip
     Step(
         "artifacts",
-        "ICA: fit, look at components, remove them",
-        ("ica_fit", "ica_components", "ica_apply"),
+        "artifacts: find bad channels and segments (flat, noisy, high peak-to-peak) and propose "
+        "them; ICA: fit, find the components that match EOG/ECG, look at components, remove them",
+        (
+            "find_artifacts",
+            "ica_fit",
+            "ica_find_artifacts",
+            "ica_components",
+            "ica_apply",
+            "mark_bad_channels",
+            "annotate_bad_segments",
+        ),
         needs="loaded",
     ),  # fmt: skip
     Step(
@@ -90,6 +105,38 @@ STEPS: tuple[Step, ...] = (
         replaces=("split", "train", "evaluate"),
     ),
     Step(
+        "spectra",
+        "power spectra as numbers: band power per channel and band (absolute or relative; "
+        "alpha, beta or given bands), peak (alpha) frequency, per condition when epoched",
+        ("band_power",),
+        needs="loaded",
+        report=True,
+    ),
+    Step(
+        "erp",
+        "event-related potentials: averages per condition, difference waves, peak amplitude "
+        "and latency per channel in a time window, butterfly/joint/comparison plots",
+        ("erp_analysis",),
+        needs="epoched",
+        report=True,
+    ),
+    Step(
+        "time_frequency",
+        "time-frequency power (Morlet or multitaper) per condition with a baseline: event-"
+        "related desynchronisation/synchronisation (ERD/ERS) per channel and band",
+        ("time_frequency",),
+        needs="epoched",
+        report=True,
+    ),
+    Step(
+        "statistics",
+        "statistics between conditions: cluster-based permutation test on ERPs or "
+        "time-frequency power (clusters, extents, p-values)",
+        ("cluster_test",),
+        needs="epoched",
+        report=True,
+    ),
+    Step(
         "plot",
         "a figure: raw traces, spectrum (PSD), topomap, class averages",
         ("plot_raw", "plot_psd", "plot_topomap", "plot_epochs_average"),
@@ -114,7 +161,14 @@ STEP_OF = {tool: s for s in STEPS for tool in s.tools}
 PIPELINE = ("load", "preprocess", "artifacts", "epoch", "split", "train", "evaluate", "cross_validate")  # fmt: skip
 # tools whose stage needs more than the step's (a plot of epochs needs epochs; ICA's components
 # and removal need a fitted ICA)
-TOOL_NEEDS = {"plot_epochs_average": "epoched", "ica_components": "ica", "ica_apply": "ica"}
+TOOL_NEEDS = {
+    "plot_epochs_average": "epoched",
+    "ica_components": "ica",
+    "ica_apply": "ica",
+    "ica_find_artifacts": "ica",
+}
+# the pipeline step that brings the study to a stage (what a report step that needs it implies)
+MAKES = {"loaded": "load", "epoched": "epoch", "split": "split", "trained": "train"}
 LISTING = "list_data_files"
 
 
@@ -206,7 +260,8 @@ def chain(ids: list[str], facts: dict[str, Any]) -> list[Step]:
     own = {s.id for s in asked}
     stage = str(facts.get("stage", "empty"))
     start = {"empty": 0, "loaded": 1, "epoched": 4, "split": 5, "trained": 6}.get(stage, 0)
-    furthest = max((PIPELINE.index(i) for i in own if i in PIPELINE), default=-1)
+    implied = [MAKES[s.needs] for s in asked if s.id not in PIPELINE and s.needs in MAKES]
+    furthest = max((PIPELINE.index(i) for i in [*own, *implied] if i in PIPELINE), default=-1)
     needed = own | set(PIPELINE[start : furthest + 1])
     needed -= {"artifacts", "preprocess"} - own
     for s in asked:

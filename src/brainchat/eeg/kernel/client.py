@@ -223,6 +223,7 @@ def _proxy(study: KernelStudy, tool: BaseTool) -> BaseTool:
     proxy = StructuredTool.from_function(
         coroutine=run, name=tool.name, description=tool.description,
         args_schema=tool.args_schema,  # type: ignore[arg-type]
+        response_format=tool.response_format,  # (text, structured content) comes back whole
     )  # fmt: skip
     flags = flags_of(tool)
     return set_flags(proxy, **{k: getattr(flags, k) for k in flags.__dataclass_fields__})

@@ -15,10 +15,15 @@ from typing import Any
 
 from langchain_core.tools import ToolException
 
+from brainchat.eeg.core.analyses import ANALYSES, entry_label
 from brainchat.eeg.core.state import Step, StudyState
 
 Entry = dict[str, Any]
-DERIVED = {"epoch": ("epoch", "split", "train", "crossval"), "split": ("split", "train")}
+ON_EPOCHS = tuple(a.op for a in ANALYSES.values() if a.on_epochs)  # moot once re-epoched
+DERIVED = {
+    "epoch": ("epoch", "split", "train", "crossval", *ON_EPOCHS),
+    "split": ("split", "train"),
+}
 
 
 def compact(log: list[Entry], entry: Entry) -> list[Entry]:
@@ -32,6 +37,10 @@ def compact(log: list[Entry], entry: Entry) -> list[Entry]:
     if op == "crossval":  # a protocol's new result replaces its earlier one
         protocol = entry["config"]["protocol"]
         return [*(e for e in log if not _crossval_of(e, protocol)), entry]
+    if op in ANALYSES:  # the same analysis asked again of the same data: its newer result
+        last = log[-1] if log else None
+        same = last is not None and last["op"] == op and last.get("params") == entry.get("params")
+        return [*(log[:-1] if same else log), entry]
     dropped = DERIVED.get(op, ())
     return [*(e for e in log if e["op"] not in dropped), entry]
 
@@ -61,6 +70,8 @@ def label(entry: Entry) -> str:
     if op == "crossval":
         cfg = entry["config"]
         return f"cross-validation {cfg['protocol']} ({', '.join(cfg['pipelines'])})"
+    if op in ANALYSES:
+        return entry_label(entry)
     return op
 
 
@@ -132,6 +143,8 @@ def apply(
         state.require("epoched")
         protocol = entry["config"]["protocol"]
         return replace(state, crossval={**state.crossval, protocol: dict(entry["result"])})
+    if op in ANALYSES:  # it changed nothing; its result is kept in its entry
+        return state
     raise ValueError(f"unknown operation {op!r} in the saved study")
 
 

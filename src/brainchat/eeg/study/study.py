@@ -146,6 +146,7 @@ class Study:
         mutates_data: bool = False,
         record: dict[str, Any] | None = None,
         turn: Turn | None = None,
+        report: bool = False,
     ) -> str:
         """Run `op(state, stop_flag)` off the event loop and commit the state it returns.
 
@@ -153,6 +154,7 @@ class Study:
         memory at one copy); on failure or cancellation they are rebuilt from the files and
         the history replayed. `record`: the log entry of this operation, kept on commit.
         `turn`: a process-wide turn to wait for on the event loop (never in a worker thread).
+        `report`: the op changes nothing, but `record` (an analysis with its result) is logged.
         """
         await self._locked()
         try:
@@ -170,6 +172,10 @@ class Study:
                 if mutates_data:
                     await self._undo(before)
                 raise
+            if report and record is not None and after is before:
+                from brainchat.eeg.study.replay import compact
+
+                self.log = compact(self.log, record)
             if after is not before:
                 self.state = after
                 if record is not None:

@@ -47,13 +47,17 @@ async def run_op(
     mutates_data: bool = False,
     record: dict[str, Any] | None = None,
     turn: Turn | None = None,
+    report: bool = False,
 ) -> str:
     """Run an op; unexpected library errors become a clear ToolException (the study is unchanged).
 
-    `record` is the op's entry in the study's log (replayed when the conversation is resumed).
+    `record` is the op's entry in the study's log (replayed when the conversation is resumed);
+    `report`: the op changes nothing but its entry is logged (an analysis and its result).
     """
     try:
-        return await study.run(op, mutates_data=mutates_data, record=record, turn=turn)
+        return await study.run(
+            op, mutates_data=mutates_data, record=record, turn=turn, report=report
+        )
     except ToolException:
         raise
     except (ValueError, RuntimeError, TypeError, KeyError, OSError, MemoryError) as exc:
@@ -109,10 +113,17 @@ async def in_thread(fn: Callable[..., str], /, **kwargs: Any) -> str:
 
 
 def make_tool(
-    fn: Callable[..., Any], name: str, description: str, schema: type, **flags: Any
+    fn: Callable[..., Any],
+    name: str,
+    description: str,
+    schema: type,
+    structured: bool = False,
+    **flags: Any,
 ) -> BaseTool:
     """A flagged local tool. A plain (blocking) function body runs through `in_thread`; it must
-    accept a `stop` keyword; a coroutine function runs on the event loop and must not block."""
+    accept a `stop` keyword; a coroutine function runs on the event loop and must not block.
+    `structured`: the body returns (text, {"structured": value}): the value is the tool's
+    structured content (the step shows it, the MCP server returns it)."""
     if inspect.iscoroutinefunction(fn):
 
         @functools.wraps(fn)
@@ -127,6 +138,10 @@ def make_tool(
             return await in_thread(fn, **kwargs)
 
     tool = StructuredTool.from_function(
-        coroutine=coroutine, name=name, description=description, args_schema=schema
+        coroutine=coroutine,
+        name=name,
+        description=description,
+        args_schema=schema,
+        response_format="content_and_artifact" if structured else "content",
     )
     return set_flags(tool, source="local", **flags)
