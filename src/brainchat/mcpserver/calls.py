@@ -100,7 +100,7 @@ async def _forward(
 async def _invoke(tool: BaseTool, arguments: dict[str, Any], limit: float) -> types.CallToolResult:
     name = tool.name
     try:
-        text = await asyncio.wait_for(tool.ainvoke(arguments), limit)
+        text, structured = await asyncio.wait_for(_ainvoke(tool, arguments), limit)
     except ToolException as exc:
         return error(redact.mask(str(exc)))
     except ValidationError as exc:
@@ -112,4 +112,19 @@ async def _invoke(tool: BaseTool, arguments: dict[str, Any], limit: float) -> ty
         first = str(exc).splitlines()[0][:300] if str(exc) else ""
         return error(redact.mask(f"{name} failed: {type(exc).__name__}: {first}".rstrip(": ")))
     content = text if isinstance(text, str) else str(text)
-    return types.CallToolResult(content=[types.TextContent(type="text", text=content)])
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=content)], structuredContent=structured
+    )
+
+
+async def _ainvoke(tool: BaseTool, arguments: dict[str, Any]) -> tuple[Any, dict | None]:
+    """The tool's text, and its structured content when it returns one (an analysis's result:
+    the same figures as the text, as JSON a client can read without parsing the table)."""
+    if tool.response_format != "content_and_artifact":
+        return await tool.ainvoke(arguments), None
+    message = await tool.ainvoke(
+        {"name": tool.name, "args": arguments, "id": "mcp", "type": "tool_call"}
+    )
+    artifact = getattr(message, "artifact", None)
+    structured = artifact.get("structured") if isinstance(artifact, dict) else None
+    return message.content, structured if isinstance(structured, dict) else None

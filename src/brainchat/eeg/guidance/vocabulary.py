@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from brainchat.eeg.core.analyses import ANALYSES
 from brainchat.grounding import StepWords, Vocabulary
 from brainchat.grounding.lexicon import words
 
@@ -50,6 +51,24 @@ STEP_WORDS = (
           ("evaluate_model", "cross_validate"), r"test acc|cross-validated:"),
     _step("cross-validation", ["cross-?validat\\w*"], ["交叉验证", "交叉驗證"],
           ("cross_validate",), r"cross-validated:"),
+    # the analyses (eeg/core/analyses.py); the study's summary names those done in earlier turns
+    _step("band power", ["band[- ]power", "(?:alpha|beta|theta|mu) power", "relative power",
+                         "peak (?:alpha )?frequency"],
+          ["频段功率", "頻段功率", "频带功率", "頻帶功率", "波段功率", "峰值频率", "峰值頻率"],
+          ("band_power",), r"analyses done:[^\n]*band power"),
+    _step("ERP", ["erps?", "event-related potentials?", "difference waves?"],
+          ["事件相关电位", "事件相關電位", "诱发电位", "誘發電位", "差异波", "差異波"],
+          ("erp_analysis",), r"analyses done:[^\n]*\bERP"),
+    _step("time-frequency", ["time-?frequency", "erd/ers", "morlet"],
+          ["时频", "時頻", "事件相关去同步", "事件相關去同步"],
+          ("time_frequency",), r"analyses done:[^\n]*time-frequency"),
+    _step("cluster test", ["cluster[- ]based", "cluster[- ]permutation", "permutation cluster"],
+          ["聚类置换", "聚類置換", "簇置换", "簇置換", "基于簇", "基於簇", "聚类检验", "聚類檢驗"],
+          ("cluster_test",), r"analyses done:[^\n]*cluster test"),
+    _step("artifact detection", ["bad channels? (?:were|was) (?:found|detected)",
+                                 "bad segments? (?:were|was) (?:found|detected)"],
+          ["检测到坏", "檢測到壞", "发现坏", "發現壞"],
+          ("find_artifacts", "ica_find_artifacts"), r"analyses done:[^\n]*artifact scan"),
 )  # fmt: skip
 
 UNITS = {
@@ -102,6 +121,8 @@ VOCABULARY = Vocabulary(
     steps=STEP_WORDS,
     units=UNITS,
     entities=ENTITIES,
-    result_tools=frozenset({"evaluate_model", "cross_validate", "train_model"}),
+    result_tools=frozenset(
+        {"evaluate_model", "cross_validate", "train_model", *(a.tool for a in ANALYSES.values())}
+    ),
     data_refs=DATA_REFS,
 )

@@ -92,7 +92,11 @@ class Study:
             from brainchat.eeg.study.replay import summary as pending_summary
 
             return pending_summary(self.pending)
-        return summary(self.state)
+        from brainchat.eeg.core.analyses import ANALYSES
+
+        done = dict.fromkeys(ANALYSES[e["op"]].about for e in self.log if e["op"] in ANALYSES)
+        shown = f"\nanalyses done: {', '.join(done)}." if done else ""
+        return summary(self.state) + shown
 
     def context(self) -> str:
         """What the agent is told each round: the summary, and the files uploaded so far.
