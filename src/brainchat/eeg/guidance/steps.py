@@ -158,6 +158,9 @@ STEPS: tuple[Step, ...] = (
 )
 BY_ID = {s.id: s for s in STEPS}
 STEP_OF = {tool: s for s in STEPS for tool in s.tools}
+# the analyses a request asks for by name: pushed towards (with the stage they need) like the
+# pipeline's steps, though they change nothing
+ANALYSES = ("spectra", "erp", "time_frequency", "statistics")
 PIPELINE = ("load", "preprocess", "artifacts", "epoch", "split", "train", "evaluate", "cross_validate")  # fmt: skip
 # tools whose stage needs more than the step's (a plot of epochs needs epochs; ICA's components
 # and removal need a fitted ICA)

@@ -1,0 +1,81 @@
+"""The analyses (#39) in the study's workflow: the steps they imply, their log entries (kept with
+their results, replaced when asked again, dropped when the epochs they read are cut anew), the
+study's summary naming them, and the answer check reading their words in English and Chinese."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from brainchat.eeg.core.analyses import ANALYSES
+from brainchat.eeg.core.state import StudyState
+from brainchat.eeg.guidance import EegDomain, steps
+from brainchat.eeg.guidance.vocabulary import VOCABULARY
+from brainchat.eeg.study.replay import apply, compact, label
+
+
+def _ids(chain: list[steps.Step]) -> list[str]:
+    return [s.id for s in chain]
+
+
+def test_an_analysis_implies_the_stage_it_needs() -> None:
+    assert _ids(steps.chain(["erp"], {"stage": "empty"})) == ["load", "epoch", "erp"]
+    assert _ids(steps.chain(["statistics"], {"stage": "loaded"})) == ["epoch", "statistics"]
+    assert _ids(steps.chain(["spectra"], {"stage": "empty"})) == ["load", "spectra"]
+    assert _ids(steps.chain(["time_frequency"], {"stage": "epoched"})) == ["time_frequency"]
+
+
+def test_the_next_call_goes_to_the_stage_then_to_the_analysis() -> None:
+    domain = EegDomain()
+    assert domain.next_call(["erp"], {"stage": "loaded"}, set(), {}) == "epoch_data"
+    assert domain.next_call(["erp"], {"stage": "epoched"}, set(), {}) == "erp_analysis"
+    assert domain.next_call(["erp"], {"stage": "epoched"}, {"erp_analysis"}, {}) is None
+    fixed = {"band_power": {"bands": ["alpha"]}}
+    assert domain.next_call(["spectra"], {"stage": "loaded"}, set(), fixed) == (
+        'band_power with {"bands": ["alpha"]}'
+    )
+
+
+def test_every_analysis_tool_is_a_step_of_the_workflow() -> None:
+    for spec in ANALYSES.values():
+        assert spec.tool in steps.STEP_OF, spec.tool
+        assert spec.tool in VOCABULARY.result_tools
+    assert steps.allowed(["ica_find_artifacts"], {"stage": "loaded"}) == []
+    assert steps.allowed(["ica_find_artifacts"], {"stage": "loaded", "ica": True}) == [
+        "ica_find_artifacts"
+    ]
+    assert steps.allowed(["erp_analysis", "band_power"], {"stage": "loaded"}) == ["band_power"]
+
+
+def _entry(op: str, **params: object) -> dict:
+    return {"op": op, "params": params, "result": {"rows": [{"channel": "C3", "value": 1.0}]}}
+
+
+def test_log_entries_of_analyses() -> None:
+    load = {"op": "load", "files": ["a.edf"]}
+    epoch = {"op": "epoch", "tmin": 0.5, "tmax": 2.5}
+    log = compact([load], _entry("band_power", bands=["alpha"]))
+    log = compact(log, _entry("band_power", bands=["alpha"]))  # asked again: the newer result
+    assert [e["op"] for e in log] == ["load", "band_power"]
+    log = compact(log, _entry("band_power", bands=["beta"]))  # other parameters: both kept
+    log = compact(compact(log, epoch), _entry("erp", window=[0.2, 0.5]))
+    assert [e["op"] for e in log] == ["load", "band_power", "band_power", "epoch", "erp"]
+    log = compact(log, dict(epoch, tmin=0.0))  # new epochs: the ERP of the old ones is moot
+    assert [e["op"] for e in log] == ["load", "band_power", "band_power", "epoch"]
+    assert label(_entry("erp", window=[0.2, 0.5], channels=None)) == "ERP (window=[0.2, 0.5])"
+    state = StudyState()
+    assert apply(_entry("tfr"), state, Path("."), b"k", threading.Event()) is state
+
+
+def test_the_answer_check_reads_the_analyses_in_english_and_chinese() -> None:
+    said = {s.name: s.said for s in VOCABULARY.steps}
+    assert said["ERP"].search("我计算了事件相关电位")
+    assert said["ERP"].search("The ERPs were computed")
+    assert said["time-frequency"].search("时频分析显示")
+    assert said["cluster test"].search("基于簇的置换检验发现")
+    assert said["cluster test"].search("A cluster-based permutation test found")
+    assert said["band power"].search("各通道的频段功率")
+    assert said["band power"].search("alpha power is highest at O1")
+    shown = {s.name: s.shown for s in VOCABULARY.steps}
+    assert shown["ERP"].search("EEG study: stage=epoched.\nanalyses done: band power, ERP.")
+    assert not shown["ERP"].search("EEG study: stage=epoched.")
