@@ -79,3 +79,17 @@ def test_the_answer_check_reads_the_analyses_in_english_and_chinese() -> None:
     shown = {s.name: s.shown for s in VOCABULARY.steps}
     assert shown["ERP"].search("EEG study: stage=epoched.\nanalyses done: band power, ERP.")
     assert not shown["ERP"].search("EEG study: stage=epoched.")
+
+
+def test_an_analysis_result_shows_in_its_step_as_summary_table_and_notes() -> None:
+    from brainchat.ui.structured_view import structured_block
+
+    result = {
+        "summary": "largest alpha power: O1",
+        "rows": [{"channel": "O1", "power_uv2": 12.345678}, {"channel": "C3", "power_uv2": 1e-7}],
+        "notes": ["Welch, 2 s windows"],
+    }
+    block = structured_block(result)
+    assert block.startswith("largest alpha power: O1\n\n| channel | power_uv2 |")
+    assert "| O1 | 12.35 |" in block and "| C3 | 1e-07 |" in block
+    assert block.endswith("*Welch, 2 s windows*")

@@ -13,10 +13,16 @@ MAX_ROWS, MAX_COLUMNS, MAX_CELL, MAX_JSON = 50, 12, 80, 3000
 
 
 def structured_block(value: Any) -> str:
-    """Markdown for the step's body: a table when the value is a list of flat records."""
+    """Markdown for the step's body: a table when the value is a list of flat records (or an
+    analysis's result: its summary, the table of its `rows` and its notes)."""
     rows = records(value)
     if rows is not None:
         return table(rows)
+    if isinstance(value, dict) and (rows := records(value.get("rows"))) is not None:
+        parts = [str(value["summary"])] if value.get("summary") else []
+        parts.append(table(rows))
+        parts += [f"*{n}*" for n in value.get("notes") or [] if isinstance(n, str)]
+        return "\n\n".join(parts)
     body = json.dumps(value, ensure_ascii=False, indent=2, default=str)
     return f"```json\n{body[:MAX_JSON]}\n```"
 
@@ -52,6 +58,6 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def _cell(value: Any) -> str:
-    text = "" if value is None else str(value)
+    text = "" if value is None else (f"{value:.4g}" if isinstance(value, float) else str(value))
     text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
     return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
