@@ -17,6 +17,7 @@ from brainchat.eeg.tools.bids_tools import LOAD_DESCRIPTION, bids_tools, expand_
 from brainchat.eeg.tools.bids_tools import LoadArgs as BidsLoadArgs
 from brainchat.eeg.tools.crossval_tool import crossval_tools
 from brainchat.eeg.tools.erp_tool import erp_tools
+from brainchat.eeg.tools.spectra_tool import spectra_tools
 from brainchat.eeg.tools.toolkit import (
     DESTRUCTIVE,
     READ_ONLY,
@@ -319,5 +320,6 @@ def build_eeg_tools(study: Study) -> list[BaseTool]:
         *bids_tools(study),  # BIDS: epochs and results as BIDS derivatives
         *plot_tools(study),
         *crossval_tools(study),  # cross-validated protocols (eeg/protocols/)
+        *spectra_tools(study),
         *erp_tools(study),
     ]
