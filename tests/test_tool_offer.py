@@ -16,8 +16,8 @@ from brainchat.testing.scripted_server import Call, Text, ToolCalls
 
 from support import collect, of, spec, write_fixture
 
-# the EEG tools an empty study can use: listing, loading and describing the study
-EMPTY_STUDY = {"list_data_files", "load_data", "get_study_state"}
+# the EEG tools an empty study can use: listing, fetching, loading and describing the study
+EMPTY_STUDY = {"list_data_files", "fetch_dataset", "load_data", "get_study_state"}
 ANALYSIS = {"bandpass_filter", "epoch_data", "train_model", "plot_psd", "ica_fit", "clear_study"}
 
 

@@ -81,6 +81,21 @@ class KernelVars(Declared):
     )
 
 
+class PublicDataVars(Declared):
+    """Where fetch_dataset reads OpenNeuro (read at each fetch, eeg/tools/fetch_tool.py);
+    operator settings only: no tool argument and no settings panel sets it."""
+
+    openneuro_url: str | None = var(
+        None,
+        "BRAINCHAT_OPENNEURO_URL",
+        "where `fetch_dataset` lists and downloads OpenNeuro data sets: a mirror of OpenNeuro's "
+        "S3 bucket that answers its `?list-type=2&prefix=dsXXXXXX/` listing (a lab's copy, or "
+        "none to reach openneuro.org's bucket)",
+        allowed="an http(s) URL",
+        shown_default="`https://s3.amazonaws.com/openneuro.org`",
+    )
+
+
 class DemoVars(Declared):
     """`brainchat --demo` (demo/): read when the demo's scripted models start."""
 

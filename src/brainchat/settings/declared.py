@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from brainchat.settings.compute import ComputeVars, DemoVars, KernelVars
+from brainchat.settings.compute import ComputeVars, DemoVars, KernelVars, PublicDataVars
 from brainchat.settings.declare import Declared, var
 
 
@@ -315,5 +315,6 @@ GROUPS: tuple[type[Declared], ...] = (
     ServerVars,
     ComputeVars,  # eeg/protocols/runner.py
     KernelVars,  # eeg/kernel/
+    PublicDataVars,  # eeg/tools/fetch_tool.py
     DemoVars,
 )

@@ -16,6 +16,7 @@ from brainchat.eeg.tools import schemas as s
 from brainchat.eeg.tools.bids_tools import LOAD_DESCRIPTION, bids_tools, expand_files  # BIDS
 from brainchat.eeg.tools.bids_tools import LoadArgs as BidsLoadArgs
 from brainchat.eeg.tools.crossval_tool import crossval_tools
+from brainchat.eeg.tools.fetch_tool import fetch_tools
 from brainchat.eeg.tools.erp_tool import erp_tools
 from brainchat.eeg.tools.spectra_tool import spectra_tools
 from brainchat.eeg.tools.toolkit import (
@@ -320,6 +321,7 @@ def build_eeg_tools(study: Study) -> list[BaseTool]:
         *bids_tools(study),  # BIDS: epochs and results as BIDS derivatives
         *plot_tools(study),
         *crossval_tools(study),  # cross-validated protocols (eeg/protocols/)
+        *fetch_tools(study),  # public data sets by name (eeg/io/public/)
         *spectra_tools(study),
         *erp_tools(study),
     ]
