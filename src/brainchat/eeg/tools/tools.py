@@ -19,6 +19,7 @@ from brainchat.eeg.tools.crossval_tool import crossval_tools
 from brainchat.eeg.tools.fetch_tool import fetch_tools
 from brainchat.eeg.tools.erp_tool import erp_tools
 from brainchat.eeg.tools.spectra_tool import spectra_tools
+from brainchat.eeg.tools.tfr_tool import tfr_tools
 from brainchat.eeg.tools.toolkit import (
     DESTRUCTIVE,
     READ_ONLY,
@@ -321,6 +322,7 @@ def build_eeg_tools(study: Study) -> list[BaseTool]:
         *bids_tools(study),  # BIDS: epochs and results as BIDS derivatives
         *plot_tools(study),
         *crossval_tools(study),  # cross-validated protocols (eeg/protocols/)
+        *tfr_tools(study),  # time-frequency (ERD/ERS) and cluster permutation tests
         *fetch_tools(study),  # public data sets by name (eeg/io/public/)
         *spectra_tools(study),
         *erp_tools(study),
