@@ -44,6 +44,8 @@ STEP_KINDS: dict[str, Fitted | None] = {
     "select": None,  # channels the user named
     "montage": None,  # electrode positions
     "ica": Fitted("ICA", "its unmixing"),  # fitted on the whole continuous recordings
+    "bad_channels": None,  # channels the user named, interpolated from the others or dropped
+    "bad_segments": None,  # time spans the user named, annotated BAD_
 }
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from langchain_core.tools import ToolException
 
 from brainchat.eeg.core.analyses import ANALYSES
+from brainchat.eeg.export.script_bad_marks import bad_channels_code, bad_segments_code
 from brainchat.eeg.study.replay import Entry, label
 
 NETWORKS = {"eegnet": "EEGNet", "shallowconvnet": "ShallowConvNet", "sccnet": "SCCNet"}
@@ -156,6 +157,8 @@ STEPS: dict[str, Callable[[dict[str, Any]], str]] = {
     "reference": _reference,
     "select": _select,
     "montage": _montage,
+    "bad_channels": bad_channels_code,  # export/script_bad_marks.py
+    "bad_segments": bad_segments_code,
 }
 
 

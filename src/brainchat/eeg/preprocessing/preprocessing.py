@@ -13,6 +13,7 @@ from langchain_core.tools import ToolException
 from brainchat.eeg.core.state import Op, Step, StudyState
 from brainchat.eeg.io.loading import Recording, infer_subject_session, read_raw
 from brainchat.eeg.io.paths import existing_data_file, file_format, relative_name
+from brainchat.eeg.preprocessing.bad_marks import BAD_MARKS, apply_bad_marks, check_bad_marks
 
 
 def load_recordings(
@@ -105,6 +106,8 @@ def _canonical(raw: Any, names: list[str]) -> list[str]:
 def apply_step(raws: tuple, step: Step) -> None:
     """Apply one preprocessing step to every recording, in place."""
     p = step.params
+    if step.op in BAD_MARKS:  # bad channels or segments (bad_marks.py)
+        return apply_bad_marks(raws, step.op, p)
     for raw in raws:
         if step.op == "bandpass":
             _by_channel_blocks(
@@ -180,6 +183,8 @@ def _note_filter(raw: Any, l_freq: float | None, h_freq: float | None) -> None:
 def check_step(raws: tuple, step: Step) -> None:
     """Refuse a step that cannot apply, before anything is changed."""
     p = step.params
+    if step.op in BAD_MARKS:
+        return check_bad_marks(raws, step.op, p)
     for raw in raws:
         nyquist = raw.info["sfreq"] / 2
         if step.op == "bandpass" and (p["h_freq"] or 0) >= nyquist:

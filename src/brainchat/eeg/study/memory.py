@@ -51,7 +51,9 @@ def step_need(op: str, params: dict[str, Any]) -> Callable[[StudyState], Need]:
         if op == "ica":  # ICA.apply unmixes and mixes one recording at a time: two copies
             biggest = max(data_bytes(r) for r in raws)
             return 2 * biggest, "applying ICA", "load fewer or shorter files"
-        return 0, op, ""  # reference, channel selection, montage: no copy of the data
+        if op == "bad_channels" and params.get("action") == "interpolate":  # reads the good ones
+            return max(data_bytes(r) for r in raws), "interpolating bad channels", "drop them"
+        return 0, op, ""  # reference, channel selection, montage, other bad marks: no copy
 
     return need
 

@@ -13,6 +13,7 @@ from brainchat.eeg.core.state import Op, StudyState
 from brainchat.eeg.io.listing import MAX_LISTED_ENTRIES
 from brainchat.eeg.study.study import Study
 from brainchat.eeg.tools import schemas as s
+from brainchat.eeg.tools.artifact_tools import artifact_tools
 from brainchat.eeg.tools.bids_tools import LOAD_DESCRIPTION, bids_tools, expand_files  # BIDS
 from brainchat.eeg.tools.bids_tools import LoadArgs as BidsLoadArgs
 from brainchat.eeg.tools.crossval_tool import crossval_tools
@@ -324,6 +325,7 @@ def build_eeg_tools(study: Study) -> list[BaseTool]:
         *crossval_tools(study),  # cross-validated protocols (eeg/protocols/)
         *tfr_tools(study),  # time-frequency (ERD/ERS) and cluster permutation tests
         *fetch_tools(study),  # public data sets by name (eeg/io/public/)
+        *artifact_tools(study),  # artifact scans and the steps that remove what they found
         *spectra_tools(study),
         *erp_tools(study),
     ]
