@@ -381,3 +381,19 @@ async def test_moabb_absent_offline_and_over_quota(tmp_path, monkeypatch):
         await h.call("fetch_dataset", {"dataset": "BNCI2014_001", "subjects": [10]})
     with pytest.raises(ToolException, match="is a imagery data set, not p300"):
         await h.call("fetch_dataset", {"dataset": "BNCI2014_001", "paradigm": "p300"})
+
+
+def test_a_kernel_gets_the_labs_proxy_and_the_quota_counts_fetched_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from brainchat.eeg.kernel.launcher import kernel_env
+    from brainchat.eeg.uploads.quota import used_bytes
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.lab:3128")
+    monkeypatch.setenv("SSL_CERT_FILE", "/etc/lab-ca.pem")
+    env = kernel_env()
+    assert env["HTTPS_PROXY"] == "http://proxy.lab:3128" and env["SSL_CERT_FILE"]
+    fetched = tmp_path / "public" / "openneuro" / "ds000001" / "sub-01"
+    fetched.mkdir(parents=True)
+    (fetched / "x_eeg.edf").write_bytes(b"0" * 1000)
+    assert used_bytes(tmp_path) == 1000

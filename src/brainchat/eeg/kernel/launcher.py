@@ -17,7 +17,10 @@ from typing import Protocol
 
 # what a kernel needs of the app's environment: never the models' keys or the store's password
 _KEPT_PREFIXES = ("BRAINCHAT_", "OMP_", "OPENBLAS_", "MKL_", "MNE_", "CUDA_", "TORCH_")
-_KEPT = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV", "MPLBACKEND")
+_KEPT = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV", "MPLBACKEND",
+         # a lab's proxy and certificates: fetch_dataset downloads from the kernel
+         "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+         "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE")  # fmt: skip
 _SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "DATABASE", "MODEL", "AUTH")
 
 

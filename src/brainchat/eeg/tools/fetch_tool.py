@@ -56,9 +56,7 @@ class FetchArgs(BaseModel):
 
 
 def _room(data_dir: Path) -> Any:
-    """What the user's quota leaves: what it counts, plus everything fetched before."""
-    import os
-
+    """What the user's quota leaves (it counts the data sets fetched before, under public/)."""
     from brainchat.eeg.io.public.download import Room
     from brainchat.eeg.uploads.quota import MB, used_bytes
     from brainchat.settings import load_settings
@@ -66,14 +64,7 @@ def _room(data_dir: Path) -> Any:
     quota = load_settings().user_quota_mb
     if not quota:
         return Room()
-    fetched = 0
-    for folder, _dirs, files in os.walk(Path(data_dir) / "public"):
-        for f in files:
-            try:
-                fetched += os.lstat(os.path.join(folder, f)).st_size
-            except OSError:
-                continue
-    return Room(quota * MB - used_bytes(Path(data_dir)) - fetched, quota)
+    return Room(quota * MB - used_bytes(Path(data_dir)), quota)
 
 
 def openneuro_base() -> str:

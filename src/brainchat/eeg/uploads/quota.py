@@ -1,7 +1,7 @@
 """Each user's disk quota: what brainchat writes for them, counted on disk (BRAINCHAT_USER_QUOTA_MB).
 
 Counted: the folders brainchat writes in a user's data folder (uploads with unpacked zips and
-upload staging, saved models, exports, the demo set), plus what callers add: the files a user has
+upload staging, saved models, exports, the demo set, public data sets fetched), plus what callers add: the files a user has
 uploaded but not yet sent, and the bytes of uploads still arriving. Files placed in the data folder
 by an administrator are not counted. A file with several names (uploads are hard-linked into
 place) counts once.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from brainchat.settings import QUOTA_ENV
 
-COUNTED = ("uploads", "models", "exports", "demo")  # under the user's data folder
+COUNTED = ("uploads", "models", "exports", "demo", "public")  # under the user's data folder
 MB = 2**20
 
 
