@@ -17,8 +17,8 @@ from brainchat.eeg.tools.artifact_tools import artifact_tools
 from brainchat.eeg.tools.bids_tools import LOAD_DESCRIPTION, bids_tools, expand_files  # BIDS
 from brainchat.eeg.tools.bids_tools import LoadArgs as BidsLoadArgs
 from brainchat.eeg.tools.crossval_tool import crossval_tools
-from brainchat.eeg.tools.fetch_tool import fetch_tools
 from brainchat.eeg.tools.erp_tool import erp_tools
+from brainchat.eeg.tools.fetch_tool import fetch_tools
 from brainchat.eeg.tools.spectra_tool import spectra_tools
 from brainchat.eeg.tools.tfr_tool import tfr_tools
 from brainchat.eeg.tools.toolkit import (
