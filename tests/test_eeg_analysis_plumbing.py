@@ -93,3 +93,16 @@ def test_an_analysis_result_shows_in_its_step_as_summary_table_and_notes() -> No
     assert block.startswith("largest alpha power: O1\n\n| channel | power_uv2 |")
     assert "| O1 | 12.35 |" in block and "| C3 | 1e-07 |" in block
     assert block.endswith("*Welch, 2 s windows*")
+
+
+def test_the_spectrum_plot_of_a_recording_with_an_eog_channel() -> None:
+    """compute_psd leaves the EOG channel out: the groups index the PSD's own channels (they
+    indexed the recording's, an IndexError that also failed every export of such a study)."""
+    import mne
+    import numpy as np
+
+    from brainchat.eeg.preprocessing.plots import psd_by_group
+
+    info = mne.create_info(["C3", "Cz", "C4", "EOG"], 250.0, ["eeg", "eeg", "eeg", "eog"])
+    raw = mne.io.RawArray(np.random.default_rng(0).standard_normal((4, 2500)) * 1e-5, info)
+    assert psd_by_group([raw], 1.0, 40.0).startswith(b"\x89PNG")

@@ -70,11 +70,14 @@ def test_flags(data_dir: Path) -> None:
     tools = {t.name: flags_of(t) for t in build_eeg_tools(Study(data_dir))}
     assert {n for n, f in tools.items() if f.read_only} == {
         "list_data_files", "get_study_state", "ica_components", "plot_raw", "plot_psd",
-        "plot_topomap", "plot_epochs_average"}  # fmt: skip
+        "plot_topomap", "plot_epochs_average", "band_power", "erp_analysis", "time_frequency",
+        "cluster_test", "find_artifacts", "ica_find_artifacts"}  # fmt: skip
     assert {n for n, f in tools.items() if f.destructive} == {
-        "reset_preprocessing", "clear_study", "replace_bids_derivatives"}  # fmt: skip
+        "reset_preprocessing", "clear_study", "replace_bids_derivatives", "mark_bad_channels",
+        "annotate_bad_segments"}  # fmt: skip
     assert {n for n, f in tools.items() if f.long_running} == {
-        "train_model", "ica_fit", "cross_validate"}  # fmt: skip
+        "train_model", "ica_fit", "cross_validate", "time_frequency", "cluster_test",
+        "fetch_dataset"}  # fmt: skip
 
 
 async def test_pipeline_with_images_and_events(h: Harness) -> None:

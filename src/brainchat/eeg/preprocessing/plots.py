@@ -71,7 +71,7 @@ def psd_by_group(raws: list[Any], fmin: float, fmax: float) -> bytes:
     fig = Figure(figsize=(7, 4))
     ax = fig.add_subplot()
     groups: dict[str, list[int]] = {}
-    for i, ch in enumerate(raws[0].ch_names):
+    for i, ch in enumerate(psds[0].ch_names):  # the data channels the PSD has (no EOG, ECG)
         groups.setdefault(channel_group(ch), []).append(i)
     for label, idx in groups.items():
         ax.plot(freqs, 10 * np.log10(data[idx].mean(0) * 1e12), label=f"{label} ({len(idx)})")
