@@ -550,3 +550,16 @@ async def test_the_same_classes_named_in_another_order_give_the_same_labels_and_
         await h.call("train_model", {"model": "csp_lda"})
         results.append(await h.call("evaluate_model", {"model": "csp_lda"}))
     assert results[0] == results[1]
+
+
+async def test_a_fitted_ica_is_discarded_when_its_channels_go(h: Harness) -> None:
+    await h.call("load_data", {"files": FILES[:1]})
+    await h.call("bandpass_filter", {"l_freq": 1, "h_freq": 40})
+    await h.call("ica_fit", {"n_components": 5})
+    assert "ICA was discarded" not in await h.call("notch_filter", {"freqs": [50]})
+    assert h.study.state.ica is not None  # the same channels: still usable
+    text = await h.call("select_channels", {"drop": ["Fz"]})
+    assert "the fitted ICA was discarded (it was fitted with Fz, now gone)" in text
+    assert h.study.state.ica is None
+    with pytest.raises(ToolException, match="no ICA fitted: call ica_fit first"):
+        await h.call("ica_apply", {"exclude": [0]})

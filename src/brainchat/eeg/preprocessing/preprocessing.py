@@ -241,12 +241,21 @@ def step_op(step: Step) -> Op:
             )
         check_step(state.raws, step)
         apply_step(state.raws, step)
-        new = replace(state, history=(*state.history, step))
         raw = state.raws[0]
+        ica, note = state.ica, ""
+        gone = sorted(set(ica.ch_names) - set(raw.ch_names)) if ica is not None else []
+        if gone:  # an ICA unmixes the channels it was fitted on: it no longer fits the data
+            ica = None
+            note = (
+                f"; the fitted ICA was discarded (it was fitted with {', '.join(gone)}, now "
+                "gone): call ica_fit again before ica_apply or ica_find_artifacts"
+            )
+        new = replace(state, history=(*state.history, step), ica=ica)
         return new, (
             f"applied {step.label} to {len(state.raws)} recording(s); now "
             f"{len(raw.ch_names)} ch @ {raw.info['sfreq']:g} Hz; history: "
             + ", ".join(s.label for s in new.history)
+            + note
         )
 
     return op
