@@ -169,3 +169,18 @@ def test_a_figure_carries_its_kind_from_the_words_around_it() -> None:
     shown = Shown([LOAD], units)
     (twenty_two,) = figures("22 events", units)
     assert not shown.holds(twenty_two) and shown.kinds_of(twenty_two) == ["channels"]
+
+
+def test_a_range_end_and_a_negative_value_of_a_result_are_shown() -> None:
+    """An analysis writes spans and signed changes ("400-1340 ms", "C4 -41.4 %"); an answer may
+    state "until 1340 ms" or "a 41.4 % drop". A name's number (sub-01) shows nothing."""
+    units = EEG.vocabulary.all_units()
+    shown = Shown(
+        ["cluster #1: C4, 400-1340 ms; t sum -188.8; mu: C4 -41.4 % (ERD); sub-07"], units
+    )
+    for said in ("until 1340 ms", "a 41.4 % drop", "a t sum of 188.8", "from 400 ms"):
+        (figure,) = figures(said, units)
+        assert shown.holds(figure), said
+    for said in ("1341 ms", "41.5 %", "7 subjects"):
+        (figure,) = figures(said, units)
+        assert not shown.holds(figure), said

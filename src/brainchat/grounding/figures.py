@@ -97,6 +97,23 @@ def _label(before: str, units: dict[str, re.Pattern[str]]) -> str | None:
     return max(found)[1] if found else None
 
 
+# values a text shows that `figures` does not read as figures: a range's end ("400-1340 ms",
+# "8-13 Hz") and a negative value ("-41.4 %", "t sum -188.8"). An answer may state them on their
+# own ("until 1340 ms", "a 41.4 % drop"); a name's number (sub-01) is neither.
+RANGE_END = re.compile(r"(?<![A-Za-z_\-])\d+(?:\.\d+)?\s?[-–]\s?(\d+(?:\.\d+)?)(\s?[%％])?")
+NEGATIVE = re.compile(r"(?<![\w.\-–])[-−–](\d+(?:\.\d+)?)(\s?[%％])?")
+
+
+def _unread(text: str, units: dict[str, re.Pattern[str]]) -> list[Figure]:
+    found = []
+    for pattern in (RANGE_END, NEGATIVE):
+        for m in pattern.finditer(text):
+            number, pct = m.group(1), m.group(2)
+            kind = None if pct else _unit(text, m.end(), units)
+            found.append(Figure(number, float(number), bool(pct), kind))
+    return found
+
+
 def states_a_result(figure: Figure) -> bool:
     """A decimal, a percentage, or a whole number from 10 up (not '2 files' or 'step 3')."""
     return "." in figure.text or figure.percent or figure.value >= 10
@@ -110,7 +127,7 @@ class Shown:
         self.counts: set[float] = set()  # products and totals of one text's counts
         for text in texts:
             own = figures(text, units)
-            self.figures += own
+            self.figures += own + _unread(text, units)
             self.counts.update(_combined(text, own))
 
     def holds(self, f: Figure) -> bool:

@@ -185,8 +185,12 @@ def find_artifacts(
         if int((st["std"] >= flat_uv).sum()) < 3:
             notes.append(f"{name}: under 3 channels that are not flat: noise was not judged")
     notes.append(
-        "bad segments are judged on the channels not flagged as bad; channels named EOG/ECG/EKG/"
-        "EMG or not typed EEG are not judged; nothing was removed"
+        f"criteria: flat channel: std < {flat_uv:g} µV; noisy channel: robust z > {noisy_z:g} "
+        f"of its robust std or of its amplitude above {hf_hz:g} Hz; high peak-to-peak channel: "
+        f"over {ptp_uv:g} µV in more than {channel_fraction:.0%} of its {window_s:g} s windows; "
+        f"bad segment: {window_s:g} s windows over {ptp_uv:g} µV or under {flat_uv:g} µV "
+        "peak-to-peak. Bad segments are judged on the channels not flagged as bad; channels "
+        "named EOG/ECG/EKG/EMG or not typed EEG are not judged; nothing was removed"
     )
     return {"rows": rows, "summary": _artifact_summary(rows, len(data["raws"])), "notes": notes,
             "proposal": _artifact_proposal(rows, data)}  # fmt: skip
