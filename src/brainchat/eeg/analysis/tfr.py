@@ -364,8 +364,9 @@ def figure(data: dict, result: dict, **params: Any) -> bytes | None:
         power = _tfr_mean(X, cfg["sfreq"], cfg["freqs"], cfg["cycles"], cfg, None)
         maps.append(_tfr_change(power, cfg["times"], cfg["baseline"], cfg["mode"]))
     lim = float(np.percentile(np.abs(maps), 99)) or 1.0
-    fig = Figure(figsize=(3.4 * len(picks) + 1, 2.6 * len(conditions) + 0.6), layout="constrained")
+    fig = Figure(figsize=(3.4 * len(picks) + 1, 2.6 * len(conditions) + 0.6))
     axes = fig.subplots(len(conditions), len(picks), squeeze=False)
+    fig.subplots_adjust(left=0.08, right=0.86, bottom=0.14, top=0.86, wspace=0.25, hspace=0.5)
     t, f = cfg["times"], cfg["freqs"]
     for i, condition in enumerate(conditions):
         for j, ch in enumerate(shown):
@@ -377,7 +378,10 @@ def figure(data: dict, result: dict, **params: Any) -> bytes | None:
             ax.set_title(f"{condition} {ch}", fontsize=9)
             ax.set_xlabel("time (s)" if i == len(conditions) - 1 else "")
             ax.set_ylabel("frequency (Hz)" if j == 0 else "")
-    fig.colorbar(im, ax=axes.ravel().tolist(), label=f"change ({result['unit']})")
+    # a fixed layout: matplotlib's constrained one took longer than the power itself
+    fig.colorbar(
+        im, cax=fig.add_axes((0.89, 0.16, 0.015, 0.68)), label=f"change ({result['unit']})"
+    )
     fig.suptitle(f"{result['method']} power vs baseline {cfg['baseline'][0]:g}-"
                  f"{cfg['baseline'][1]:g} s (blue: ERD)")  # fmt: skip
     return _tfr_png(fig)
