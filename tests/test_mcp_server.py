@@ -78,6 +78,8 @@ async def test_tools_are_listed_with_hints_from_the_tool_flags_and_their_own_sch
         bandpass.annotations.destructiveHint is False
         and bandpass.annotations.idempotentHint is False
     )
+    assert tools["fetch_dataset"].annotations.openWorldHint is True  # it downloads
+    assert tools["band_power"].annotations.openWorldHint is False
     assert tools["load_data"].inputSchema["required"] == ["files"]
     assert tools["bandpass_filter"].inputSchema["properties"]["l_freq"]["anyOf"]
 
@@ -96,6 +98,20 @@ async def test_a_real_recording_is_loaded_and_a_figure_comes_back_as_a_png_image
     assert images and images[0].mimeType == "image/png"
     assert base64.b64decode(images[0].data).startswith(PNG)
     assert text(plot)  # the tool's text beside the image
+
+
+async def test_an_analysis_returns_its_numbers_as_structured_content(data):
+    """band_power's rows come back as structuredContent beside the text and the figure: a client
+    reads the numbers without parsing the table (the study lives in the server's kernel)."""
+    async with stdio_session(data) as s:
+        await s.call_tool("load_data", {"files": ["sub-01_ses-01_task-mi_eeg.edf"]})
+        result = await s.call_tool("band_power", {"bands": ["alpha"]})
+    assert not result.isError, text(result)
+    rows = result.structuredContent["rows"]
+    assert len(rows) == 22 and {r["band"] for r in rows} == {"alpha"}
+    top = max(rows, key=lambda r: r["power_uv2"])
+    assert f"alpha {top['channel']} {top['power_uv2']:.4g} µV²" in text(result)
+    assert any(isinstance(c, types.ImageContent) for c in result.content)
 
 
 async def test_long_steps_report_progress_to_a_client_that_asks_for_it(data):

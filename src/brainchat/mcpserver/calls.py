@@ -81,7 +81,11 @@ async def run_call(
         )
         for f in figures
     ]
-    return types.CallToolResult(content=[*result.content, *images], isError=result.isError)
+    return types.CallToolResult(
+        content=[*result.content, *images],
+        structuredContent=result.structuredContent,
+        isError=result.isError,
+    )
 
 
 async def _forward(

@@ -26,15 +26,16 @@ IDEMPOTENT = frozenset(
 
 
 def hints(tool: BaseTool) -> types.ToolAnnotations:
-    """readOnlyHint / destructiveHint from the flags; every EEG tool works only in the data
-    folder (closed world). The spec's defaults (destructive, open world) are stated explicitly."""
+    """readOnlyHint / destructiveHint from the flags; an EEG tool works only in the data folder
+    (closed world) unless it downloads (fetch_dataset: open world). The spec's defaults
+    (destructive, open world) are stated explicitly."""
     flags = flags_of(tool)
     return types.ToolAnnotations(
         title=tool.name.replace("_", " ").capitalize(),
         readOnlyHint=flags.read_only,
         destructiveHint=None if flags.read_only else flags.destructive,
         idempotentHint=True if flags.read_only else tool.name in IDEMPOTENT,
-        openWorldHint=False,
+        openWorldHint=flags.network or flags.web,
     )
 
 

@@ -21,6 +21,7 @@ class ToolFlags:
     long_running: bool = False
     source: str = "local"  # "local" or "mcp:<server>"
     web: bool = False  # it reaches the web (a request's record says whether one is asked)
+    network: bool = False  # it downloads from hosts outside the machine (a public data set)
     timeout: float | None = None  # seconds; None = the agent's default
 
 

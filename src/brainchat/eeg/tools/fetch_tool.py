@@ -127,5 +127,6 @@ def fetch_tools(study: Study) -> list[BaseTool]:
             FetchArgs,
             long_running=True,
             timeout=3600,
+            network=True,
         )
     ]
