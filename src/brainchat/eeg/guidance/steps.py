@@ -31,8 +31,7 @@ STEPS: tuple[Step, ...] = (
     Step("list", "list the EEG files in the data folder", ("list_data_files",), report=True),
     Step(
         "fetch",
-        "download a public EEG data set by name (MOABB: BNCI2014_001, PhysionetMI, ...; "
-        "OpenNeuro: ds...) into the data folder",
+        "download a public data set by name (MOABB, OpenNeuro)",
         ("fetch_dataset",),
     ),
     Step("load", "load recordings (files, subjects, sessions)", ("load_data",)),
@@ -57,8 +56,7 @@ STEPS: tuple[Step, ...] = (
     ),  # fmt: skip
     Step(
         "artifacts",
-        "artifacts: find bad channels and segments (flat, noisy, high peak-to-peak) and propose "
-        "them; ICA: fit, find the components that match EOG/ECG, look at components, remove them",
+        "find or remove bad channels and segments; ICA: fit, match EOG/ECG, remove components",
         (
             "find_artifacts",
             "ica_fit",
@@ -106,32 +104,28 @@ STEPS: tuple[Step, ...] = (
     ),
     Step(
         "spectra",
-        "power spectra as numbers: band power per channel and band (absolute or relative; "
-        "alpha, beta or given bands), peak (alpha) frequency, per condition when epoched",
+        "band power per channel and band, peak (alpha) frequency",
         ("band_power",),
         needs="loaded",
         report=True,
     ),
     Step(
         "erp",
-        "event-related potentials: averages per condition, difference waves, peak amplitude "
-        "and latency per channel in a time window, butterfly/joint/comparison plots",
+        "ERPs: class averages, difference waves, peak amplitude and latency",
         ("erp_analysis",),
         needs="epoched",
         report=True,
     ),
     Step(
         "time_frequency",
-        "time-frequency power (Morlet or multitaper) per condition with a baseline: event-"
-        "related desynchronisation/synchronisation (ERD/ERS) per channel and band",
+        "time-frequency power, ERD/ERS per channel and band",
         ("time_frequency",),
         needs="epoched",
         report=True,
     ),
     Step(
         "statistics",
-        "statistics between conditions: cluster-based permutation test on ERPs or "
-        "time-frequency power (clusters, extents, p-values)",
+        "cluster permutation test between conditions",
         ("cluster_test",),
         needs="epoched",
         report=True,

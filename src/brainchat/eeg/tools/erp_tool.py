@@ -12,44 +12,35 @@ from brainchat.eeg.tools.analysis_kit import analysis_tool
 from brainchat.eeg.tools.toolkit import READ_ONLY
 
 DESCRIPTION = (
-    "Event-related potentials of the epochs: the average per condition (class) and difference "
-    "waves (A − B), with each channel's peak amplitude (µV) and latency (ms) and its mean "
-    "amplitude (µV) in a time window, the trials per condition, whether a baseline was "
-    "applied (set at epoch_data), and peaks on the window's edge flagged. Plots: butterfly "
-    "(all channels per condition), joint (with topomaps; needs a montage) or compare "
-    "(conditions overlaid at a few channels). Needs epochs (epoch_data); for ERPs epoch from "
-    "before the event, e.g. tmin -0.2, tmax 0.8, baseline [-0.2, 0]."
+    "ERPs: the average per condition and difference waves, each channel's peak amplitude (µV), "
+    "latency (ms) and mean amplitude in a window; butterfly, joint or compare plots. Needs "
+    "epochs (for ERPs: tmin -0.2, tmax 0.8, baseline [-0.2, 0])."
 )
 
 
 class ErpArgs(BaseModel):
-    conditions: list[str] | None = Field(
-        None, min_length=1, description="classes to average; default: all of the epochs' classes"
-    )
+    conditions: list[str] | None = Field(None, min_length=1, description="default: all")
     differences: list[list[str]] | None = Field(
         None,
-        description='difference waves as [A, B] pairs, e.g. [["left_hand", "right_hand"]] '
-        "gives left_hand − right_hand",
+        description="[A, B] pairs: A − B",
     )
     window: list[float] | None = Field(
         None,
         min_length=2,
         max_length=2,
-        description="[tmin, tmax] in s inside the epochs, where peaks and mean amplitudes are "
-        "measured; default: from 0 s (or the epochs' start) to the epochs' end",
+        description="[tmin, tmax] s; default 0 s to the end",
     )
     polarity: Literal["positive", "negative", "absolute"] = Field(
-        "absolute", description="peak of largest positive, negative or absolute value"
+        "absolute", description="peak sign"
     )
     channels: list[str] | None = Field(
         None,
         min_length=1,
-        description="channels to measure (and to overlay in the compare plot); default: all",
+        description="default: all",
     )
     plot: Literal["butterfly", "joint", "compare"] = Field(
         "butterfly",
-        description="butterfly, joint (butterfly + topomap at the peak) or compare (conditions "
-        "overlaid at the channels given or those of largest effect)",
+        description="compare: conditions overlaid",
     )
 
     @field_validator("differences", mode="before")

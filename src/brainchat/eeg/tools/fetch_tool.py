@@ -9,42 +9,33 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field, field_validator
 
-from brainchat.eeg.io.public.catalog import DEMO, supported
+from brainchat.eeg.io.public.catalog import DEMO
 from brainchat.eeg.study.study import Study
 from brainchat.eeg.tools.toolkit import make_tool
 from brainchat.events import ToolProgress, current_tool_call, emit
 
 DESCRIPTION = (
-    "Download a public EEG data set by name into the data folder, then load it with load_data. "
-    "MOABB sets by name (" + supported() + f"; {DEMO} is generated, needs no network) are "
-    "written as public/moabb/<name>/ (FIF per subject/session/run, classes as annotations); "
-    "OpenNeuro BIDS sets by accession (e.g. ds002778) as public/openneuro/<accession>/. Checks "
-    "disk space and the user's quota first, shows progress, resumes a broken download, and "
-    "downloads nothing for files already there."
+    "Download a public EEG data set by name into the data folder (then load_data it): a MOABB "
+    f"set (BNCI2014_001, PhysionetMI, ...; {DEMO} needs no network) or an OpenNeuro BIDS set "
+    "(ds + 6 digits). Checks disk and quota first, resumes, skips files already there."
 )
 
 
 class FetchArgs(BaseModel):
     dataset: str = Field(
         max_length=64,
-        description="a MOABB name (BNCI2014_001, PhysionetMI, FakeDataset...) or an OpenNeuro "
-        "accession (ds + 6 digits)",
+        description="MOABB name or OpenNeuro accession",
     )
     subjects: list[str] | None = Field(
         None,
         max_length=500,
-        description="subjects to fetch (MOABB: numbers from 1; OpenNeuro: BIDS labels such as "
-        "'01'); omit for all",
+        description="MOABB: numbers from 1; OpenNeuro: labels ('01'); omit: all",
     )
-    sessions: list[str] | None = Field(
-        None, max_length=50, description="MOABB sessions (e.g. '0' or '0train'); omit for all"
-    )
+    sessions: list[str] | None = Field(None, max_length=50, description="MOABB sessions; omit: all")
     paradigm: Literal["imagery", "p300", "ssvep"] | None = Field(
-        None, description=f"MOABB paradigm: picks {DEMO}'s kind; other sets have their own"
+        None, description=f"MOABB paradigm ({DEMO}'s kind)"
     )
-    version: str | None = Field(
-        None, max_length=20, description="OpenNeuro snapshot (e.g. 1.0.2); omit for the latest"
-    )
+    version: str | None = Field(None, max_length=20, description="OpenNeuro snapshot; omit: latest")
 
     @field_validator("subjects", "sessions", mode="before")
     @classmethod
