@@ -482,7 +482,7 @@ async def test_the_planner_request_is_fitted_too(scripted_server, tmp_path: Path
     session = Session(settings)
     session.set_mode("agent")
     s.queue("fc", Text('{"needs_plan": false, "steps": []}'), Text("no tools"), Text("answer"))
-    events = await collect(session.ask("word " * 7000))
+    events = await collect(session.ask("word " * 6800))  # fits; with the planner it would not
     assert all(wire_tokens(r) <= 8000 - 300 for r in s.requests)
     # the planner's and the record's requests would not fit: neither is sent, and the run goes
     # on step by step with what does fit

@@ -162,7 +162,7 @@ async def test_a_request_too_long_for_the_window_gets_no_record(scripted_server,
     s = scripted_server
     s.queue("fc", DONE)
     s.queue("ans", Text("Too long to guide."))
-    question = "Load sub-01 and filter it. " + "Some context about the study. " * 45
+    question = "Load sub-01 and filter it. " + "Some context about the study. " * 35
     events = await collect(agent(s, study, context_window=2048).run(question))
     (made,) = of(events, "request_understood")
     assert made.record is None and "too long for the model's window" in made.problem

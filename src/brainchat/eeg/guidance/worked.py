@@ -113,6 +113,33 @@ EXAMPLES: tuple[tuple[str, tuple[Call, ...]], ...] = (
     ("覆盖之前保存的 BIDS 衍生数据", (("replace_bids_derivatives", {}),)),
     ("画出 C3 和 Cz 上每一类的平均波形", (("plot_epochs_average", {"channels": ["C3", "Cz"]}),)),
     ("看一下前 10 秒的原始波形", (("plot_raw", {"duration": 10}),)),
+    ("Which channel has the most alpha power (8-12 Hz)?",
+     (_l(), ("band_power", {"bands": [{"name": "alpha", "fmin": 8, "fmax": 12}]}))),
+    ("计算每个通道的 theta 和 beta 频段相对功率", (("band_power", {"bands": ["theta", "beta"]}),)),
+    ("Give me the ERP peaks between 250 and 500 ms and the left minus right difference wave.",
+     (("epoch_data", {"tmin": -0.2, "tmax": 0.8, "baseline": [-0.2, 0]}),
+      ("erp_analysis", {"window": [0.25, 0.5], "differences": [["left_hand", "right_hand"]]}))),
+    ("比较两类的事件相关电位，给出 300 毫秒附近的峰值和潜伏期",
+     (("epoch_data", {"tmin": -0.2, "tmax": 0.8, "baseline": [-0.2, 0]}),
+      ("erp_analysis", {"window": [0.2, 0.4], "plot": "compare"}))),
+    ("Show the mu ERD/ERS relative to a -1 to 0 s baseline.",
+     (("epoch_data", {"tmin": -1, "tmax": 3}), ("time_frequency", {"bands": ["mu"], "baseline": [-1, 0]}))),  # fmt: skip
+    ("做时频分析，看 beta 频段的事件相关去同步，单位用 dB",
+     (("epoch_data", {"tmin": -1, "tmax": 3}), ("time_frequency", {"bands": ["beta"], "mode": "logratio"}))),  # fmt: skip
+    ("Is the ERP different between the two conditions? Use a cluster permutation test.",
+     (("cluster_test", {"measure": "erp", "n_permutations": 1000}),)),
+    ("用基于簇的置换检验比较左右手的 mu 功率",
+     (("epoch_data", {"tmin": -1, "tmax": 3}), ("cluster_test", {"measure": "tfr", "band": "mu"}))),
+    ("Find bad channels and noisy segments, but don't remove anything yet.", (("find_artifacts", {}),)),
+    ("检查有没有坏导和坏段", (("find_artifacts", {}),)),
+    ("Which ICA components are blinks?", (("ica_fit", {"n_components": 15}), ("ica_find_artifacts", {}))),  # fmt: skip
+    ("找出和眼电、心电相关的 ICA 成分", (("ica_find_artifacts", {}),)),
+    ("Interpolate the bad channels T7 and F8.", (("mark_bad_channels", {"channels": ["T7", "F8"]}),)),  # fmt: skip
+    ("把坏导 Fz 删掉", (("mark_bad_channels", {"channels": ["Fz"], "action": "drop"}),)),
+    ("Mark 12 to 15 s as a bad segment.", (("annotate_bad_segments", {"segments": [{"onset": 12, "duration": 3}]}),)),  # fmt: skip
+    ("把 30 秒到 32 秒标成坏段", (("annotate_bad_segments", {"segments": [{"onset": 30, "duration": 2}]}),)),  # fmt: skip
+    ("Download BNCI2014_001 subjects 1 and 2 from MOABB.", (("fetch_dataset", {"dataset": "BNCI2014_001", "subjects": ["1", "2"]}),)),  # fmt: skip
+    ("从 OpenNeuro 下载 ds002778 数据集", (("fetch_dataset", {"dataset": "ds002778"}),)),
 )  # fmt: skip
 
 
