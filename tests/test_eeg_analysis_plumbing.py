@@ -106,3 +106,28 @@ def test_the_spectrum_plot_of_a_recording_with_an_eog_channel() -> None:
     info = mne.create_info(["C3", "Cz", "C4", "EOG"], 250.0, ["eeg", "eeg", "eeg", "eog"])
     raw = mne.io.RawArray(np.random.default_rng(0).standard_normal((4, 2500)) * 1e-5, info)
     assert psd_by_group([raw], 1.0, 40.0).startswith(b"\x89PNG")
+
+
+async def test_the_report_redraws_an_analysis_figure_only_while_its_data_is_unchanged(
+    tmp_path: Path,
+) -> None:
+    """band_power ran before a filter changed the recordings: its table is in the report, its
+    figure is not redrawn (it would show other data); the ERP after the last change is."""
+    from brainchat.eeg.io.synthetic import write_demo_set
+    from test_export import Harness
+
+    write_demo_set(tmp_path, subjects=1, sessions=1, trials=20)
+    h = Harness(None, tmp_path)
+    await h.call("load_data", {"files": ["sub-01_ses-01_task-mi_eeg.edf"]})
+    await h.call("band_power", {"bands": ["alpha"]})
+    await h.call("bandpass_filter", {"l_freq": 1, "h_freq": 40})
+    await h.call("epoch_data", {"tmin": -0.2, "tmax": 0.8, "baseline": [-0.2, 0]})
+    await h.call("erp_analysis", {"window": [0.1, 0.5]})
+    await h.call("export_analysis")
+    (report,) = [f for f in h.files() if f.suffix == ".html"]
+    page = report.read_text(encoding="utf-8")
+    analyses = page[page.index("<h2>Analyses</h2>") :]
+    band, erp = analyses.split("<h3>")[1:3]
+    assert band.startswith("band power (bands=[&#x27;alpha&#x27;]")
+    assert "<td>alpha</td>" in band and "Figure not redrawn" in band and "<img" not in band
+    assert erp.startswith("ERP") and '<img alt="ERP' in erp and "Figure not redrawn" not in erp

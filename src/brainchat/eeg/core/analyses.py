@@ -19,7 +19,9 @@ An analysis module (eeg/analysis/) defines, for each analysis:
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -53,3 +55,47 @@ def entry_label(entry: dict) -> str:
     params = entry.get("params") or {}
     shown = ", ".join(f"{k}={v}" for k, v in params.items() if v is not None)
     return f"{spec.about} ({shown})" if shown else spec.about
+
+
+# the log entries that change the data an analysis read: after one, its figure cannot be redrawn
+CHANGES_RECORDINGS = ("load", "clear", "reset", "step", "ica_apply")
+CHANGES_EPOCHS = (*CHANGES_RECORDINGS, "epoch")
+
+
+def module_of(op: str) -> Any:
+    """The analysis module that computes `op` (imported on first use: it may import MNE)."""
+    return importlib.import_module(f"brainchat.eeg.analysis.{ANALYSES[op].module}")
+
+
+def analysis_data(state: Any) -> dict[str, Any]:
+    """What an analysis reads of the study (`data` of its entry function): a StudyState's
+    recordings, their names, its epochs as a dict, and its fitted ICA."""
+    eps = state.epochs
+    epochs = None
+    if eps is not None:
+        epochs = {
+            "X": eps.X,
+            "y": eps.y,
+            "classes": list(eps.classes),
+            "info": eps.info,
+            "tmin": float(eps.tmin),
+            "sfreq": float(eps.info["sfreq"]),
+            "subjects": eps.subjects,
+            "sessions": eps.sessions,
+        }
+    return {
+        "raws": list(state.raws),
+        "names": [r.name for r in state.recordings],
+        "epochs": epochs,
+        "ica": state.ica,
+    }
+
+
+def data_unchanged_after(log: list[dict[str, Any]], index: int) -> bool:
+    """Whether the data the analysis at `log[index]` read is still the study's (no later entry
+    changed it), so its figure can be drawn again from the study as it is."""
+    spec = ANALYSES[log[index]["op"]]
+    changes = CHANGES_EPOCHS if spec.on_epochs else CHANGES_RECORDINGS
+    if spec.needs == "ica":  # a new fit is another ICA
+        changes = (*changes, "ica_fit")
+    return not any(e["op"] in changes for e in log[index + 1 :])

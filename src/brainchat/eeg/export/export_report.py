@@ -318,7 +318,7 @@ def build_report(
         _epochs(state),
         _metrics(state, metrics),
         crossval_section(state.crossval),
-        analyses_section(log),
+        analyses_section(log, state),
         _figures(figs),
         _settings(settings),
         "<h2>Software</h2>" + _table(["package", "version"], [[k, v] for k, v in soft.items()]),

@@ -3,11 +3,21 @@ notes, from its log entry's result (the numbers the tool returned, which the scr
 
 from __future__ import annotations
 
+import base64
 import html
+import logging
 import math
 from typing import Any
 
-from brainchat.eeg.core.analyses import ANALYSES, entry_label
+from brainchat.eeg.core.analyses import (
+    ANALYSES,
+    analysis_data,
+    data_unchanged_after,
+    entry_label,
+    module_of,
+)
+
+log_ = logging.getLogger(__name__)
 
 MAX_ROWS = 400  # a longer table is cut in the report (the script's JSON has every row)
 
@@ -43,13 +53,40 @@ def _table(rows: list[dict[str, Any]]) -> str:
     )
 
 
-def analyses_section(log: list[dict[str, Any]]) -> str:
-    """Every analysis of the log, in order (empty: none)."""
-    done = [e for e in log if e.get("op") in ANALYSES and isinstance(e.get("result"), dict)]
+def _figure(log: list[dict[str, Any]], index: int, state: Any) -> str:
+    """The analysis's figure drawn again from the study, when the data it read is unchanged."""
+    entry = log[index]
+    if state is None or not data_unchanged_after(log, index):
+        return (
+            '<p class="note">Figure not redrawn: the data changed after this analysis (the '
+            "table holds its numbers as computed).</p>"
+        )
+    try:
+        png = module_of(entry["op"]).figure(
+            analysis_data(state), entry["result"], **(entry.get("params") or {})
+        )
+    except Exception:  # noqa: BLE001 - a figure that fails leaves the report whole
+        log_.warning("the figure of %s was not drawn", entry["op"], exc_info=True)
+        return '<p class="note">Figure not drawn (see the server log).</p>'
+    if not png:
+        return ""
+    data = base64.b64encode(png).decode("ascii")
+    return f'<img alt="{_e(entry_label(entry))}" src="data:image/png;base64,{data}">'
+
+
+def analyses_section(log: list[dict[str, Any]], state: Any = None) -> str:
+    """Every analysis of the log, in order, with its figure drawn from `state` (the study as it
+    is) where the data it read has not changed since (empty: no analysis)."""
+    done = [
+        i
+        for i, e in enumerate(log)
+        if e.get("op") in ANALYSES and isinstance(e.get("result"), dict)
+    ]
     if not done:
         return ""
     parts = ["<h2>Analyses</h2>"]
-    for entry in done:
+    for i in done:
+        entry = log[i]
         result = entry["result"]
         parts.append(f"<h3>{_e(entry_label(entry))}</h3>")
         if result.get("summary"):
@@ -58,4 +95,5 @@ def analyses_section(log: list[dict[str, Any]]) -> str:
         if rows:
             parts.append(_table(rows))
         parts += [f'<p class="note">{_e(n)}</p>' for n in result.get("notes") or []]
-    return "\n".join(parts)
+        parts.append(_figure(log, i, state))
+    return "\n".join(p for p in parts if p)

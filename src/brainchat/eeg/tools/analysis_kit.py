@@ -3,46 +3,17 @@ its result, and return its figures as text for the model and as structured conte
 
 from __future__ import annotations
 
-import importlib
 import threading
 from typing import Any
 
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import BaseModel
 
-from brainchat.eeg.core.analyses import ANALYSES
+from brainchat.eeg.core.analyses import ANALYSES, analysis_data, module_of
 from brainchat.eeg.core.state import Op, StudyState
 from brainchat.eeg.study.study import Study
 from brainchat.eeg.tools.toolkit import make_tool, run_op
 from brainchat.tools.errors import ToolError, call
-
-
-def analysis_data(state: StudyState) -> dict[str, Any]:
-    """What an analysis reads of the study (the argument `data` of its entry function)."""
-    eps = state.epochs
-    epochs = None
-    if eps is not None:
-        epochs = {
-            "X": eps.X,
-            "y": eps.y,
-            "classes": list(eps.classes),
-            "info": eps.info,
-            "tmin": float(eps.tmin),
-            "sfreq": float(eps.info["sfreq"]),
-            "subjects": eps.subjects,
-            "sessions": eps.sessions,
-        }
-    return {
-        "raws": list(state.raws),
-        "names": [r.name for r in state.recordings],
-        "epochs": epochs,
-        "ica": state.ica,
-    }
-
-
-def module_of(op: str) -> Any:
-    """The analysis module that computes `op` (imported on first use: it may import MNE)."""
-    return importlib.import_module(f"brainchat.eeg.analysis.{ANALYSES[op].module}")
 
 
 def analysis_op(op: str, params: dict[str, Any], record: dict[str, Any]) -> Op:
