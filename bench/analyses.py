@@ -4,7 +4,8 @@
 
 Each tool runs through the Study as the agent calls it (the numbers, their text, the figure,
 the log entry); plain MNE computes the same numbers the way its tutorials do and draws the
-figure a researcher would (Spectrum.plot, Evoked.plot, AverageTFR.plot). Prints the median
+figure a researcher would (Spectrum.plot, Evoked.plot, AverageTFR.plot), rendered to PNG as the
+tools render theirs. Prints the median
 seconds of each, the ratio tool/MNE (target: at most 1.1) and the largest relative difference
 between the tool's numbers and MNE's (target: identical, below 1e-9).
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import statistics
 import tempfile
 import time
@@ -30,6 +32,17 @@ BANDS = {"delta": (1, 4), "theta": (4, 8), "alpha": (8, 13), "beta": (13, 30), "
 ERP_WINDOW, TFR_WINDOW, BASELINE = (0.1, 0.5), (0.5, 2.5), (-1.0, 0.0)
 
 
+DRAW = {"on": True}  # off: the numbers alone (the compute-only comparison)
+
+
+def _drawn(fig: Any) -> bytes:
+    """The figure rendered as the user sees it (a PNG, as the tools render theirs), closed."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    plt.close(fig)
+    return buf.getvalue()
+
+
 def mne_band_power(raws: list[Any]) -> dict[tuple[str, str, str], float]:
     """Welch PSD (2 s Hamming windows, half overlap), integrated over each band, in µV²."""
     out = {}
@@ -43,7 +56,8 @@ def mne_band_power(raws: list[Any]) -> dict[tuple[str, str, str], float]:
             power = psd[:, (freqs >= lo) & (freqs < hi)].sum(axis=1) * step * 1e12
             for ch, value in zip(spectrum.ch_names, power, strict=True):
                 out[(str(i), ch, band)] = float(value)
-        plt.close(spectrum.plot(show=False))
+        if DRAW["on"]:
+            _drawn(spectrum.plot(show=False))
     return out
 
 
@@ -59,7 +73,8 @@ def mne_erp(epochs: mne.Epochs) -> dict[tuple[str, str, str], float]:
             out[(condition, ch, "peak")] = float(data[k, idx[k]] * 1e6)
             out[(condition, ch, "latency")] = float(part.times[idx[k]] * 1e3)
             out[(condition, ch, "mean")] = float(data[k].mean() * 1e6)
-        plt.close(evoked.plot(show=False))
+        if DRAW["on"]:
+            _drawn(evoked.plot(show=False))
     return out
 
 
@@ -76,8 +91,8 @@ def mne_tfr(epochs: mne.Epochs) -> dict[tuple[str, str, str], float]:
         change = tfr.data[:, :, sel].mean(axis=(1, 2)) * 100
         for ch, value in zip(tfr.ch_names, change, strict=True):
             out[(condition, ch, "mu")] = float(value)
-        for fig in tfr.plot(picks=["C3", "Cz", "C4"], show=False):
-            plt.close(fig)
+        for fig in tfr.plot(picks=["C3", "Cz", "C4"], show=False) if DRAW["on"] else []:
+            _drawn(fig)
     return out
 
 
@@ -153,6 +168,18 @@ def _timed(fn: Any, arg: Any) -> tuple[float, dict]:
     return time.perf_counter() - start, numbers
 
 
+async def run_entry(op: str, through: Through) -> float:
+    """The analysis's own function alone (no figure, text or log), on the same study."""
+    from brainchat.eeg.core.analyses import ANALYSES, analysis_data, module_of
+
+    tool, args, epoched = CASES[op]
+    await through.ready(epoched)
+    data = analysis_data(through.study.state)
+    start = time.perf_counter()
+    getattr(module_of(op), ANALYSES[op].entry)(data, **args)
+    return time.perf_counter() - start
+
+
 async def run_tool(op: str, through: Through) -> tuple[float, dict]:
     tool, args, epoched = CASES[op]
     await through.ready(epoched)
@@ -184,9 +211,17 @@ def main() -> None:
                 seconds, mine = asyncio.run(run_tool(op, through))
                 tool.append(seconds)
                 diff = max(diff, largest_difference(mine, numbers))
+            entry, bare = [], []
+            for _ in range(args.repeats):  # the numbers alone: no figure on either side
+                entry.append(asyncio.run(run_entry(op, through)))
+                DRAW["on"] = False
+                bare.append(run_plain(op, paths)[0])
+                DRAW["on"] = True
             a, b = statistics.median(tool), statistics.median(plain)
+            c, d = statistics.median(entry), statistics.median(bare)
             print(f"{op:<11} tool {a:6.2f} s   plain MNE {b:6.2f} s   ratio {a / b:4.2f}   "
                   f"largest relative difference {diff:.1e}")  # fmt: skip
+            print(f"{'':<11} numbers alone: {c:7.3f} s vs {d:7.3f} s   ratio {c / d:4.2f}")
 
 
 if __name__ == "__main__":

@@ -131,3 +131,24 @@ async def test_the_report_redraws_an_analysis_figure_only_while_its_data_is_unch
     assert band.startswith("band power (bands=[&#x27;alpha&#x27;]")
     assert "<td>alpha</td>" in band and "Figure not redrawn" in band and "<img" not in band
     assert erp.startswith("ERP") and '<img alt="ERP' in erp and "Figure not redrawn" not in erp
+
+
+def test_an_erp_measures_the_eeg_channels_unless_others_are_named() -> None:
+    import mne
+    import numpy as np
+
+    from brainchat.eeg.analysis.erp import erp_analysis
+
+    info = mne.create_info(["C3", "Cz", "C4", "EOG"], 250.0, ["eeg", "eeg", "eeg", "eog"])
+    X = np.random.default_rng(0).standard_normal((10, 4, 250)) * 1e-6
+    epochs = {"X": X, "y": np.arange(10) % 2, "classes": ["a", "b"], "info": info,
+              "tmin": -0.2, "sfreq": 250.0}  # fmt: skip
+    result = erp_analysis({"epochs": epochs}, window=[0.1, 0.5])
+    assert {r["channel"] for r in result["rows"]} == {"C3", "Cz", "C4"}
+    named = erp_analysis({"epochs": epochs}, window=[0.1, 0.5], channels=["eog", "Cz"])
+    assert {r["channel"] for r in named["rows"]} == {"EOG", "Cz"}
+    expected = X[np.arange(10) % 2 == 0, 3].mean(axis=0) * 1e6  # the trials' mean, in µV
+    times = -0.2 + np.arange(250) / 250.0
+    part = (times >= 0.1 - 1e-9) & (times <= 0.5 + 1e-9)
+    row = next(r for r in named["rows"] if r["channel"] == "EOG" and r["condition"] == "a")
+    assert abs(row["mean_uv"] - expected[part].mean()) < 1e-9

@@ -81,8 +81,10 @@ def erp_evokeds(epochs: dict[str, Any], names: list[str], pairs: list[list[str]]
         sel = y == classes.index(name)
         if not sel.any():
             _erp_refuse(f"condition {name!r} has no epochs (all rejected): leave it out")
-        ep = mne.EpochsArray(epochs["X"][sel], epochs["info"], tmin=epochs["tmin"], verbose="error")
-        out[name] = ep.average()
+        # the mean over trials, as Epochs.average computes it (without copying the trials)
+        mean = epochs["X"][sel].mean(axis=0)
+        out[name] = mne.EvokedArray(mean, epochs["info"], tmin=epochs["tmin"], nave=int(sel.sum()),
+                                    comment=name, verbose="error")  # fmt: skip
     for a, b in pairs:
         out[f"{a} {ERP_MINUS} {b}"] = mne.combine_evoked([out[a], out[b]], weights=[1, -1])
     return out
@@ -217,7 +219,10 @@ def _erp_choose(epochs: dict[str, Any], conditions, differences, channels) -> tu
     pairs = [_erp_match(list(p), classes, "condition") for p in differences or []]
     if any(len(p) != 2 for p in pairs):
         _erp_refuse("each difference is a pair of two different conditions [A, B] (A − B)")
-    picks = _erp_match(channels, list(epochs["info"]["ch_names"]), "channel")
+    info = epochs["info"]
+    every = list(info["ch_names"])
+    eeg = [c for c, kind in zip(every, info.get_channel_types(), strict=True) if kind == "eeg"]
+    picks = _erp_match(channels, every, "channel") if channels else (eeg or every)  # EOG if named
     return names, pairs, picks, counts
 
 

@@ -372,8 +372,9 @@ def figure(data: dict, result: dict, **params: Any) -> bytes | None:
             ax.set_ylabel("power (µV²)")
             ax.set_title(f"{name}: band power per channel (no channel positions)", fontsize=9)
         fig.axes[0].legend(fontsize=7, ncol=len(bands))
+        fig.subplots_adjust(left=0.07, right=0.99, top=0.9, bottom=0.16, hspace=0.7)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=100)  # laid out by hand: a tight box draws it twice
     return buf.getvalue()
 
 
