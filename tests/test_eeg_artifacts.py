@@ -95,7 +95,7 @@ def planted(data_dir: Path) -> dict[str, Any]:
 
 async def _analysis(h: Harness, name: str, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The tool called as the agent calls it: its text and its structured result."""
-    msg = await h.tools[name].ainvoke({"name": name, "args": args, "id": "1", "type": "tool_call"})
+    msg = await h.invoke(name, args)
     return str(msg.content), msg.artifact["structured"]
 
 

@@ -25,7 +25,6 @@ from langchain_core.tools import ToolException
 from pydantic import ValidationError
 from scipy import sparse, stats
 
-from brainchat import events
 from brainchat.eeg.analysis import clusters
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.eeg.tools.analysis_kit import analysis_data
@@ -59,10 +58,8 @@ def study(data_dir: Path) -> dict[str, Any]:
 
     async def build() -> dict[str, Any]:
         h = await _epoched(data_dir)
-        events.set_tool_call("call-cluster", "cluster_test")
-        call = {"name": "cluster_test", "args": MU, "id": "1", "type": "tool_call"}
-        message = await h.tools["cluster_test"].ainvoke(call)
-        images = [e for e in h.events if isinstance(e, events.ToolImage)]
+        message = await h.invoke("cluster_test", MU)
+        images = h.images()
         await h.call("export_analysis")
         return {"message": message, "images": images, "log": list(h.study.log),
                 "files": h.files(), "data": analysis_data(h.study.state)}  # fmt: skip

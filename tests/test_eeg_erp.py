@@ -23,7 +23,6 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import ToolException
 from pydantic import ValidationError
 
-from brainchat import events
 from brainchat.eeg.analysis import erp
 from brainchat.eeg.io.synthetic import CHANNELS, make_recording, write_raw
 from brainchat.eeg.tools.analysis_kit import analysis_data
@@ -74,10 +73,8 @@ def study(data_dir: Path) -> dict[str, Any]:
 
     async def build() -> dict[str, Any]:
         h = await _epoched(data_dir)
-        events.set_tool_call("call-erp", "erp_analysis")
-        call = {"name": "erp_analysis", "args": ARGS, "id": "1", "type": "tool_call"}
-        message = await h.tools["erp_analysis"].ainvoke(call)
-        images = [e for e in h.events if isinstance(e, events.ToolImage)]
+        message = await h.invoke("erp_analysis", ARGS)
+        images = h.images()
         entry = h.study.log[-1]
         await h.call("export_analysis")
         return {"message": message, "images": images, "entry": entry, "files": h.files(),

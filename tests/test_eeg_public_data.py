@@ -22,9 +22,8 @@ from brainchat import events
 from brainchat.eeg.io.public import moabb_fetch
 from brainchat.eeg.io.public.download import PART, Room
 from brainchat.eeg.io.public.openneuro import fetch_openneuro
-from brainchat.eeg.study.study import Study
 from brainchat.eeg.tools.fetch_tool import FetchArgs
-from brainchat.eeg.tools.tools import build_eeg_tools
+from test_export import Harness as ExportHarness
 
 ACC = "ds000042"
 BUCKET = "openneuro.org"
@@ -157,18 +156,11 @@ def mirror(store: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     m.server.server_close()
 
 
-class Harness:
-    """The study's tools by name and the events they emit (as tests/test_export.py's)."""
+class Harness(ExportHarness):
+    """The study's tools by name and the events they emit, with the progress fractions."""
 
     def __init__(self, data_dir: Path) -> None:
-        self.study = Study(data_dir)
-        self.tools = {t.name: t for t in build_eeg_tools(self.study)}
-        self.events: list[events.Event] = []
-        events._sink.set(self.events.append)
-
-    async def call(self, name: str, args: dict | None = None) -> str:
-        events.set_tool_call(f"call-{name}", name)
-        return str(await self.tools[name].ainvoke(args or {}))
+        super().__init__(None, data_dir)
 
     def fractions(self) -> list[float]:
         return [e.fraction for e in self.events if isinstance(e, events.ToolProgress)]

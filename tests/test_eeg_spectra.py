@@ -56,8 +56,7 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 async def _band_power(h: Harness, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The tool called as the agent calls it: a ToolMessage with its text and artifact."""
-    call = {"name": "band_power", "args": args, "id": "1", "type": "tool_call"}
-    msg = await h.tools["band_power"].ainvoke(call)
+    msg = await h.invoke("band_power", args)
     return str(msg.content), msg.artifact["structured"]
 
 

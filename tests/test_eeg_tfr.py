@@ -22,7 +22,6 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import ToolException
 from pydantic import ValidationError
 
-from brainchat import events
 from brainchat.eeg.analysis import tfr
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.eeg.tools.analysis_kit import analysis_data
@@ -57,10 +56,8 @@ def study(data_dir: Path) -> dict[str, Any]:
 
     async def build() -> dict[str, Any]:
         h = await _loaded(data_dir, EPOCHS)
-        events.set_tool_call("call-tfr", "time_frequency")
-        call = {"name": "time_frequency", "args": {}, "id": "1", "type": "tool_call"}
-        message = await h.tools["time_frequency"].ainvoke(call)
-        images = [e for e in h.events if isinstance(e, events.ToolImage)]
+        message = await h.invoke("time_frequency", {})
+        images = h.images()
         await h.call("export_analysis")
         return {"message": message, "images": images, "log": list(h.study.log),
                 "files": h.files(), "data": analysis_data(h.study.state)}  # fmt: skip

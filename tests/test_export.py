@@ -71,6 +71,16 @@ class Harness:
         events.set_tool_call(f"call-{name}", name)
         return str(await self.tools[name].ainvoke(args or {}))
 
+    async def invoke(self, name: str, args: dict | None = None) -> Any:
+        """The tool called as the agent calls it (a ToolCall): its ToolMessage, whose `artifact`
+        holds an analysis's structured result."""
+        events.set_tool_call(f"call-{name}", name)
+        call = {"name": name, "args": args or {}, "id": "1", "type": "tool_call"}
+        return await self.tools[name].ainvoke(call)
+
+    def images(self) -> list[events.ToolImage]:
+        return [e for e in self.events if isinstance(e, events.ToolImage)]
+
     def files(self) -> list[Path]:
         return [Path(e.path) for e in self.events if isinstance(e, events.ToolFile)]
 
