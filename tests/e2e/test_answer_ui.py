@@ -72,6 +72,7 @@ def test_a_chat_answer_has_one_quiet_usage_line_that_opens_the_table(model_serve
     assert answer.locator("table").count() == 0  # no table under the answer
     usage = model_server.requests_for("chat-m")[-1].usage
     line = answer.locator("a.element-link")
+    line.first.wait_for(timeout=30_000)  # the usage line is added to the answer after it ends
     assert line.count() == 1
     expected = (rf"chat-m · {usage['prompt_tokens']} in / {usage['completion_tokens']} out "
                 r"tokens · (\d+ ms|[\d.]+ s) · \$[\d.]+")  # fmt: skip
