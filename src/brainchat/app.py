@@ -13,6 +13,7 @@ from brainchat.ui import (
     connect,
     files_folder,
     headers,
+    language,
     mcp_plug,
     mcp_resources,
     origin,
@@ -38,6 +39,7 @@ uploads.install(load_settings())  # Chainlit's upload size bound never below bra
 upload_route.install(load_settings())  # uploads streamed to disk; size and quota kept as they come
 files_folder.install()  # this process's own upload folder: stopping another never deletes it
 mcp_plug.install()  # a plug-button server's question mid-call is a form, as a configured one's
+language.install()  # brainchat's own text in the user's language (en, zh-CN, zh-TW)
 runtime.install()  # C asyncio tasks, a quieter GC: less CPU per turn (bench/concurrency.py)
 
 
