@@ -295,6 +295,7 @@ def _chainlit_stop_message() -> cl.Message | None:
 async def settings_update(conv: Conversation, values: dict[str, Any]) -> None:
     """A panel save: a connection to remove first (it asks), else the values."""
     values = dict(values)
+    relabel = panel.take_language(values)  # brainchat's own text from now on in that language
     if (doomed := connect.removal(values)) and await connect.remove(conv.session, doomed):
         await save(conv)
         await panel.send_panel(conv.session, conv.custom_ids)  # its models leave the pickers
@@ -302,6 +303,9 @@ async def settings_update(conv: Conversation, values: dict[str, Any]) -> None:
     if await panel.apply(conv.session, values, conv.custom_ids):
         await connect.keep_picks(conv.session)
         await save(conv)
+        if relabel:  # the panel and the mode picker in the chosen language
+            await panel.send_panel(conv.session, conv.custom_ids)
+            await modes.send_modes(conv.session.mode)
 
 
 # -- export ---------------------------------------------------------------------------------

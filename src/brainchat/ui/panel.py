@@ -8,39 +8,33 @@ import chainlit as cl
 from chainlit.input_widget import NumberInput, Select, Tab, TextInput
 from pydantic.dataclasses import dataclass
 
+from brainchat import i18n
 from brainchat.session import Session
 from brainchat.settings import ConfigError, with_overrides
 from brainchat.settings.declared import LimitVars
-from brainchat.settings.fields import bounds, extra, number, panel_label
+from brainchat.settings.fields import bounds, extra, number
 from brainchat.settings.spec import SpecVars
+from brainchat.ui.language import CHOICE
 
-ROLES = (
-    ("function_call", "Function-call model (thinks, calls tools)"),
-    ("answer", "Answer model (writes the final answer)"),
-    ("chat", "Chat-mode model"),
+ROLES = (  # the role, and the key of its picker's label (brainchat.i18n.settings)
+    ("function_call", "settings.role.function_call"),
+    ("answer", "settings.role.answer"),
+    ("chat", "settings.role.chat"),
 )
-EXEC_MODES = {
-    "Auto (several rounds of tools)": "auto",
-    "Single step (one round of tools)": "single_step",
-}
-PLAN_MODES = {"Off": "off", "Auto (the model decides)": "auto", "Always": "always"}
-TOOL_CALLING = {
-    "Native (the server's tool calls)": "native",
-    "Prompt (tools in the system prompt, calls as JSON in the text)": "prompt",
-    "Auto (native, and JSON calls in the text)": "auto",
-}
-GUIDANCE = {
-    "Auto (guided when it calls tools through the prompt)": "auto",
-    "Minimal (limits, approvals and the answer check only)": "minimal",
-    "Guided (a record of the request, the next step, checks of its calls)": "guided",
-}
-STREAMED_CALLS = {
-    "Streamed": "true",
-    "Not streamed (servers that cannot stream tool calls)": "false",
-}
+EXEC_MODES = ("auto", "single_step")
+PLAN_MODES = ("off", "auto", "always")
+TOOL_CALLING = ("native", "prompt", "auto")
+GUIDANCE = ("auto", "minimal", "guided")
+STREAMED_CALLS = ("true", "false")
+LANGUAGES = ("auto", *i18n.LANGS)  # the Interface language choices (ui/language.CHOICE)
 REMOVE_FIELD, KEEP_ALL = "connection_remove", "(keep them all)"
 NONE = "(none configured)"
 TEMPERATURE = "–".join(number(b) for b in bounds(SpecVars.model_fields["temperature"]))
+
+
+def items(area: str, values: tuple[str, ...]) -> dict[str, str]:
+    """A picker's choices, label (in the current language) -> value."""
+    return {i18n.t(f"settings.{area}.{value}"): value for value in values}
 
 
 @dataclass
@@ -62,10 +56,36 @@ def sections(session: Session, custom: dict[str, str] | None = None) -> list[Tab
     connection is its own form (ui/connect_form.py), not fields here."""
     custom = custom or {}
     return [
-        Tab(id="models", label="Models", inputs=model_widgets(session)),
-        Tab(id="agent", label="Agent", inputs=limit_widgets(session)),
-        Tab(id="advanced", label="Advanced", inputs=advanced_widgets(session, custom)),
+        Tab(id="models", label=i18n.t("settings.tab.models"), inputs=model_widgets(session)),
+        Tab(id="agent", label=i18n.t("settings.tab.agent"), inputs=limit_widgets(session)),
+        Tab(
+            id="advanced",
+            label=i18n.t("settings.tab.advanced"),
+            inputs=advanced_widgets(session, custom),
+        ),
+        Tab(id="interface", label=i18n.t("settings.tab.interface"), inputs=[language_widget()]),
     ]
+
+
+def chosen_language() -> str:
+    """The user's Interface language choice ("auto" when none, or outside a chat)."""
+    try:
+        value = cl.user_session.get(CHOICE)
+    except Exception:  # noqa: BLE001 - no Chainlit context (a test, the CLI)
+        value = None
+    return str(value) if value in LANGUAGES else "auto"
+
+
+def language_widget() -> Select:
+    """Auto (the browser's language) / English / 简体中文 / 繁體中文; each language by its own name."""
+    labels = {"auto": i18n.t("common.language_auto"), **i18n.NAMES}
+    return Select(
+        id=CHOICE,
+        label=i18n.t("common.language"),
+        items={labels[value]: value for value in LANGUAGES},
+        initial_value=chosen_language(),
+        description=i18n.t("settings.language_help"),
+    )
 
 
 def widgets(session: Session, custom: dict[str, str] | None = None) -> list[Any]:
@@ -78,28 +98,31 @@ def model_widgets(session: Session) -> list[Any]:
     s = session.settings
     choices = {**session.base_settings.models, **s.models, **session.connection_models()}
     names = list(choices) or [NONE]
+    shown = {name: name for name in names} if choices else {i18n.t("settings.none"): NONE}
     out: list[Any] = []
     for role, label in ROLES:
         spec = s.model_for(role)
         current = spec.name if spec else names[0]
-        values = names if current in names else [*names, current]
-        out.append(Select(id=f"{role}_model", label=label, values=values, initial_value=current))
-    out[-1].description = (
-        'A connection\'s models are listed as "model @ name". To connect another server, use '
-        "Add a model connection (the button on the first message, or type /connect)."
-    )
+        options = shown if current in names else {**shown, current: current}
+        out.append(
+            Select(id=f"{role}_model", label=i18n.t(label), items=options, initial_value=current)
+        )
+    out[-1].description = i18n.t("settings.models_help")
     if session.connections:
         have = "; ".join(
-            f"{c.name} ({c.shown_url}, {len(c.models)} models)"
+            f"{c.name} ({c.shown_url}, {i18n.t('settings.connection_models', count=len(c.models))})"
             for c in session.connections.values()
         )
         out.append(
             Select(
                 id=REMOVE_FIELD,
-                label="Remove a connection (asks first; its saved key is deleted)",
-                values=[KEEP_ALL, *session.connections],
+                label=i18n.t("settings.remove"),
+                items={
+                    i18n.t("settings.keep_all"): KEEP_ALL,
+                    **{n: n for n in session.connections},
+                },
                 initial_value=KEEP_ALL,
-                description=f"Your connections: {have}.",
+                description=i18n.t("settings.your_connections", have=have),
             )
         )
     return out
@@ -112,14 +135,14 @@ def limit_widgets(session: Session) -> list[Any]:
         range_input("max_execution_time", lim.max_execution_time),
         Select(
             id="execution_mode",
-            label=panel_label(LimitVars, "execution_mode"),
-            items=EXEC_MODES,
+            label=i18n.t("settings.field.execution_mode"),
+            items=items("exec", EXEC_MODES),
             initial_value=lim.execution_mode,
         ),
         Select(
             id="plan_mode",
-            label=f"Plan multi-step requests (verified steps, at most {lim.max_replans} replans)",
-            items=PLAN_MODES,
+            label=i18n.t("settings.plan_label", replans=lim.max_replans),
+            items=items("plan", PLAN_MODES),
             initial_value=lim.plan_mode,
         ),
     ]
@@ -130,9 +153,16 @@ def range_input(key: str, initial: float) -> RangeInput:
     field = LimitVars.model_fields[key]
     lo, hi = bounds(field)
     unit = extra(field)["unit"]
+    said = i18n.t(f"settings.unit.{unit}") if unit else ""
+    name = i18n.t(f"settings.field.{key}")
     return RangeInput(
         id=key,
-        label=f"{panel_label(LimitVars, key)}{f', {unit}' if unit else ''} ({number(lo)}–{number(hi)})",
+        label=i18n.t(
+            "settings.range_unit" if said else "settings.range",
+            name=name,
+            unit=said,
+            range=f"{number(lo)}–{number(hi)}",
+        ),
         initial=initial,
         min=lo,
         max=hi,
@@ -147,19 +177,19 @@ def advanced_widgets(session: Session, custom: dict[str, str]) -> list[Any]:
     for role, _ in ROLES:
         spec = s.model_for(role)
         temp = spec.temperature if spec else None
-        name = role.replace("_", "-").capitalize()
+        name = i18n.t(f"settings.name.{role}")
         out += [
             TextInput(
                 id=f"{role}_model_custom",
-                label=f"{name} model: another id on the same provider",
+                label=i18n.t("settings.custom_label", name=name),
                 initial=custom.get(role, ""),
-                placeholder="e.g. gpt-4o or deepseek-chat (wins over the pick in Models)",
+                placeholder=i18n.t("settings.custom_placeholder"),
             ),
             TextInput(  # text, not a number box: empty must mean "the model's default"
                 id=f"{role}_temperature",
-                label=f"{name} temperature ({TEMPERATURE}, empty = model default)",
+                label=i18n.t("settings.temperature_label", name=name, range=TEMPERATURE),
                 initial="" if temp is None else f"{temp:g}",
-                placeholder="model default",
+                placeholder=i18n.t("settings.model_default"),
             ),
         ]
     return out
@@ -170,20 +200,20 @@ def tool_calling_widgets(spec: Any) -> list[Any]:
     return [
         Select(
             id="function_call_tool_calling",
-            label="Function-call model: tool calling",
-            items=TOOL_CALLING,
+            label=i18n.t("settings.tool_calling"),
+            items=items("calling", TOOL_CALLING),
             initial_value=spec.tool_calling if spec else "native",
         ),
         Select(
             id="function_call_guidance",
-            label="Function-call model: guidance",
-            items=GUIDANCE,
+            label=i18n.t("settings.guidance"),
+            items=items("guidance", GUIDANCE),
             initial_value=spec.guidance if spec else "auto",
         ),
         Select(
             id="function_call_stream_tool_calls",
-            label="Function-call model: stream the tool-call request",
-            items=STREAMED_CALLS,
+            label=i18n.t("settings.stream_calls"),
+            items=items("streamed", STREAMED_CALLS),
             initial_value="true" if spec is None or spec.stream_tool_calls else "false",
         ),
     ]
@@ -219,15 +249,37 @@ def summary(session: Session) -> str:
     for role, _ in ROLES:
         spec = s.model_for(role)
         if spec:
-            temp = "default" if spec.temperature is None else f"{spec.temperature:g}"
+            temp = (
+                i18n.t("settings.summary.default")
+                if spec.temperature is None
+                else f"{spec.temperature:g}"
+            )
             calling = ""
             if role == "function_call":
-                streamed = "" if spec.stream_tool_calls else ", not streamed"
-                calling = f", tool calling {spec.tool_calling}{streamed}, guidance {spec.guidance}"
-            parts.append(f"{role.replace('_', '-')}: `{spec.name}` (temperature {temp}{calling})")
+                streamed = "" if spec.stream_tool_calls else i18n.t("settings.summary.not_streamed")
+                calling = i18n.t(
+                    "settings.summary.calling",
+                    how=spec.tool_calling,
+                    streamed=streamed,
+                    guidance=spec.guidance,
+                )
+            parts.append(
+                i18n.t(
+                    "settings.summary.model",
+                    role=i18n.t(f"settings.summary.role.{role}"),
+                    name=spec.name,
+                    temp=temp,
+                    calling=calling,
+                )
+            )
     parts.append(
-        f"max iterations {lim.max_iterations}, max time {lim.max_execution_time:g} s, "
-        f"execution mode {lim.execution_mode.replace('_', '-')}, plan {lim.plan_mode}"
+        i18n.t(
+            "settings.summary.limits",
+            iterations=lim.max_iterations,
+            time=f"{lim.max_execution_time:g}",
+            mode=lim.execution_mode.replace("_", "-"),
+            plan=lim.plan_mode,
+        )
     )
     return "; ".join(parts)
 
@@ -243,6 +295,16 @@ def problems(session: Session, overrides: dict[str, Any]) -> list[ConfigError]:
     return found
 
 
+def take_language(values: dict[str, Any]) -> bool:
+    """Keep the Interface language choice (taken out of the values) for this chat's next
+    messages; True when it changed (the panel and the mode picker are then sent again)."""
+    value = values.pop(CHOICE, None)
+    if value not in LANGUAGES or value == chosen_language():
+        return False
+    cl.user_session.set(CHOICE, value)
+    return True
+
+
 async def apply(session: Session, values: dict[str, Any], custom: dict[str, str]) -> bool:
     """Apply panel values; bad ones are all named in one message and nothing changes."""
     overrides = overrides_from(values)
@@ -254,12 +316,9 @@ async def apply(session: Session, values: dict[str, Any], custom: dict[str, str]
             errors = [exc]
     if errors:
         listed = "\n".join(f"- {err}" for err in errors)
+        key = "settings.not_applied.many" if len(errors) > 1 else "settings.not_applied.one"
         await cl.Message(
-            content=(
-                f"⚠️ **Settings not applied:** {len(errors)} value"
-                f"{'s are' if len(errors) > 1 else ' is'} not allowed.\n{listed}\n\n"
-                f"The previous settings stay in force: {summary(session)}."
-            ),
+            content=i18n.t(key, count=len(errors), listed=listed, summary=summary(session)),
             author="brainchat",
         ).send()
         await send_panel(session, custom)  # put the panel back to the values in force
@@ -267,7 +326,6 @@ async def apply(session: Session, values: dict[str, Any], custom: dict[str, str]
     for role, _ in ROLES:  # keep the custom ids so the panel shows them next time
         custom[role] = str(values.get(f"{role}_model_custom") or "").strip()
     await cl.Message(
-        content=f"✅ **Settings saved.** They apply from your next message: {summary(session)}.",
-        author="brainchat",
+        content=i18n.t("settings.saved", summary=summary(session)), author="brainchat"
     ).send()
     return True

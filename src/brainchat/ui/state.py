@@ -20,6 +20,7 @@ import chainlit as cl
 from brainchat.redact import get_logger, mask
 from brainchat.session import Session
 from brainchat.store.history import ThreadUsage
+from brainchat.ui.language import CHOICE
 from brainchat.ui.render import RunRenderer
 
 log = get_logger("brainchat.ui")
@@ -57,6 +58,7 @@ def thread_state(conv: Conversation) -> dict[str, Any]:
         "custom_ids": dict(conv.custom_ids),
         "usage": conv.usage.to_dict(),
         "titled": conv.titled,
+        CHOICE: cl.user_session.get(CHOICE) or "auto",  # the panel's Interface language
     }
 
 
@@ -67,6 +69,8 @@ def restore_ui(conv: Conversation, state: dict[str, Any]) -> None:
         conv.custom_ids.update({str(k): str(v) for k, v in custom.items()})
     conv.usage = ThreadUsage.from_dict(state.get("usage"))
     conv.titled = bool(state.get("titled"))
+    if isinstance(language := state.get(CHOICE), str):
+        cl.user_session.set(CHOICE, language)
 
 
 def keep(conv: Conversation) -> None:

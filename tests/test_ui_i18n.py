@@ -1,0 +1,101 @@
+"""brainchat's own UI text follows the chosen language: the settings panel, the welcome, step
+titles and notices come out in 简体中文 or 繁體中文 under `i18n.use`, and in the same English as
+before otherwise. Tool names, model names and figures stay as they are."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from brainchat import i18n
+from brainchat.session import Session
+from brainchat.settings import load_settings
+
+
+def spec(**kw: object) -> str:
+    return json.dumps({"provider": "openai", "api_key": "k", **kw})
+
+
+@pytest.fixture
+def lang() -> Iterator[None]:
+    yield
+    i18n.use(None)
+
+
+@pytest.fixture
+def session() -> Session:
+    return Session(load_settings({"AGENT_FUNCTION_CALL_MODEL": spec(model="fc")}, dotenv=False))
+
+
+def panel_labels(session: Session) -> list[str]:
+    from brainchat.ui import panel
+
+    tabs = panel.sections(session)
+    labels = [tab.label for tab in tabs]
+    for w in panel.widgets(session):
+        labels.append(w.label)
+        labels += list(getattr(w, "items", None) or {})
+    return labels
+
+
+@pytest.mark.parametrize(
+    ("lang_tag", "words"),
+    [
+        (
+            "zh-CN",
+            [
+                "模型",
+                "高级",
+                "界面",
+                "界面语言",
+                "最长执行时间（秒，10–300）",
+                "函数调用模型：引导",
+                "自动（跟随浏览器语言）",
+            ],
+        ),  # fmt: skip
+        (
+            "zh-TW",
+            [
+                "模型",
+                "進階",
+                "介面",
+                "介面語言",
+                "最長執行時間（秒，10–300）",
+                "函式呼叫模型：引導",
+                "自動（跟隨瀏覽器語言）",
+            ],
+        ),  # fmt: skip
+    ],
+)
+def test_the_settings_panel_speaks_chinese(session: Session, lang: None, lang_tag: str, words: list[str]) -> None:  # fmt: skip
+    i18n.use(lang_tag)
+    shown = "\n".join(panel_labels(session))
+    for word in words:
+        assert word in shown, (word, shown)
+    # each language is offered by its own name, whatever the interface language
+    assert {"English", "简体中文", "繁體中文"} <= set(panel_labels(session))
+
+
+def test_the_settings_panel_keeps_its_english_and_its_values(session: Session, lang: None) -> None:
+    from brainchat.ui import panel
+
+    i18n.use("en")
+    labels = panel_labels(session)
+    for label in ("Models", "Agent", "Advanced", "Interface language", "Max execution time, seconds (10–300)"):  # fmt: skip
+        assert any(label in shown for shown in labels), label
+    i18n.use("zh-CN")
+    inputs = {w.id: w for w in panel.widgets(session)}
+    assert set(inputs["function_call_tool_calling"].items.values()) == {"native", "prompt", "auto"}
+    assert set(inputs["interface_language"].items.values()) == {"auto", "en", "zh-CN", "zh-TW"}
+    assert inputs["interface_language"].initial_value == "auto"  # outside a chat: none chosen
+
+
+def test_the_settings_summary_in_chinese_keeps_model_names_and_values(session: Session, lang: None) -> None:  # fmt: skip
+    from brainchat.ui import panel
+
+    i18n.use("zh-TW")
+    said = panel.summary(session)
+    assert "函式呼叫：`fc`（溫度 預設，工具呼叫 native，引導 auto）" in said, said
+    assert "最大迭代" in said and "max iterations" not in said
