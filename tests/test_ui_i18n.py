@@ -99,3 +99,19 @@ def test_the_settings_summary_in_chinese_keeps_model_names_and_values(session: S
     said = panel.summary(session)
     assert "函式呼叫：`fc`（溫度 預設，工具呼叫 native，引導 auto）" in said, said
     assert "最大迭代" in said and "max iterations" not in said
+
+
+@pytest.mark.parametrize(
+    ("lang_tag", "ready", "roles"),
+    [
+        ("en", "👋 **brainchat** is ready, in **Agent mode**.", "**Models:** thinking and tool calls with `fc`, final answer with `a`."),  # fmt: skip
+        ("zh-CN", "👋 **brainchat** 已就绪，当前为**智能体模式**。", "**模型：**思考与工具调用用 `fc`，最终回答用 `a`。"),  # fmt: skip
+        ("zh-TW", "👋 **brainchat** 已就緒，目前為**智能體模式**。", "**模型：**思考與工具呼叫用 `fc`，最終回答用 `a`。"),  # fmt: skip
+    ],
+)
+def test_the_welcome_in_each_language(lang: None, lang_tag: str, ready: str, roles: str) -> None:
+    from brainchat.ui import format as fmt
+
+    i18n.use(lang_tag)
+    assert i18n.t("welcome.ready", mode=i18n.t("welcome.mode.agent")) == ready
+    assert fmt.roles_text({"function_call": "fc", "answer": "a"}) == roles

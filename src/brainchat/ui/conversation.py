@@ -15,7 +15,7 @@ from typing import Any
 
 import chainlit as cl
 
-from brainchat import demo
+from brainchat import demo, i18n
 from brainchat.events import RunFinished, Stats
 from brainchat.redact import get_logger, mask
 from brainchat.session import Session
@@ -48,15 +48,6 @@ __all__ = ["Conversation", "current"]  # app.py reaches them here
 
 log = get_logger("brainchat.ui")  # masks secrets in records
 CHAINLIT_STOPPED = "Task manually stopped."  # chainlit/socket.py sends it on every stop
-TRY_OFFLINE = (
-    "To try brainchat without a model first, restart it as `bash scripts/dev.sh run --demo` "
-    "(or `brainchat --demo`): scripted models, offline, no key."
-)
-ADD_CONNECTION = (
-    "Or connect a model server now, without a restart: **Add a model connection** below (or "
-    "`/connect`) opens a short form for its base URL and API key; brainchat lists the server's "
-    "models, and you pick the chat, function-call and answer models in the ⚙️ settings."
-)
 EEG_SUFFIXES = {".edf", ".fif", ".bdf", ".gdf", ".set", ".vhdr", ".gz"}
 
 
@@ -136,24 +127,22 @@ async def welcome(conv: Conversation) -> None:
     problem = s.config_problem()
     if problem:
         await cl.Message(
-            content=f"⚠️ **brainchat is not ready yet.**\n\n{problem}\n\n{ADD_CONNECTION}"
-            f"\n\n{TRY_OFFLINE}",
+            content=f"{i18n.t('welcome.not_ready')}\n\n{problem}\n\n"
+            f"{i18n.t('welcome.add_connection')}\n\n{i18n.t('welcome.try_offline')}",
             actions=[connect_form.button()],
             author=AUTHOR,
         ).send()
         return
     chat = s.settings.model_for("chat")
     lines = [
-        f"👋 **brainchat** is ready, in **{s.mode.capitalize()} mode**.",
-        f"Chat model: `{chat.name if chat else '?'}`. " + fmt.roles_text(s.roles()),
-        "Switch **Chat / Agent** with the *Mode* picker in the message bar (Agent asks before it "
-        "switches); change models and limits in the ⚙️ settings; type `/tools` to list the "
-        "agent's tools, `/connect` to add a model server.",
+        i18n.t("welcome.ready", mode=i18n.t(f"welcome.mode.{s.mode}")),
+        i18n.t("welcome.chat_model", name=chat.name if chat else "?") + fmt.roles_text(s.roles()),
+        i18n.t("welcome.help"),
     ]
     if demo.active():
         lines.insert(1, demo.WELCOME)
     actions = [
-        cl.Action(name="show_tools", payload={}, label="Show tools", icon="wrench"),
+        cl.Action(name="show_tools", payload={}, label=i18n.t("welcome.show_tools"), icon="wrench"),
         connect_form.button(),
     ]
     if await asyncio.to_thread(data_folder_empty, s.settings.data_dir):
@@ -161,15 +150,10 @@ async def welcome(conv: Conversation) -> None:
         from brainchat.eeg.io.synthetic import demo_folder
 
         where = shown_folder(s.settings.data_dir, demo_folder(s.settings.data_dir))
-        lines.append(  # named relative to the data folder: the server's folders are its own
-            "The EEG data folder is empty. Write a small synthetic motor-imagery demo set "
-            f"(2 subjects × 2 sessions, EDF) into {where} to try the EEG tools?"
-        )
-        actions.append(
-            cl.Action(
-                name="write_demo_data", payload={}, label="Write the demo EEG set", icon="database"
-            )
-        )
+        # named relative to the data folder: the server's folders are its own
+        lines.append(i18n.t("welcome.empty_folder", where=where))
+        label = i18n.t("welcome.write_demo")
+        actions.append(cl.Action(name="write_demo_data", payload={}, label=label, icon="database"))
     await cl.Message(content="\n\n".join(lines), actions=actions, author=AUTHOR).send()
 
 
@@ -178,7 +162,8 @@ async def show_tools(conv: Conversation) -> None:
     try:
         toolset = conv.session.toolset()
     except Exception as exc:  # noqa: BLE001 - listing tools never breaks the chat
-        await cl.Message(content=f"⚠️ Could not list the tools: {exc}", author=AUTHOR).send()
+        notice = i18n.t("notices.tools_failed", error=exc)
+        await cl.Message(content=notice, author=AUTHOR).send()
         return
     await cl.Message(content=fmt.toolset_text(toolset, "Agent tools"), author=AUTHOR).send()
 
@@ -263,8 +248,11 @@ async def run_turn(
         log.exception("run failed")
         await renderer.finish()
         await cl.Message(
-            content=f"⚠️ Something went wrong: {type(exc).__name__}: {shown_error(conv.session, exc)}\n\n"
-            "*Your conversation is kept; send the message again.*",
+            content=i18n.t(
+                "notices.run_failed",
+                kind=type(exc).__name__,
+                error=shown_error(conv.session, exc),
+            ),
             author=AUTHOR,
         ).send()
     finally:
@@ -317,25 +305,28 @@ async def export_analysis(conv: Conversation) -> None:
     from brainchat.eeg.kernel import export_study
 
     study = conv.session.study
-    note = await cl.Message(content="Exporting the analysis…", author=AUTHOR).send()
+    note = await cl.Message(content=i18n.t("notices.exporting"), author=AUTHOR).send()
     try:
         done = await export_study(study)
     except ToolException as exc:
-        note.content = f"⚠️ {str(exc)[0].upper()}{str(exc)[1:]}."
+        note.content = i18n.t(
+            "notices.export_refused", error=f"{str(exc)[0].upper()}{str(exc)[1:]}"
+        )
     except Exception as exc:  # noqa: BLE001 - no traceback reaches a user
         log.exception("export failed")
-        note.content = (
-            f"⚠️ The export failed: {type(exc).__name__}: {shown_error(conv.session, exc)}"
+        note.content = i18n.t(
+            "notices.export_failed", kind=type(exc).__name__, error=shown_error(conv.session, exc)
         )
     else:
-        note.content = (
-            f"✅ **Analysis exported** ({done.steps} step(s)"
-            + (f", models: {', '.join(done.models)}" if done.models else "")
-            + f"), saved in the data folder's `{EXPORTS}/`:\n\n"
-            f"- `{done.script.name}`: a Python script that redoes every step with MNE-Python, "
-            f"{', '.join(done.packages)} (no brainchat): `python {done.script.name} DATA_DIR`\n"
-            f"- `{done.report.name}`: the report (recordings, steps, figures, metrics, settings), "
-            "one self-contained HTML file"
+        models = ", ".join(done.models)
+        note.content = i18n.t(
+            "notices.exported",
+            steps=done.steps,
+            models=i18n.t("notices.exported_models", models=models) if models else "",
+            folder=EXPORTS,
+            script=done.script.name,
+            packages=", ".join(done.packages),
+            report=done.report.name,
         )
         note.elements = [
             cl.File(path=str(done.script), name=done.script.name, display="inline"),
@@ -352,19 +343,19 @@ async def write_demo_data(conv: Conversation) -> None:
     data_dir = conv.session.settings.data_dir
     folder = demo_folder(data_dir)  # where `brainchat demo-data` writes
     where = shown_folder(data_dir, folder)
-    note = await cl.Message(content=f"Writing the demo EEG set to {where}…", author=AUTHOR).send()
+    writing = i18n.t("welcome.writing_demo", where=where)
+    note = await cl.Message(content=writing, author=AUTHOR).send()
     try:
         from brainchat.eeg.io.synthetic import write_demo_set
 
         paths = await asyncio.to_thread(write_demo_set, folder)
     except Exception as exc:  # noqa: BLE001
-        note.content = f"⚠️ Could not write the demo set: {type(exc).__name__}: {shown_error(conv.session, exc)}"
+        note.content = i18n.t(
+            "welcome.demo_failed", kind=type(exc).__name__, error=shown_error(conv.session, exc)
+        )
     else:
         files = ", ".join(f"`{p.name}`" for p in paths)
-        note.content = (
-            f"✅ Wrote {len(paths)} recordings to {where}: {files}.\n\n"
-            "Try in Agent mode: *Load all the demo files and tell me what is in them.*"
-        )
+        note.content = i18n.t("welcome.demo_written", count=len(paths), where=where, files=files)
     await note.update()
 
 

@@ -9,6 +9,7 @@ import json
 import re
 from typing import Any
 
+from brainchat import i18n
 from brainchat.events import Notice, RoleStats, Stats
 from brainchat.prices import unknown_price_hint
 from brainchat.tools.registry import ToolSet
@@ -281,9 +282,10 @@ def tools_count(toolset: ToolSet) -> str:
 
 
 def roles_text(roles: dict[str, str]) -> str:
-    return (
-        f"**Models:** thinking and tool calls with `{roles.get('function_call', '?')}`, "
-        f"final answer with `{roles.get('answer', '?')}`."
+    return i18n.t(
+        "welcome.roles",
+        function_call=roles.get("function_call", "?"),
+        answer=roles.get("answer", "?"),
     )
 
 
