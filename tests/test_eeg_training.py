@@ -53,7 +53,11 @@ async def test_eegnet_and_csp_lda_beat_chance(data_dir: Path) -> None:
     acc = {k: v["accuracy"] for k, v in study.state.results.items()}
     print("test accuracy:", acc)
     assert acc["eegnet"] >= ACCURACY_BAR and acc["csp_lda"] >= ACCURACY_BAR
-    progress = [e for e in got if isinstance(e, events.ToolProgress) and e.call_id == "t1"]
+    progress = [
+        e
+        for e in got
+        if isinstance(e, events.ToolProgress) and e.call_id == "t1" and e.data.get("epoch")
+    ]  # the epochs' progress (before them: the phases, tests/test_progress_phases.py)
     assert len(progress) == 31  # 30 EEGNet epochs + 1 CSP fit
     assert {"loss", "acc", "elapsed", "eta", "val_acc"} <= set(progress[0].data)
     assert progress[29].fraction == 1.0 and "epoch 30/30" in progress[29].message

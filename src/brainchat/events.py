@@ -25,6 +25,7 @@ StopReason = Literal[
 ]
 PlanStatus = Literal["ready", "running", "done", "failed"]
 ToolStatus = Literal["success", "error", "refused", "cached", "skipped"]
+Phase = Literal["starting", "restoring", "waiting", "preparing", "building", "training", "evaluating"]  # fmt: skip
 
 
 @dataclass(kw_only=True)
@@ -88,9 +89,10 @@ class ToolProgress(Event):
     type: ClassVar[str] = "tool_progress"
     call_id: str
     name: str
-    message: str
+    message: str  # English, for the CLI and logs
     fraction: float | None = None
     data: dict[str, Any] = field(default_factory=dict)
+    phase: Phase | None = None  # what it does now: the UI names it in the user's language
 
 
 @dataclass(kw_only=True)

@@ -19,7 +19,7 @@ from brainchat.ui import format as fmt
 from brainchat.ui import step_text as st
 from brainchat.ui.batching import TokenBatcher
 from brainchat.ui.plan_view import PlanView
-from brainchat.ui.run_steps import RunSteps, new_step
+from brainchat.ui.run_steps import RunSteps, new_step, progress_view
 
 AUTHOR = "brainchat"
 EXPORT_ACTION = "export_analysis"  # the button under an answer that changed the study
@@ -186,8 +186,7 @@ class RunRenderer(RunSteps):
             return
         if e.data.get("elicitation"):  # kept for the step's body when it ends
             self.asked[e.call_id] = e.message
-        step.name = st.progress_title(e.name, e.message, e.data)  # visible without opening
-        step.output = f"{e.message}\n\n{st.progress_bar(e.fraction)}".strip()
+        step.name, step.output = progress_view(e)  # the title: visible without opening
         await step.update()
 
     async def awaiting(self, call_id: str, waiting: bool) -> None:

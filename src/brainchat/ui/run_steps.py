@@ -7,14 +7,57 @@ keeps every step it opened until it is closed, so the end of a run or a stop can
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 import chainlit as cl
+from chainlit.context import context as chainlit_context
 from chainlit.utils import utc_now
 
+from brainchat import i18n
+from brainchat.events import ToolProgress
 from brainchat.ui import step_text as st
 from brainchat.ui.batching import TokenBatcher
 from brainchat.ui.plan_view import steps_text
+
+TICK = 1.0  # seconds between two updates of the running agent run's elapsed time
+
+
+def phase_text(e: ToolProgress) -> str:
+    """What a long step is doing, in the user's language (the event carries the phase, typed)."""
+    d = e.data
+    if e.phase == "training" and d.get("epoch"):
+        parts = [i18n.t("progress.epoch", epoch=d["epoch"], epochs=d["epochs"])]
+        if "loss" in d:
+            parts.append(f"loss {d['loss']:.3f}")
+        if "val_acc" in d:
+            parts.append(f"val acc {d['val_acc']:.2f}")
+        elif "acc" in d:
+            parts.append(f"acc {d['acc']:.2f}")
+        if d.get("eta") is not None:
+            parts.append(i18n.t("progress.eta", seconds=f"{d['eta']:.0f}"))
+        return " · ".join(parts)
+    if e.phase == "training":
+        return i18n.t("progress.training", epochs=d.get("epochs", "?"))
+    if e.phase == "restoring":
+        return i18n.t("progress.restoring", steps=d.get("steps", "?"))
+    return i18n.t(f"progress.{e.phase}")
+
+
+def progress_view(e: ToolProgress) -> tuple[str, str]:
+    """A tool step's title and body while it runs: its phase, or the tool's own message."""
+    bar = st.progress_bar(e.fraction)
+    if e.phase is None:  # an MCP server's or a tool's own words, as they came
+        return st.progress_title(e.name, e.message, e.data), f"{e.message}\n\n{bar}".strip()
+    text = phase_text(e)
+    return st.tool_title(e.name, text), f"{text}\n\n{bar}".strip()
+
+
+def elapsed_text(seconds: float) -> str:
+    """A live counter: whole seconds, then minutes and seconds."""
+    whole = int(seconds)
+    return f"{whole} s" if whole < 60 else f"{whole // 60} min {whole % 60:02d} s"
 
 
 def new_step(name: str, type_: str, parent_id: str | None, **kw: Any) -> cl.Step:
@@ -32,6 +75,8 @@ class RunSteps:
         self.open: dict[str, cl.Step] = {}  # every step not yet closed, by id
         self.batches: dict[str, TokenBatcher] = {}  # "thinking" / "answer" -> its open stream
         self.rounds = self.tool_calls = 0  # for the run step's title
+        self.began = time.perf_counter()
+        self._ticker: asyncio.Task[None] | None = None  # the run step's elapsed time, live
 
     async def _open(self, step: cl.Step) -> cl.Step:
         await step.send()
@@ -75,7 +120,30 @@ class RunSteps:
             self.run = await self._open(
                 new_step("Agent run", "run", self.parent_id, default_open=True, show_input=False)
             )
+            self._ticker = asyncio.ensure_future(self._tick(self.run, asyncio.current_task()))
         return self.run.id
+
+    async def _tick(self, run: cl.Step, turn: asyncio.Task[Any] | None) -> None:
+        """While the run step is open, its title counts the time (sent to the page only: the
+        stored title is the final one, with the total)."""
+        while True:
+            await asyncio.sleep(TICK)
+            if run.id not in self.open or turn is None or turn.done():
+                return
+            running = i18n.t("progress.running_for", elapsed=elapsed_text(self.since()))
+            run.name = f"{st.run_title(self.rounds, self.tool_calls)} · {running}"
+            try:
+                await chainlit_context.emitter.update_step(run.to_dict())
+            except Exception:  # noqa: BLE001 - a page gone: the run goes on, so does its time
+                pass
+
+    def since(self) -> float:
+        return time.perf_counter() - self.began
+
+    def _stop_ticker(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
 
     async def _plan_step(self, name: str, steps: list[dict[str, Any]], text: str) -> str:
         step = new_step(name, "undefined", await self._parent(), show_input=False)
@@ -90,6 +158,7 @@ class RunSteps:
                 await batch.close()
 
     async def _close_run(self, total: float | None = None, suffix: str = "") -> None:
+        self._stop_ticker()
         if self.run is None:
             return
         name = st.run_title(self.rounds, self.tool_calls, total, suffix)

@@ -10,7 +10,7 @@ from langchain_core.tools import ToolException
 
 from brainchat.eeg.core.leakage import leakage_notes
 from brainchat.eeg.core.state import Op, Step, StudyState, TrainedModel
-from brainchat.events import ToolImage, ToolProgress, current_tool_call, emit
+from brainchat.events import Phase, ToolImage, ToolProgress, current_tool_call, emit
 from brainchat.tools.errors import ToolError, call
 
 
@@ -35,8 +35,15 @@ def _progress(epoch: int, epochs: int, fig: dict[str, float]) -> None:
             message=message,
             fraction=epoch / epochs,
             data={"epoch": epoch, "epochs": epochs, **fig},
+            phase="training",
         )
     )
+
+
+def phase(phase: Phase, message: str, **data: float) -> None:
+    """Say which phase a long step is in before it goes quiet (an import, a build, a fit)."""
+    call_id, name = current_tool_call()
+    emit(ToolProgress(call_id=call_id, name=name, message=message, data=data, phase=phase))
 
 
 WAITING = "waiting for another session's training to finish"
@@ -45,7 +52,7 @@ WAITING = "waiting for another session's training to finish"
 def _waiting() -> None:
     """Progress while another session holds the seeded-training turn (seeded.take_turn)."""
     call_id, name = current_tool_call()
-    emit(ToolProgress(call_id=call_id, name=name, message=WAITING))
+    emit(ToolProgress(call_id=call_id, name=name, message=WAITING, phase="waiting"))
 
 
 def split_arrays(state: StudyState) -> dict[str, np.ndarray]:
@@ -59,9 +66,10 @@ def split_arrays(state: StudyState) -> dict[str, np.ndarray]:
 
 def train_op(cfg) -> Op:
     def op(state: StudyState, stop: threading.Event) -> tuple[StudyState, str]:
-        from brainchat.eeg.decoding import training
-
         state.require("split")
+        phase("preparing", "preparing the data")
+        from brainchat.eeg.decoding import training  # torch: seconds at its first import
+
         try:
             training.select_device(cfg.device)
         except ValueError as exc:
@@ -75,8 +83,12 @@ def train_op(cfg) -> Op:
             if cfg.model == "csp_lda":
                 fit = training.train_csp_lda(data, stop, _progress)
             else:
+                phase("building", f"building the {cfg.model} network")
+                module = _build(state, cfg)
+                phase("training", f"training, epoch 1/{cfg.epochs} under way", epoch=0,
+                      epochs=cfg.epochs)  # fmt: skip
                 # runs holding the process's seeded turn, taken on the event loop (seeded_turn)
-                fit = training.train_torch(_build(state, cfg), data, cfg, stop, _progress)
+                fit = training.train_torch(module, data, cfg, stop, _progress)
         except training.TrainingCancelled:
             raise ToolException("training cancelled; the study is unchanged") from None
         name = (
@@ -129,13 +141,14 @@ def _build(state: StudyState, cfg):
 
 def evaluate_op(name: str | None) -> Op:
     def op(state: StudyState, stop: threading.Event) -> tuple[StudyState, str]:
-        from brainchat.eeg.decoding import training
-        from brainchat.eeg.preprocessing import plots
-
         state.require("trained")
         key = name or list(state.models)[-1]
         if key not in state.models:
             raise ToolException(f"no model named '{key}'; trained: {', '.join(state.models)}")
+        phase("evaluating", f"evaluating {key} on the test set")
+        from brainchat.eeg.decoding import training
+        from brainchat.eeg.preprocessing import plots
+
         model, classes = state.models[key], state.eps.classes
         data = split_arrays(state)
         proba = model.predictor.predict_proba(data["X_test"])

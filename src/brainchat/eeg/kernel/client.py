@@ -29,6 +29,8 @@ from brainchat.events import ToolProgress, current_tool_call, emit
 from brainchat.tools.registry import flags_of, set_flags
 
 STOP_GRACE = 2.0  # seconds a stopped step has to free the study before its kernel is ended
+STARTING = "starting the study's process"
+RESTORING = "rebuilding the study from its saved steps"
 
 
 class KernelStudy:
@@ -88,9 +90,15 @@ class KernelStudy:
     async def call(self, tool: str, args: dict[str, Any]) -> Any:
         """Run a tool (or EXPORT) in the kernel: its events are emitted here, its text returned,
         its error raised as the tool raised it."""
-        conn = await self._ready()
-        number, queue = conn.open_call()
         call_id, name = current_tool_call()
+        if not self.running:  # a process to start (a second or two) before the step begins
+            emit(ToolProgress(call_id=call_id, name=name, message=STARTING, phase="starting"))
+        conn = await self._ready()
+        if self._pending:  # the kernel replays the saved steps before this one
+            steps = len(self._pending)
+            emit(ToolProgress(call_id=call_id, name=name, message=f"{RESTORING} ({steps} steps)",
+                              data={"steps": steps}, phase="restoring"))  # fmt: skip
+        number, queue = conn.open_call()
         info = self.settings_info() if self.settings_info is not None else {}
         call = Call(number, tool, args, call_id, name or tool, info)
         stopped = False
@@ -150,7 +158,7 @@ class KernelStudy:
         self._release_when_idle = False  # in use again: the idle reaper ends it later
         if self._settling:
             call_id, name = current_tool_call()
-            emit(ToolProgress(call_id=call_id, name=name, message=FINISHING))
+            emit(ToolProgress(call_id=call_id, name=name, message=FINISHING, phase="waiting"))
             await self.settled()
         async with self._opening:
             if self._conn is None or self._conn.ended:

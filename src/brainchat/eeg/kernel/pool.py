@@ -140,5 +140,6 @@ def _waiting(place: int, running: int) -> None:
             call_id=call_id,
             name=name,
             message=f"waiting for a study process ({running} running, {ahead})",
+            phase="waiting",
         )
     )
