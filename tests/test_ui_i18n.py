@@ -104,9 +104,21 @@ def test_the_settings_summary_in_chinese_keeps_model_names_and_values(session: S
 @pytest.mark.parametrize(
     ("lang_tag", "ready", "roles"),
     [
-        ("en", "👋 **brainchat** is ready, in **Agent mode**.", "**Models:** thinking and tool calls with `fc`, final answer with `a`."),  # fmt: skip
-        ("zh-CN", "👋 **brainchat** 已就绪，当前为**智能体模式**。", "**模型：**思考与工具调用用 `fc`，最终回答用 `a`。"),  # fmt: skip
-        ("zh-TW", "👋 **brainchat** 已就緒，目前為**智能體模式**。", "**模型：**思考與工具呼叫用 `fc`，最終回答用 `a`。"),  # fmt: skip
+        (
+            "en",
+            "👋 **brainchat** is ready, in **Agent mode**.",
+            "**Models:** thinking and tool calls with `fc`, final answer with `a`.",
+        ),  # fmt: skip
+        (
+            "zh-CN",
+            "👋 **brainchat** 已就绪，当前为**智能体模式**。",
+            "**模型：**思考与工具调用用 `fc`，最终回答用 `a`。",
+        ),  # fmt: skip
+        (
+            "zh-TW",
+            "👋 **brainchat** 已就緒，目前為**智能體模式**。",
+            "**模型：**思考與工具呼叫用 `fc`，最終回答用 `a`。",
+        ),  # fmt: skip
     ],
 )
 def test_the_welcome_in_each_language(lang: None, lang_tag: str, ready: str, roles: str) -> None:
@@ -115,3 +127,56 @@ def test_the_welcome_in_each_language(lang: None, lang_tag: str, ready: str, rol
     i18n.use(lang_tag)
     assert i18n.t("welcome.ready", mode=i18n.t("welcome.mode.agent")) == ready
     assert fmt.roles_text({"function_call": "fc", "answer": "a"}) == roles
+
+
+@pytest.mark.parametrize(
+    ("lang_tag", "titles"),
+    [
+        (
+            "en",
+            [
+                "web_search · 4 results · 120 ms",
+                "train_model · failed · 2.00 s",
+                "Agent run · 2 rounds · 1 tool call",
+                "Evaluation · enough to answer",
+                "x · epoch 3/12 · loss 0.500 · val acc 0.81 · ETA 9 s",
+            ],
+        ),  # fmt: skip
+        (
+            "zh-CN",
+            [
+                "web_search · 4 个结果 · 120 ms",
+                "train_model · 失败 · 2.00 s",
+                "智能体运行 · 2 轮 · 1 次工具调用",
+                "评估 · 足以回答",
+                "x · 第 3/12 轮 · 损失 0.500 · 验证准确率 0.81 · 约剩 9 秒",
+            ],
+        ),  # fmt: skip
+        (
+            "zh-TW",
+            [
+                "web_search · 4 個結果 · 120 ms",
+                "train_model · 失敗 · 2.00 s",
+                "智能體執行 · 2 輪 · 1 次工具呼叫",
+                "評估 · 足以回答",
+                "x · 第 3/12 輪 · 損失 0.500 · 驗證準確率 0.81 · 約剩 9 秒",
+            ],
+        ),  # fmt: skip
+    ],
+)
+def test_step_titles_translate_their_words_and_keep_tool_names_and_figures(lang: None, lang_tag: str, titles: list[str]) -> None:  # fmt: skip
+    from brainchat.events import Evaluation, ToolFinished
+    from brainchat.ui import step_text as st
+
+    i18n.use(lang_tag)
+    top = [{"title": f"t{i}", "url": f"https://e.org/{i}"} for i in range(4)]
+    found = ToolFinished(call_id="1", name="web_search", status="success", duration=0.12, summary="", top=top)  # fmt: skip
+    failed = ToolFinished(call_id="2", name="train_model", status="error", duration=2.0, summary="x")  # fmt: skip
+    progress = {"epoch": 3, "epochs": 12, "loss": 0.5, "val_acc": 0.81, "eta": 9}
+    assert [
+        st.finished_title(found),
+        st.finished_title(failed),
+        st.run_title(2, 1),
+        st.evaluation_title(Evaluation(verdict="enough", reason="r")),
+        st.progress_title("x", "", progress),
+    ] == titles

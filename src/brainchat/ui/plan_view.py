@@ -7,6 +7,7 @@ from typing import Any
 import chainlit as cl
 
 from brainchat import events as ev
+from brainchat import i18n
 
 STATUS = {
     "ready": cl.TaskStatus.READY,
@@ -23,7 +24,7 @@ class PlanView:
         self.tasks: cl.TaskList | None = None
         self.by_id: dict[int, cl.Task] = {}
 
-    async def show(self, steps: list[dict[str, Any]], status: str = "Running plan") -> None:
+    async def show(self, steps: list[dict[str, Any]], status: str | None = None) -> None:
         """(Re)build the list from the whole plan (created or replanned)."""
         if self.tasks is None:
             self.tasks = cl.TaskList()
@@ -36,7 +37,7 @@ class PlanView:
                 task.forId = kept.forId  # a replan keeps the link to the step's evidence
             self.by_id[int(s["id"])] = task
             await self.tasks.add_task(task)
-        self.tasks.status = status
+        self.tasks.status = status or i18n.t("steps.plan.running")
         await self.tasks.send()
 
     async def step(self, e: ev.PlanStepUpdated, evidence_id: str | None = None) -> None:
@@ -48,7 +49,12 @@ class PlanView:
         if evidence_id is not None:
             task.forId = evidence_id
         done = all(t.status == cl.TaskStatus.DONE for t in self.tasks.tasks)
-        self.tasks.status = "Plan done" if done else f"Step {e.step_id}: {e.status}"
+        said = i18n.t(f"steps.plan.status.{e.status}") if e.status in STATUS else e.status
+        self.tasks.status = (
+            i18n.t("steps.plan.done")
+            if done
+            else i18n.t("steps.plan.step", n=e.step_id, status=said)
+        )
         await self.tasks.send()
 
     async def finish(self, reason: str) -> None:
@@ -56,20 +62,22 @@ class PlanView:
         if self.tasks is None:
             return
         if all(t.status == cl.TaskStatus.DONE for t in self.tasks.tasks):
-            self.tasks.status = "Plan done"
+            self.tasks.status = i18n.t("steps.plan.done")
         else:
             for task in self.tasks.tasks:
                 if task.status == cl.TaskStatus.RUNNING:
                     task.status = cl.TaskStatus.READY
-            self.tasks.status = ENDINGS.get(reason, f"Plan not finished ({reason})")
+            self.tasks.status = (
+                i18n.t(f"steps.plan.{reason}")
+                if reason in ENDINGS
+                else i18n.t("steps.plan.unfinished", reason=reason)
+            )
         await self.tasks.send()
 
 
-ENDINGS = {
-    "plan_failed": "Plan stopped: a step failed after the allowed replans",
-    "cancelled": "Plan stopped by you",
-    "answered": "Plan not finished",  # e.g. single-step mode waiting for the next confirmation
-}
+# the endings the status names (brainchat.i18n.steps); "answered": e.g. single-step mode
+# waiting for the next confirmation
+ENDINGS = ("plan_failed", "cancelled", "answered")
 
 
 def steps_text(steps: list[dict[str, Any]]) -> str:

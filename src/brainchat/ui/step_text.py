@@ -11,61 +11,60 @@ import json
 import re
 from typing import Any
 
+from brainchat import i18n
 from brainchat.events import Evaluation, ModelSwitch, RequestUnderstood, ToolFinished
 from brainchat.ui.format import seconds
 from brainchat.ui.structured_view import structured_block
 
 # The model-facing note a plotting tool returns; the browser shows the figure itself instead.
 IMAGE_NOTE = re.compile(r"^\s*image: .* shown to the user\s*$")
-STATUS = {
-    "success": "done",
-    "cached": "done",
-    "error": "failed",
-    "refused": "refused",
-    "skipped": "not run again (repeat)",
-}
-DECISIONS = {
-    "enough": "enough to answer",
-    "answer": "ready to answer",
-    "stop": "stop",
-    "not_enough": "not enough, trying another way",
-    "continue": "another round",
-}
+STATUS = {"success": "success", "cached": "success", "error": "error", "refused": "refused", "skipped": "skipped"}  # fmt: skip
+DECISIONS = ("enough", "answer", "stop", "not_enough", "continue")
 
 
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+def plural(n: int, key: str) -> str:
+    """`steps.<key>.one` or `.many` with the count: "1 result", "3 tool calls"."""
+    return i18n.t(f"steps.{key}.{'one' if n == 1 else 'many'}", n=n)
 
 
-def tool_title(name: str, state: str = "running…", duration: float | None = None) -> str:
+def status_word(status: str) -> str:
+    return i18n.t(f"steps.status.{STATUS[status]}") if status in STATUS else status
+
+
+def verdict_word(verdict: str) -> str:
+    return i18n.t(f"steps.verdict.{verdict}") if verdict in DECISIONS else verdict
+
+
+def tool_title(name: str, state: str | None = None, duration: float | None = None) -> str:
     """`web_search · 4 results · 120 ms`, `train_model · epoch 3/12 · …`, `x · running…`."""
     took = f" · {seconds(duration)}" if duration is not None else ""
-    return f"{name} · {state}{took}"
+    return f"{name} · {state or i18n.t('steps.running')}{took}"
 
 
 def finished_title(e: ToolFinished) -> str:
     count = len(e.top) if e.top else e.result_count  # the results the step lists, when it does
+    hit = i18n.t("steps.cache_hit") if e.cache_hit else ""
     if e.status == "success" and count is not None:
-        state = plural(count, "result") + (" · cache hit" if e.cache_hit else "")
+        state = plural(count, "result") + hit
     else:
-        state = STATUS.get(e.status, e.status) + (" · cache hit" if e.cache_hit else "")
+        state = status_word(e.status) + hit
     return tool_title(e.name, state, e.duration)
 
 
 def progress_title(name: str, message: str, data: dict[str, Any]) -> str:
     """Live progress for the title: epoch k/n, loss, validation accuracy, time left."""
     if "epoch" in data and "epochs" in data:
-        parts = [f"epoch {data['epoch']}/{data['epochs']}"]
+        parts = [i18n.t("steps.epoch", epoch=data["epoch"], epochs=data["epochs"])]
         if "loss" in data:
-            parts.append(f"loss {data['loss']:.3f}")
+            parts.append(i18n.t("steps.loss", value=f"{data['loss']:.3f}"))
         if "val_acc" in data:
-            parts.append(f"val acc {data['val_acc']:.2f}")
+            parts.append(i18n.t("steps.val_acc", value=f"{data['val_acc']:.2f}"))
         elif "acc" in data:
-            parts.append(f"acc {data['acc']:.2f}")
+            parts.append(i18n.t("steps.acc", value=f"{data['acc']:.2f}"))
         if data.get("eta") is not None:
-            parts.append(f"ETA {data['eta']:.0f} s")
+            parts.append(i18n.t("steps.eta", value=f"{data['eta']:.0f}"))
         return tool_title(name, " · ".join(parts))
-    return tool_title(name, message[:80] or "running…")
+    return tool_title(name, message[:80] or None)
 
 
 def progress_bar(fraction: float | None, width: int = 20) -> str:
@@ -77,11 +76,11 @@ def progress_bar(fraction: float | None, width: int = 20) -> str:
 
 def result_text(e: ToolFinished, change: str = "", figures: list[str] | None = None) -> str:
     """The body of a tool step: what came back, the study change, the figures it drew."""
-    lines = [_first(e) or "(no result)"]
+    lines = [_first(e) or i18n.t("steps.no_result")]
     if e.error and e.status != "success":
-        lines.append(f"\n**Error:** {e.error}")
+        lines.append("\n" + i18n.t("steps.error", error=e.error))
     for i, top in enumerate(e.top, 1):  # all of them: the title counts this list
-        title = top.get("title") or top.get("url") or f"result {i}"
+        title = top.get("title") or top.get("url") or i18n.t("steps.result_n", n=i)
         head = f"[{title}]({top['url']})" if top.get("url") else title
         snippet = (top.get("snippet") or "").strip()
         lines.append(f"{i}. {head}" + (f" — {snippet[:200]}" if snippet else ""))
@@ -92,9 +91,9 @@ def result_text(e: ToolFinished, change: str = "", figures: list[str] | None = N
         if rest:
             lines.append("\n" + "  \n".join(rest))  # hard line breaks: one result line per line
     if change:
-        lines.append(f"\n**Study:** {change}")
+        lines.append("\n" + i18n.t("steps.study", change=change))
     if figures:
-        lines.append(f"\n**Figures** (shown under the answer): {', '.join(figures)}")
+        lines.append("\n" + i18n.t("steps.figures", figures=", ".join(figures)))
     return "\n".join(lines)
 
 
@@ -112,28 +111,29 @@ def _rest(e: ToolFinished) -> list[str]:
 
 
 def evaluation_title(e: Evaluation) -> str:
-    return f"Evaluation · {DECISIONS.get(e.verdict, e.verdict)}"
+    return i18n.t("steps.evaluation", verdict=verdict_word(e.verdict))
 
 
 def decision_title(e: Evaluation | None, model: str) -> str:
     """The step where the run hands over to the answer model, with the verdict that routed."""
-    verdict = DECISIONS.get(e.verdict, e.verdict) if e is not None else "ready to answer"
-    return f"Decision · {verdict} · answering with {model}"
+    verdict = verdict_word(e.verdict if e is not None else "answer")
+    return i18n.t("steps.decision", verdict=verdict, model=model)
 
 
 def decision_text(e: Evaluation | None, switch: ModelSwitch) -> str:
     """Why the run hands over: the verdict's reason (or the switch's own), and who answers."""
     why = e.reason if e is not None else switch.reason
-    same = " (the same model that called the tools)" if "same model" in switch.reason else ""
-    return f"{why[:1].upper()}{why[1:]}.\n\n{switch.model}{same} writes the answer."
+    same = i18n.t("steps.same_model") if "same model" in switch.reason else ""
+    return i18n.t(
+        "steps.decision_text", why=f"{why[:1].upper()}{why[1:]}", model=switch.model, same=same
+    )
 
 
 def run_title(rounds: int, tool_calls: int, total: float | None = None, suffix: str = "") -> str:
     """`Agent run · 2 rounds · 3 tool calls · 3.41 s`: the time is the stats table's total."""
     took = f" · {seconds(total)}" if total is not None else ""
-    return (
-        f"Agent run · {plural(rounds, 'round')} · {plural(tool_calls, 'tool call')}{took}{suffix}"
-    )
+    rounds_said, calls_said = plural(rounds, "round"), plural(tool_calls, "tool_call")
+    return i18n.t("steps.run", rounds=rounds_said, calls=calls_said, took=took, suffix=suffix)
 
 
 RECORD_FLAGS = ("plot", "listing", "web")
@@ -142,26 +142,29 @@ RECORD_FLAGS = ("plot", "listing", "web")
 def record_title(e: RequestUnderstood) -> str:
     """The step of a guided model's record of the request: its steps, or why there is none."""
     if e.record is None:
-        return f"Request not understood · {e.duration:.1f} s"
-    steps = " → ".join(e.record.get("steps") or []) or "no analysis step"
-    return f"Request understood · {steps} · {e.duration:.1f} s"
+        return i18n.t("steps.not_understood", took=f"{e.duration:.1f}")
+    steps = " → ".join(e.record.get("steps") or []) or i18n.t("steps.no_analysis_step")
+    return i18n.t("steps.understood", steps=steps, took=f"{e.duration:.1f}")
 
 
 def record_text(e: RequestUnderstood) -> str:
     """The record as a researcher reads it: what was asked, what was fixed."""
     if e.record is None:
-        return f"{e.model} made no record of the request ({e.problem}); the agent goes on without one."  # fmt: skip
+        return i18n.t("steps.no_record", model=e.model, problem=e.problem)
     r = e.record
-    lines = [f"{e.model} read the request ({'JSON schema' if e.how == 'schema' else 'JSON text'}):"]
+    how = "JSON schema" if e.how == "schema" else "JSON text"
+    lines = [i18n.t("steps.read_request", model=e.model, how=how)]
     if r.get("language"):
-        lines.append(f"- language: {r['language']}")
-    lines.append(f"- steps: {', '.join(r.get('steps') or []) or 'none'}")
+        lines.append(i18n.t("steps.record.language", value=r["language"]))
+    steps = ", ".join(r.get("steps") or []) or i18n.t("steps.record.none")
+    lines.append(i18n.t("steps.record.steps", value=steps))
     if r.get("positions"):
-        lines.append(f"- files at places {', '.join(str(p) for p in r['positions'])} of the listing")  # fmt: skip
+        places = ", ".join(str(p) for p in r["positions"])
+        lines.append(i18n.t("steps.record.positions", value=places))
     for tool, values in (r.get("fixed") or {}).items():
         said = ", ".join(f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in values.items())
         lines.append(f"- {tool}: {said}")
     asked = [k for k in RECORD_FLAGS if r.get(k)]
     if asked:
-        lines.append(f"- also: {', '.join(asked)}")
+        lines.append(i18n.t("steps.record.also", value=", ".join(asked)))
     return "\n".join(lines)
