@@ -14,21 +14,54 @@ command -v "$PY" >/dev/null 2>&1 || PY=python3
 
 # setup_python TARGET: install TARGET ('.' for the app, '.[dev]' for tests) into $VENV, unless
 # $VENV/.brainchat-installed says it is there already for this pyproject.toml (a second start
-# installs nothing). '.[dev]' holds everything '.' does, so it satisfies `run` too.
+# installs nothing). '.[dev]' holds everything '.' does, so it satisfies `run` too. It says what it
+# does as it goes (a first install is minutes): each stage, each package pip collects, and where
+# pip's whole output is kept if it fails.
 setup_python() {
-  local target=$1 stamp=$VENV/.brainchat-installed hash
+  local target=$1 stamp=$VENV/.brainchat-installed hash first="" log=$VENV/pip-install.log
   if [ ! -x "$VENV/bin/python" ]; then
+    echo "creating the virtual environment $VENV" >&2
     "$PY" -m venv "$VENV"
   fi
   hash=$(sha256sum pyproject.toml | cut -d' ' -f1)
   if [ -f "$stamp" ] && { grep -qxF ".[dev] $hash" "$stamp" || grep -qxF "$target $hash" "$stamp"; }; then
     return
   fi
-  echo "installing $target into $VENV (pyproject.toml is new or changed)" >&2
-  # torch is pinned to 2.13.0 (a CPU wheel that pip finds on this machine's disk).
+  [ -f "$stamp" ] || first=", first time: about 3 minutes"
+  echo "installing $target into $VENV: brainchat and its $(direct_dependencies "$target") packages" \
+    "with what they need (pyproject.toml is new or changed$first)" >&2
+  echo "  upgrading pip" >&2
   "$VENV/bin/python" -m pip install -q --upgrade pip
-  "$VENV/bin/python" -m pip install -q -e "$target"
+  # torch is pinned to 2.13.0 (a CPU wheel that pip finds on this machine's disk).
+  if ! "$VENV/bin/python" -m pip install --progress-bar off -e "$target" 2>&1 | tee "$log" | pip_lines; then
+    echo "the install failed: pip's whole output is in $log" >&2
+    exit 1
+  fi
   echo "$target $hash" >>"$stamp"
+}
+
+# direct_dependencies TARGET: how many packages pyproject.toml names for TARGET ('.' or '.[dev]')
+direct_dependencies() {
+  "$VENV/bin/python" - "$1" <<'PY' 2>/dev/null || echo "its"
+import sys, tomllib
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+extra = project.get("optional-dependencies", {}).get("dev", []) if "[dev]" in sys.argv[1] else []
+print(len(project["dependencies"]) + len(extra))
+PY
+}
+
+# pip_lines: pip's output (on stdin) as one line per package collected, a line when it unpacks
+# them all, and its errors and warnings whole
+pip_lines() {
+  awk '
+    /^Collecting / { n++; printf "  [%d] %s\n", n, $2; fflush(); next }
+    /^Installing collected packages: / {
+      k = split(substr($0, 32), names, ", ")
+      printf "  unpacking %d packages (quiet for a minute or two)...\n", k; fflush(); next
+    }
+    /^Successfully installed / { printf "  installed %d packages\n", NF - 2; fflush(); next }
+    /^(ERROR|error|WARNING|note|hint)|^ +[×╰│]|^  +\|/ { print; fflush() }
+  ' >&2
 }
 
 # prebuild_runtime [pytest args]: the runtime-only environment that tests/conftest.py's
