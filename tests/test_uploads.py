@@ -58,7 +58,12 @@ def up(data: Path, *files: tuple[str, Path], limits: UploadLimits = LIMITS):
 
 
 def stored(data: Path) -> list[str]:
-    return sorted(p.relative_to(data).as_posix() for p in data.rglob("*") if p.is_file())
+    """The files kept, less the uploads index (uploads/.index.json: where each came from)."""
+    return sorted(
+        p.relative_to(data).as_posix()
+        for p in data.rglob("*")
+        if p.is_file() and p.name != ".index.json"
+    )
 
 
 def test_an_edf_is_checked_and_stored_under_uploads(src: Path, tmp_path: Path) -> None:
@@ -199,9 +204,14 @@ def test_damaged_truncated_and_unsupported_files_are_refused_and_nothing_is_left
     reasons = {r.name: r.reason for r in report.refused}
     assert not report.accepted
     assert reasons["junk.edf"].startswith("MNE cannot read it as EDF")
-    assert "header says 30 s but the file holds" in reasons["cut.edf"]
-    assert "truncated" in reasons["cut.edf"] and "truncated" in reasons["cut.fif"]
-    assert "header says 30 s but the file holds 10 s: it looks truncated" in reasons["cut.gdf"]
+    # said in the user's terms (#40): what is wrong, why, what to do
+    cut_off = "the file is shorter than its header says: it was cut off during copying or upload"
+    assert reasons["cut.edf"].startswith(cut_off) and "its header says 30 s" in reasons["cut.edf"]
+    assert "truncated" in reasons["cut.fif"]
+    assert (
+        cut_off in reasons["cut.gdf"]
+        and "header says 30 s, the file holds 10 s" in reasons["cut.gdf"]
+    )
     assert reasons["notes.txt"].startswith("not an EEG recording; accepted: EDF, BDF")
     assert stored(data) == [] and [p.name for p in (data / "uploads").iterdir()] == []
 
@@ -328,7 +338,8 @@ async def test_a_stop_while_files_are_checked_still_lists_what_was_placed(
     assert listed == ["uploads/sub-01.edf (22 ch, 250 Hz, 30 s)"]
     assert (tmp_path / "uploads" / "sub-01.edf").is_file()
     report = await receive_listed(files, tmp_path, LIMITS, listed)  # and without a Stop
-    assert len(report.accepted) == 1 and len(listed) == 2
+    # the same file again is named once, as the latest (#40: most recent last)
+    assert len(report.accepted) == 1 and listed == ["uploads/sub-01.edf (22 ch, 250 Hz, 30 s)"]
 
 
 async def test_chat_mode_gets_the_note_in_the_user_turn(

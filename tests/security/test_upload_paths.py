@@ -28,7 +28,10 @@ def edf(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 
 
 def tree(root: Path) -> list[str]:
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    """Every path under root, less the uploads index (where each upload came from, #40)."""
+    return sorted(
+        p.relative_to(root).as_posix() for p in root.rglob("*") if p.name != ".index.json"
+    )
 
 
 def hostile_zip(path: Path, edf: bytes, *entries: zipfile.ZipInfo | str) -> Path:

@@ -77,7 +77,8 @@ async def receive_attached(s: Session, message: cl.Message) -> str | None:
     incoming = [Incoming(str(e.name or "upload"), Path(str(e.path))) for e in attached]
     try:
         limits = await asyncio.to_thread(_limits, s.settings, attached)
-        work = start_receive(incoming, s.settings.data_dir, limits, s.study.uploads)
+        thread = str(getattr(cl.context.session, "thread_id", "") or "")
+        work = start_receive(incoming, s.settings.data_dir, limits, s.study.uploads, thread)
     except BaseException:
         release()
         raise

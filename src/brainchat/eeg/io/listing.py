@@ -58,11 +58,23 @@ def _anchor(root: Path, pats: tuple[str, ...]) -> tuple[Path, tuple[str, ...]]:
     return start, pats[i:]
 
 
+UPLOADS = "uploads"  # the data folder's uploads (brainchat.eeg.uploads writes them there)
+
+
 def list_files(
-    data_dir: Path, pattern: str, stop: threading.Event | None = None, limit: int = SHOWN
+    data_dir: Path,
+    pattern: str,
+    stop: threading.Event | None = None,
+    limit: int = SHOWN,
+    mine: set[str] | None = None,
 ) -> str:
-    """EEG files under the data folder whose path matches `pattern` (see `_anchor`)."""
+    """EEG files under the data folder whose path matches `pattern` (see `_anchor`).
+
+    `mine`: the uploads of this conversation. Files other conversations uploaded are then left
+    out (and counted) unless the pattern starts with the uploads folder: one upload must not
+    change what every later chat loads."""
     pats = check_pattern(pattern)
+    apart = _Apart(mine, pats)
     root = data_dir.resolve()
     if not root.is_dir():
         return "the data folder does not exist yet (run `brainchat demo-data` to create a demo set)"
@@ -74,6 +86,8 @@ def list_files(
     bids = BidsGroups(root, start)
     for rel, path in walk:
         if not _matches(path.relative_to(start).parts, pats) or bids.take(rel, path):
+            continue
+        if apart.hides(rel):
             continue
         try:
             size = path.stat().st_size / 1e6
@@ -90,12 +104,41 @@ def list_files(
             "files further on are not listed; start the pattern with a subfolder to list "
             "only that folder (e.g. 'sub-01/*.edf')"
         )
+    cut = apart.note() + cut
     if not found and not bids:
+        if apart.hidden:
+            return f"no EEG file of this conversation matches the pattern '{pattern}'" + cut
         return _none_found(root, pattern, stop) + cut
     found.sort()
     more = f"\n... {len(found) - limit} more" if len(found) > limit else ""
     files = f"{len(found)} file(s) in the data folder:\n" + "\n".join(found[:limit]) + more
     return (bids.text() + ("\n" + files if found else "") if bids else files) + cut
+
+
+class _Apart:
+    """Which uploads a listing leaves out: those of other conversations, unless asked for."""
+
+    def __init__(self, mine: set[str] | None, pats: tuple[str, ...]) -> None:
+        self.mine = mine
+        self.asked = bool(pats) and pats[0] == UPLOADS  # 'uploads/*' lists every upload
+        self.hidden = 0
+
+    def hides(self, rel: Path) -> bool:
+        if self.mine is None or self.asked or rel.parts[:1] != (UPLOADS,):
+            return False
+        if rel.as_posix() in self.mine:
+            return False
+        self.hidden += 1
+        return True
+
+    def note(self) -> str:
+        if not self.hidden:
+            return ""
+        return (
+            f"\n{self.hidden} recording(s) uploaded in other conversations are not listed (they "
+            "are not part of this conversation's study); call list_data_files with pattern "
+            f"'{UPLOADS}/*' to list them, if the user asks for them"
+        )
 
 
 def _none_found(root: Path, pattern: str, stop: threading.Event | None) -> str:

@@ -35,16 +35,27 @@ from brainchat.eeg.tools.toolkit import (
 from brainchat.eeg.tools.view_tools import ica_tools, plot_tools
 
 
+def _channels_checked(*, data_dir: Any, files: list[str], stop: threading.Event) -> str:
+    """Several files are loaded together only if they share one channel set (a ToolError names
+    the groups otherwise), checked from their headers before any data is read."""
+    from brainchat.eeg.io.channel_sets import check_channel_sets
+
+    check_channel_sets(data_dir, files, stop)
+    return ""
+
+
 def _data_tools(study: Study) -> list[BaseTool]:
     def list_data_files(pattern: str = "*", *, stop: threading.Event) -> str:
         from brainchat.eeg.io.listing import list_files
 
-        return list_files(study.data_dir, pattern, stop)
+        mine = {line.rsplit(" (", 1)[0] for line in study.uploads}  # "name (8 ch, ...)"
+        return list_files(study.data_dir, pattern, stop, mine=mine)
 
     async def load_data(files: list[str], **bids: Any) -> str:
         from brainchat.eeg.preprocessing.preprocessing import load_op
 
         files = await expand_files(study, files, bids)  # BIDS: a dataset's folder
+        await in_thread(_channels_checked, data_dir=study.data_dir, files=files)
         op = load_op(study.data_dir, files, study.max_operation_mb)
         return await run_op(study, op, record={"op": "load", "files": list(files)})
 

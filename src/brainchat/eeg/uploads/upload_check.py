@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from brainchat import i18n
 from brainchat.eeg.io.bounds import TooBig, check_markers
 from brainchat.eeg.io.fif_split import SplitError, split_parts
 from brainchat.eeg.io.loading import (
@@ -110,6 +111,8 @@ def check_recording(path: Path) -> RecordingInfo:
     except FileNotFoundError as exc:
         raise Refusal(_missing(path, fmt, exc)) from None
     except Exception as exc:  # noqa: BLE001 - any reader error: damaged or not what it claims
+        if cut_short(path, fmt):  # the reader's words ("list index out of range") say nothing
+            raise Refusal(i18n.t("uploads.cut_short")) from None
         raise Refusal(f"MNE cannot read it as {fmt.upper()}: {_first_line(exc)}") from None
     if outside := files_outside(raw, path.parent):
         raise Refusal(
@@ -123,8 +126,8 @@ def check_recording(path: Path) -> RecordingInfo:
     if fmt in ("edf", "bdf", "gdf") and (stated := _header_seconds(path)) is not None:
         if held < stated[0] - stated[1] / 2:
             raise Refusal(
-                f"its header says {stated[0]:.0f} s but the file holds {held:.0f} s: it looks "
-                "truncated (cut short in a copy or a transfer); upload the whole file"
+                i18n.t("uploads.cut_short")
+                + f" ({i18n.t('uploads.cut_short_seconds', stated=f'{stated[0]:.0f}', held=f'{held:.0f}')})"
             )
     try:
         raw.get_data(start=0, stop=1)
@@ -143,6 +146,39 @@ def check_recording(path: Path) -> RecordingInfo:
         events={k.removeprefix("Comment/"): v for k, v in class_counts(raw).items()},
         measured=date.strftime("%Y-%m-%d %H:%M") if date else "",
     )
+
+
+EDF_MAGIC = (b"0       ", b"\xffBIOSEMI")  # EDF's and BDF's first 8 bytes
+
+
+def cut_short(path: Path, fmt: str) -> bool:
+    """Whether an EDF/BDF holds fewer bytes than its header says it has (its fixed header, its
+    channel headers, or its data records): a file cut off in a copy or an upload."""
+    if fmt not in ("edf", "bdf"):
+        return False
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as f:
+            head = f.read(256)
+            if not head.startswith(EDF_MAGIC):
+                return False
+            if len(head) < 256:
+                return True
+            header_bytes = int(head[184:192].decode("ascii").strip())
+            records = int(head[236:244].decode("ascii").strip())
+            channels = int(head[252:256].decode("ascii").strip())
+            if size < header_bytes or channels <= 0:
+                return size < header_bytes
+            f.seek(256 + channels * 216)
+            per = f.read(channels * 8)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    try:
+        samples = sum(int(per[i * 8 : i * 8 + 8].decode("ascii").strip()) for i in range(channels))
+    except (ValueError, UnicodeDecodeError):
+        return False
+    width = 3 if fmt == "bdf" else 2
+    return records > 0 and size < header_bytes + records * samples * width
 
 
 def _check_markers(vhdr: Path) -> None:

@@ -81,6 +81,7 @@ class Accepted:
     info: RecordingInfo
     reused: bool = False  # the same content was there already: nothing new written
     note: str = ""  # a rename the user should know about
+    shown: str = ""  # the name the browser gave it
 
     def line(self) -> str:
         return f"{self.name} ({self.info.brief()})"
@@ -99,8 +100,11 @@ class UploadReport:
     ignored: list[str] = field(default_factory=list)  # zip entries that are not EEG files
 
 
-def receive(files: Sequence[Incoming], data_dir: Path, limits: UploadLimits) -> UploadReport:
-    """Check and place uploaded files under `<data_dir>/uploads/`; never raises for bad input."""
+def receive(
+    files: Sequence[Incoming], data_dir: Path, limits: UploadLimits, thread: str = ""
+) -> UploadReport:
+    """Check and place uploaded files under `<data_dir>/uploads/`; never raises for bad input.
+    What was accepted is noted in the uploads index as uploaded in conversation `thread`."""
     report = UploadReport()
     root = Path(data_dir).resolve()
     target = root / UPLOADS
@@ -124,6 +128,13 @@ def receive(files: Sequence[Incoming], data_dir: Path, limits: UploadLimits) -> 
             _accept(rec, staging / f"rec-{i}", target, root, report)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    if report.accepted:
+        from brainchat.eeg.uploads.upload_index import record
+
+        try:
+            record(root, [(a.name, a.shown) for a in report.accepted], thread)
+        except OSError:
+            pass  # provenance only: the files are in; the list of recordings shows less
     return report
 
 
@@ -140,25 +151,36 @@ def _remove_stale_staging(target: Path) -> None:
 
 
 async def receive_listed(
-    files: Sequence[Incoming], data_dir: Path, limits: UploadLimits, listed: list[str]
+    files: Sequence[Incoming],
+    data_dir: Path,
+    limits: UploadLimits,
+    listed: list[str],
+    thread: str = "",
 ) -> UploadReport:
     """`receive` in a worker thread, each accepted recording's line appended to `listed` (the
     study's upload list). A Stop while the files are checked cannot stop the thread, which
     goes on to place what passes: those files are still listed when it ends, so the agent
     knows of every file in the folder."""
-    return await asyncio.shield(start_receive(files, data_dir, limits, listed))
+    return await asyncio.shield(start_receive(files, data_dir, limits, listed, thread))
 
 
 def start_receive(
-    files: Sequence[Incoming], data_dir: Path, limits: UploadLimits, listed: list[str]
+    files: Sequence[Incoming],
+    data_dir: Path,
+    limits: UploadLimits,
+    listed: list[str],
+    thread: str = "",
 ) -> asyncio.Future[UploadReport]:
     """`receive` started in a worker thread; its accepted lines are appended to `listed` when it
     ends, whether or not anyone still waits for it."""
-    work = asyncio.ensure_future(asyncio.to_thread(receive, files, data_dir, limits))
+    work = asyncio.ensure_future(asyncio.to_thread(receive, files, data_dir, limits, thread))
 
     def list_them(done: asyncio.Future[UploadReport]) -> None:
         if not done.cancelled() and done.exception() is None:
-            listed.extend(a.line() for a in done.result().accepted)
+            for a in done.result().accepted:  # most recent last; an upload again moves to the end
+                if a.line() in listed:
+                    listed.remove(a.line())
+                listed.append(a.line())
 
     work.add_done_callback(list_them)
     return work
@@ -338,7 +360,7 @@ def _accepted(
         note = f"{wanted} already holds a different file: saved as {files[0]}"
     elif not rec.dest and rec.shown != rec.main.name:
         note = f"saved under a safe name: {files[0]}"
-    return Accepted(files[0], files, info, reused, note)
+    return Accepted(files[0], files, info, reused, note, rec.shown)
 
 
 def too_big(size: int | None, max_mb: int) -> str:

@@ -1,0 +1,177 @@
+"""Uploads that stay apart (#40), on real EDF files written by MNE and the real tools.
+
+An upload belongs to its conversation: a New chat's listing (and so the demo's "load them all")
+leaves it out; a load of files whose channel sets differ is refused before anything is read,
+naming the groups; a file named but not there is called missing, with the nearest names; the
+uploads index says where each came from; one's recordings are listed and removed by name, never
+outside one's own data folder.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from langchain_core.tools import ToolException
+
+from brainchat.eeg.io.synthetic import make_recording, write_demo_set, write_raw
+from brainchat.eeg.study.study import Study
+from brainchat.eeg.tools.tools import build_eeg_tools
+from brainchat.eeg.uploads.recordings import NotRemoved, list_recordings, remove_recording
+from brainchat.eeg.uploads.upload_index import read_index
+from brainchat.eeg.uploads.uploads import Incoming, UploadLimits, receive, receive_listed
+
+DEMO = [f"demo/sub-0{s}_ses-0{k}_task-mi_eeg.edf" for s in (1, 2) for k in (1, 2)]
+
+
+@pytest.fixture(scope="module")
+def eight(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An 8-channel EDF, as a user's own cap records it."""
+    raw = make_recording(3, 1, trials=6).crop(tmax=20, include_tmax=False)
+    raw.pick(raw.ch_names[:8])
+    path = tmp_path_factory.mktemp("src") / "my_8ch.edf"
+    write_raw(raw, path)
+    return path
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    write_demo_set(tmp_path / "data" / "demo", subjects=2, sessions=2, trials=12, seed=0)
+    return tmp_path / "data"
+
+
+def tools(study: Study) -> dict:
+    return {t.name: t for t in build_eeg_tools(study)}
+
+
+async def upload(study: Study, src: Path, thread: str) -> None:
+    files = [Incoming(src.name, src)]
+    report = await receive_listed(files, study.data_dir, UploadLimits(), study.uploads, thread)
+    assert [a.name for a in report.accepted] == [f"uploads/{src.name}"], report.refused
+
+
+async def test_a_new_conversation_lists_neither_loads_another_ones_upload(
+    data: Path, eight: Path
+) -> None:
+    first = Study(data)
+    await upload(first, eight, "thread-1")
+    mine = await tools(first)["list_data_files"].ainvoke({})
+    assert "uploads/my_8ch.edf" in mine and all(d in mine for d in DEMO)
+    assert "Uploaded this conversation (paths relative to the data folder): uploads/my_8ch.edf" \
+        in first.context()  # fmt: skip
+
+    new = Study(data)  # New chat: the upload is not part of it
+    listed = await tools(new)["list_data_files"].ainvoke({"pattern": "*"})
+    assert "uploads/my_8ch.edf" not in listed and all(d in listed for d in DEMO)
+    assert "1 recording(s) uploaded in other conversations are not listed" in listed
+    assert "pattern 'uploads/*'" in listed and "Uploaded this conversation" not in new.context()
+    asked = await tools(new)["list_data_files"].ainvoke({"pattern": "uploads/*"})
+    assert "uploads/my_8ch.edf (" in asked  # asked for by name: every upload is there
+
+
+async def test_files_whose_channels_differ_are_refused_before_loading_with_their_groups(
+    data: Path, eight: Path
+) -> None:
+    study = Study(data)
+    await upload(study, eight, "thread-1")
+    load = tools(study)["load_data"]
+    with pytest.raises(ToolException) as err:
+        await load.ainvoke({"files": [*DEMO, "uploads/my_8ch.edf"]})
+    text = str(err.value)
+    assert text.startswith("not loaded: these 5 files do not share one channel set")
+    assert f"- 4 file(s) with 22 channels (Fz, FC3, FC1, FCz, FC2, FC4, …): {', '.join(DEMO)}" \
+        in text  # fmt: skip
+    assert "- 1 file(s) with 8 channels" in text and ": uploads/my_8ch.edf" in text
+    assert "name them in load_data's files" in text and "nothing was loaded" in text
+    assert err.value.next_call == {"name": "load_data", "arguments": {"files": DEMO}}
+    assert study.stage == "empty"
+    done = await load.ainvoke({"files": DEMO})  # one group: loads
+    assert done.startswith("loaded 4 file(s)") and study.stage == "loaded"
+
+
+async def test_a_file_named_but_not_there_is_called_missing_with_the_nearest_names(
+    data: Path,
+) -> None:
+    study = Study(data)
+    with pytest.raises(ToolException) as err:
+        await tools(study)["load_data"].ainvoke({"files": ["data/sub-99_ses-07.edf"]})
+    text = str(err.value)
+    assert text.startswith("file 'data/sub-99_ses-07.edf' not found in the data folder")
+    assert "closest names: 'demo/sub-0" in text
+    assert study.stage == "empty"
+    with pytest.raises(ToolException, match="'demo/sub-09_ses-01.edf' not found"):  # with others
+        await tools(study)["load_data"].ainvoke({"files": [DEMO[0], "demo/sub-09_ses-01.edf"]})
+    assert study.stage == "empty"
+
+
+async def test_the_index_says_which_conversation_uploaded_what_and_when(
+    data: Path, eight: Path
+) -> None:
+    study = Study(data)
+    await upload(study, eight, "thread-1")
+    await upload(Study(data), eight, "thread-2")  # the same bytes again: the first origin stays
+    index = read_index(data)
+    assert list(index) == ["uploads/my_8ch.edf"]
+    assert (index["uploads/my_8ch.edf"].thread, index["uploads/my_8ch.edf"].shown) == (
+        "thread-1",
+        "my_8ch.edf",
+    )
+    assert index["uploads/my_8ch.edf"].at > 0
+    raw = json.loads((data / "uploads" / ".index.json").read_text())
+    assert raw["uploads/my_8ch.edf"]["thread"] == "thread-1"
+
+
+def test_recordings_are_listed_with_size_and_origin_and_removed_by_name(
+    data: Path, eight: Path
+) -> None:
+    receive([Incoming(eight.name, eight)], data, UploadLimits(), "thread-1")
+    rows = list_recordings(data)
+    assert [r.name for r in rows] == ["uploads/my_8ch.edf", *DEMO]  # uploads first
+    assert [r.kind for r in rows] == ["upload", "demo", "demo", "demo", "demo"]
+    assert rows[0].size == eight.stat().st_size and rows[0].origin.thread == "thread-1"
+    gone = remove_recording(data, "uploads/my_8ch.edf")
+    assert gone.files == ("uploads/my_8ch.edf",) and not (data / gone.name).exists()
+    assert read_index(data) == {}
+    with pytest.raises(NotRemoved, match="not found"):
+        remove_recording(data, "uploads/my_8ch.edf")
+
+
+@pytest.mark.attack
+def test_one_user_cannot_remove_or_list_another_users_recording(
+    tmp_path: Path, eight: Path
+) -> None:
+    """Each user's data folder is their own: a name that leads into another user's folder
+    ('..', an absolute path, a link) removes nothing and lists nothing of theirs."""
+    alice, bob = tmp_path / "users" / "alice", tmp_path / "users" / "bob"
+    (alice / "uploads").mkdir(parents=True)
+    (bob / "uploads").mkdir(parents=True)
+    target = alice / "uploads" / "secret.edf"
+    target.write_bytes(eight.read_bytes())
+    (bob / "uploads" / "link.edf").symlink_to(target)
+    assert list_recordings(bob) == []  # a link out of the folder is not Bob's recording
+    for name in ("../alice/uploads/secret.edf", str(target), "uploads/link.edf"):
+        with pytest.raises(NotRemoved):
+            remove_recording(bob, name)
+    assert target.is_file() and [r.name for r in list_recordings(alice)] == ["uploads/secret.edf"]
+
+
+async def test_the_demo_in_a_new_chat_loads_the_demo_files_only(
+    scripted_server, data: Path, eight: Path
+) -> None:
+    """The issue's path: one 8-channel upload, then the demo's "what is in the files" in a New
+    chat loads the four demo files (not five); in the uploading chat, the five are refused
+    before loading, with their groups, instead of failing later at epoch_data."""
+    from brainchat.demo.replies import respond
+    from test_demo import Conversation
+
+    scripted_server.responder, scripted_server.pace = respond, 0
+    first = Conversation(scripted_server, data)
+    await upload(first.study, eight, "thread-1")
+    new = Conversation(scripted_server, data)
+    _, ran, _ = await new.ask("What is in the data files?")
+    assert ran["load_data"].startswith("loaded 4 file(s)") and "my_8ch" not in ran["load_data"]
+    _, ran, events = await first.ask("What is in the data files?")
+    assert "load_data" not in ran and first.study.stage == "empty"
+    failed = [e.error or "" for e in events if getattr(e, "status", "") == "error"]
+    assert any("do not share one channel set" in f for f in failed), failed
