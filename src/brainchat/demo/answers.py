@@ -13,20 +13,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from brainchat import i18n
+from brainchat.demo import followups
+from brainchat.demo.intents import MODEL_NAMES, intent, language
+
 HEADERS = ("Web sources (cite as [n]", "Tool results:", "Tool calls that failed")
-MODEL_NAMES = {
-    "eegnet": "EEGNet",
-    "shallowconvnet": "ShallowConvNet",
-    "sccnet": "SCCNet",
-    "csp_lda": "CSP+LDA",
-}
-CAPABILITIES = (
-    "This is brainchat's offline demo: scripted models, no key, no network. In **Agent** mode "
-    "it can search its fixture of sources and cite them (ask about motor imagery or ERD), list "
-    "and describe the demo EEG files (*what is in the demo files?*), and train and evaluate a "
-    "decoder on them (*train a decoder*). Point brainchat at a real model (README, "
-    "Configuration) to ask anything else."
-)
+CAPABILITIES = i18n.t("demo.capabilities", "en")
 NO_DATA = (
     "There is no EEG recording in the data folder yet. Write the demo set with the welcome's "
     "**Write the demo EEG set** button (or `brainchat demo-data`), then ask again."
@@ -95,7 +87,10 @@ def parse(text: str) -> AnswerInput:
 def answer_text(request: str) -> str:
     """The demo's answer to an answer request (see the module docstring)."""
     got = parse(request)
-    if "evaluate_model" in got.results:
+    kind = intent(got.question)
+    if (text := followups.answer(kind, got.question, got.results)) is not None:
+        pass
+    elif "evaluate_model" in got.results:
         text = training_answer(got.results)
     elif state := got.results.get("get_study_state") or got.results.get("load_data"):
         text = files_answer(state)
@@ -104,7 +99,7 @@ def answer_text(request: str) -> str:
     elif got.sources:
         text = sources_answer(got.question, got.sources)
     elif not got.failures:
-        return CAPABILITIES
+        return i18n.t("demo.capabilities", language(got.question))
     else:
         text = "The demo could not finish what you asked."
     if got.failures:
@@ -181,7 +176,8 @@ def training_answer(results: dict[str, str]) -> str:
         "",
         _figures(results["evaluate_model"])
         + "To compare, ask to train "
-        + ("EEGNet." if base == "CSP+LDA" else "CSP+LDA."),
+        + ("EEGNet" if base == "CSP+LDA" else "CSP+LDA")
+        + " and compare; to ask about this result, ask *what does this accuracy tell me?*",
     ]
     return "\n".join(lines)
 

@@ -13,8 +13,18 @@ Agent mode ("demo-agent" calls tools, "demo-answer" writes the answer):
 - train a decoder: list_data_files, load/filter/epoch/split, train_model + evaluate_model; the
   answer states the accuracy, per-class scores and the split that evaluate_model and
   split_dataset returned;
+- train EEGNet / CSP+LDA / "do the same with EEGNet" / "split by session and train again": the
+  decoder named, on the split asked (a new split when it names another);
+- a question about a result ("why is the accuracy so high?"): get_study_state only, nothing
+  retrained; the answer states the scores, the split and what the split's note says of them;
+- compare: the decoders named that are not trained yet are trained, then get_study_state; the
+  answer compares every result the study holds, or asks which decoder to compare with;
+- plot the PSD: plot_psd (the files loaded first when the study is empty);
 - a question for the literature: web_search, then an answer that cites the sources found;
-- anything else: a short answer naming what the demo can do.
+- anything else: a short answer, in the question's language, saying that this is a scripted
+  demo and what it can do.
+
+The question's words are read in English and Chinese (demo/intents.py).
 
 Chat mode ("demo-chat") has no tools: it answers EEG questions with a short overview and points
 file and training requests to Agent mode.
@@ -24,36 +34,23 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from brainchat.demo.answers import CAPABILITIES, answer_text
+from brainchat import i18n
+from brainchat.demo.answers import answer_text
+from brainchat.demo.intents import (
+    EEG_WORDS,
+    intent,
+    language,
+    models_named,
+    split_named,
+)
 from brainchat.testing.replies import Call, Reply, Text, ToolCalls, message_text
 
 AGENT, ANSWER, CHAT = "demo-agent", "demo-answer", "demo-chat"
 PACE: dict[str, Any] = {"ttft": 0.3, "token_delay": 0.02}
-Intent = Literal["train", "files", "search", "other"]
-
-# "What is EEGNet?" asks the literature; "train / fit / run EEGNet" or "a decoder" asks for work.
-_TRAIN = re.compile(
-    r"\b(train\w*|fit\w*|decod\w*|classif\w*|evaluat\w*|accura\w*|pipeline)\b"
-    r"|\b(?:run|try|compare|use)\b.*\b(?:eegnet|csp|lda|shallow\w*|sccnet)\b"
-)
-_MODELS = (
-    ("csp", "csp_lda"),
-    ("lda", "csp_lda"),
-    ("shallow", "shallowconvnet"),
-    ("sccnet", "sccnet"),
-)
-_FILES = re.compile(
-    r"\b(files?|recordings?|data ?sets?|demo set|subjects?|sessions?|channels?|load\w*)\b"
-    r"|what(?: is|'s) in\b"
-)
-_SEARCH = re.compile(
-    r"\b(search\w*|cite\w*|citations?|sources?|papers?|literature|stud(?:y|ies)|references?"
-    r"|what (?:is|are|does)|why|how (?:does|do|is)|explain\w*|erd|ers|desynchroni[sz]\w*"
-    r"|rhythms?|motor imagery|mu|beta|alpha|bci)\b"
-)
-_EEG_WORDS = re.compile(r"\b(eeg|brain\w*|motor|imagery|mu|beta|alpha|erd|cortex|neuro\w*)\b")
+_TRAINED = re.compile(r"(?:models: |, )([\w-]+) (?:test acc|\(val acc|\(not evaluated)")
+_SPLIT_BY = re.compile(r"split by (\w+):")
 
 CHAT_OVERVIEW = (
     "EEG records the brain's electrical activity from the scalp. Motor imagery shows up as a drop "
@@ -61,11 +58,7 @@ CHAT_OVERVIEW = (
     "and over C4 for the left. That event-related desynchronisation is what decoders such as "
     "CSP+LDA or EEGNet learn to detect."
 )
-CHAT_NEEDS_TOOLS = (
-    "Chat mode has no tools, so it cannot open files or train models. Switch to **Agent** mode "
-    "(the mode picker beside the input) and ask again: it lists and loads the demo files, or "
-    "trains and evaluates a decoder on them."
-)
+CHAT_NEEDS_TOOLS = i18n.t("demo.chat_needs_tools", "en")
 
 
 @dataclass
@@ -113,15 +106,6 @@ def read_turn(messages: list[dict[str, Any]]) -> Turn:
     return turn
 
 
-def intent(question: str) -> Intent:
-    """What the question asks for; training wins over files, files over the literature."""
-    text = question.lower()
-    for kind, pattern in (("train", _TRAIN), ("files", _FILES), ("search", _SEARCH)):
-        if pattern.search(text):
-            return kind  # type: ignore[return-value]
-    return "other"
-
-
 def respond(request: Any) -> Reply | None:
     """The reply to one request of the scripted server (None: a model the demo does not know)."""
     messages: list[dict[str, Any]] = list(request.messages)
@@ -139,13 +123,13 @@ def respond(request: Any) -> Reply | None:
 
 
 def chat_reply(question: str) -> Reply:
-    kind = intent(question)
-    if kind in ("train", "files"):
-        text = CHAT_NEEDS_TOOLS
-    elif kind == "search" or _EEG_WORDS.search(question.lower()):
+    kind, lang = intent(question), language(question)
+    if kind in ("train", "files", "compare", "result", "plot"):
+        text = i18n.t("demo.chat_needs_tools", lang)
+    elif kind == "search" or EEG_WORDS.search(question):
         text = CHAT_OVERVIEW
     else:
-        text = CAPABILITIES
+        text = i18n.t("demo.capabilities", lang)
     return Text(text, reasoning="The user asked something; I answer briefly.", **PACE)
 
 
@@ -159,20 +143,32 @@ def agent_reply(turn: Turn) -> Reply:
             return done("The sources found are enough to answer.")
         query = " ".join(turn.question.split())[:200] or "EEG"
         return calls("This asks for sources; I search first.", Call("web_search", {"query": query}))
-    if kind == "files":
-        return files_step(turn)
-    if kind == "train":
-        return train_step(turn)
+    steps = {
+        "files": files_step,
+        "train": train_step,
+        "result": result_step,
+        "compare": compare_step,
+        "plot": plot_step,
+    }
+    if kind in steps:
+        return steps[kind](turn)
     return done("Nothing to look up: I say what the demo can do.")
 
 
 def files_step(turn: Turn) -> Reply:
     if turn.has("load_data") or turn.has("get_study_state"):
         return done("The loaded files' details are enough to describe them.")
+    if turn.stage != "empty" and not turn.has("list_data_files"):  # loaded earlier
+        return calls("The study holds data already; I read its state.", Call("get_study_state"))
+    return load_step(turn) or done("The loaded files' details are enough to describe them.")
+
+
+def load_step(turn: Turn) -> Reply | None:
+    """List the data folder, then load every recording in it (None: loaded in this turn)."""
     if not turn.has("list_data_files"):
-        if turn.stage != "empty":  # loaded earlier in this conversation
-            return calls("The study holds data already; I read its state.", Call("get_study_state"))
         return calls("First I check which recordings are in the data folder.", LIST)
+    if turn.has("load_data"):
+        return None
     files = listed_files(turn.result("list_data_files"))
     if not files:
         return done("No recording in the data folder: the answer says how to write the demo set.")
@@ -182,26 +178,78 @@ def files_step(turn: Turn) -> Reply:
     )
 
 
-def train_step(turn: Turn) -> Reply:
+def plot_step(turn: Turn) -> Reply:
+    """The power spectrum of the loaded recordings (loaded first when the study is empty)."""
+    if turn.has("plot_psd"):
+        return done("The spectrum is shown; the answer says what it shows.")
+    if turn.stage == "empty" and (loading := load_step(turn)) is not None:
+        return loading
+    return calls("I plot the spectrum of the loaded recordings.", PSD)
+
+
+def trained(system: str) -> list[str]:
+    """The models the study line names (`models: eegnet test acc 0.95 (...), csp_lda ...`)."""
+    line = (
+        system.split("models: ", 1)[1].split(";")[0].split("\n")[0] if "models: " in system else ""
+    )
+    return _TRAINED.findall("models: " + line) if line else []
+
+
+def result_step(turn: Turn) -> Reply:
+    """A question about a result is answered from the study's results: read, never retrained."""
+    if "test acc" not in turn.system:  # nothing evaluated yet: evaluating is the work asked
+        if turn.stage == "trained" and not turn.has("evaluate_model"):
+            return calls("A model is trained but not evaluated: I evaluate it.", EVALUATE)
+        return train_step(turn)
+    if turn.has("get_study_state"):
+        return done("The study's results answer the question; nothing was retrained.")
+    return calls(
+        "This asks about a result the study already holds: I read it (its scores, split and "
+        "notes) and retrain nothing.",
+        Call("get_study_state"),
+    )
+
+
+def compare_step(turn: Turn) -> Reply:
+    """Train the named decoders not trained yet, then read every result of the study."""
+    have = {name.split("-")[0] for name in trained(turn.system)}
+    todo = [m for m in models_named(turn.question) if m not in have]
+    if todo:
+        return train_step(turn, todo[0], finish=False)
+    if not have:
+        return done("Nothing is trained: the answer asks which decoders to compare.")
+    if read_after(turn, "get_study_state", "evaluate_model"):
+        return done("Every result of the study is read: the answer compares them.")
+    return calls("I read every result the study holds to compare them.", Call("get_study_state"))
+
+
+def read_after(turn: Turn, name: str, other: str) -> bool:
+    """Whether `name` ran in this turn after the last `other` (or `other` never ran)."""
+    ran = [n for n, _ in turn.ran]
+    if name not in ran:
+        return False
+    return other not in ran or ran[::-1].index(name) < ran[::-1].index(other)
+
+
+def train_step(turn: Turn, model: str | None = None, finish: bool = True) -> Reply:
     """Train from where the study is (the system prompt's study line is fresh every round)."""
-    if turn.has("evaluate_model"):
+    if finish and turn.has("evaluate_model"):
         return done("Trained and evaluated; the figures are shown. Time to summarise.")
-    model = model_asked(turn.question)
-    stage = turn.stage
-    if stage in ("split", "trained"):
+    model = model or next(iter(models_named(turn.question)), "eegnet")
+    stage, by = turn.stage, split_named(turn.question)
+    now = _SPLIT_BY.search(turn.system)
+    split = Call("split_dataset", {"by": by or "trial", "test_ratio": 0.2, "val_ratio": 0.2})
+    if stage in ("split", "trained") and (by is None or (now is not None and now[1] == by)):
         return calls(
             f"The epochs are split already. I read the study's split, train {model}, then "
             "evaluate it on the held-out test trials.",
             Call("get_study_state"),
             Call("train_model", {"model": model, "epochs": 12}),
-            Call("evaluate_model", {}),
+            EVALUATE,
         )
-    prepare = [
-        Call("epoch_data", {"tmin": 0.5, "tmax": 2.5}),
-        Call("split_dataset", {"by": "trial", "test_ratio": 0.2, "val_ratio": 0.2}),
-    ]
-    if stage == "epoched":
-        return calls("The data is epoched; I hold out trials for validation and test.", prepare[1])
+    if stage in ("epoched", "split", "trained"):
+        return calls(f"I hold out test data by {by or 'trial'} as asked, then train.", split)
+    prepare = [Call("epoch_data", {"tmin": 0.5, "tmax": 2.5}), split]
     if "band-pass" not in turn.system:
         prepare.insert(0, Call("bandpass_filter", {"l_freq": 8, "h_freq": 30}))
     if stage == "loaded":
@@ -220,12 +268,8 @@ def train_step(turn: Turn) -> Reply:
 
 
 LIST = Call("list_data_files", {})
-
-
-def model_asked(question: str) -> str:
-    """The decoder the question names (train_model's name for it); EEGNet when it names none."""
-    text = question.lower()
-    return next((model for word, model in _MODELS if word in text), "eegnet")
+EVALUATE = Call("evaluate_model", {})
+PSD = Call("plot_psd", {"fmin": 1, "fmax": 45})
 
 
 def listed_files(result: str) -> list[str]:

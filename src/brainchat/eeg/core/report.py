@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from brainchat.eeg.core.holdout import split_brief, split_note
 from brainchat.eeg.core.state import StudyState
 from brainchat.eeg.io.loading import class_counts
 
@@ -17,8 +18,12 @@ def _files_line(state: StudyState) -> str:
 
 def _model_text(state: StudyState, name: str) -> str:
     result = state.results.get(name)
-    if result:
-        return f"{name} test acc {result['accuracy']:.2f}"
+    if result:  # the scores a follow-up question asks about, so that it needs no tool
+        return (
+            f"{name} test acc {result['accuracy']:.2f} (balanced "
+            f"{result['balanced_accuracy']:.2f}, kappa {result['kappa']:.2f}, "
+            f"{result['n_test']} test epochs)"
+        )
     val: list[Any] = state.models[name].history.get("val_acc") or [None]
     return (
         f"{name} (val acc {val[-1]:.2f}, not evaluated)"
@@ -60,6 +65,7 @@ def summary(state: StudyState) -> str:
         if state.split is not None:
             s = state.split
             line += f"; split by {s.by}: train {len(s.train)}/val {len(s.val)}/test {len(s.test)}"
+            line += split_brief(state.epochs, s)
     return line + _models_line(state)
 
 
@@ -83,6 +89,8 @@ def describe(state: StudyState) -> str:
     rest = summary(state).split("\n", 1)
     if len(rest) > 1:
         lines.append(rest[1])
+    if state.split is not None and (held := split_note(state.eps, state.split)):
+        lines.append(held)
     return "\n".join(lines)
 
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 from langchain_core.tools import ToolException
 
+from brainchat.eeg.core.holdout import split_note
 from brainchat.eeg.core.leakage import leakage_notes
 from brainchat.eeg.core.state import Op, Step, StudyState, TrainedModel
 from brainchat.events import Phase, ToolImage, ToolProgress, current_tool_call, emit
@@ -167,6 +168,8 @@ def evaluate_op(name: str | None) -> Op:
             f"confusion (rows true, cols predicted, {'/'.join(classes)}): {res['confusion']}"
         )
         lines += [f"note: {n}" for n in leakage_notes(state.history, "test")]
+        if state.split is not None and (held := split_note(state.eps, state.split)):
+            lines.append(f"note: {held}")
         lines.append(
             emit_image(
                 plots.confusion(res["confusion"], classes, f"{key} confusion matrix"),

@@ -1,0 +1,172 @@
+"""Follow-ups in the demo and for any model (#40): a question about a result is answered from the
+result (nothing retrained), a comparison compares what the conversation trained (or asks which),
+a plot is plotted, a Chinese request does the same work, and every follow-up the demo's answers
+suggest is one it handles. The real agent and EEG tools against the scripted server over HTTP."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from brainchat import demo, i18n
+from brainchat.agent.graph import build_agent
+from brainchat.demo.intents import intent
+from brainchat.demo.replies import respond
+from brainchat.eeg.io.synthetic import write_demo_set
+from brainchat.eeg.study.study import Study
+from brainchat.eeg.tools.tools import build_eeg_tools
+from brainchat.llm import make_chat_model
+from brainchat.settings import AgentLimits
+from brainchat.tools.search import FixtureBackend, make_search_tool
+
+from support import collect, of, spec, text
+
+LIMITS = AgentLimits(max_iterations=12, max_auto_rounds=12, max_execution_time=300)
+SCORES = re.compile(r"(\w+) on (\d+) test epochs: accuracy ([\d.]+), balanced ([\d.]+)")
+SUGGESTED = re.compile(r"(?<!\*)\*([^*]+)\*(?!\*)")  # the demo's suggestions are in italics
+
+
+class Conversation:
+    """One chat thread of the demo: its own study and history, as a New chat has."""
+
+    def __init__(self, server, data: Path) -> None:
+        self.study = Study(data)
+        fc = make_chat_model(
+            spec(server, demo.MODELS["AGENT_FUNCTION_CALL_MODEL"]), "function_call"
+        )
+        ans = make_chat_model(spec(server, demo.MODELS["AGENT_ANSWER_MODEL"]), "answer")
+        tools = [
+            *build_eeg_tools(self.study),
+            make_search_tool(FixtureBackend(demo.SEARCH_FIXTURE)),
+        ]
+        self.agent = build_agent(fc, ans, tools, LIMITS, context=self.study.summary)
+        self.history: list[BaseMessage] = []
+
+    async def ask(self, question: str) -> tuple[str, dict[str, str]]:
+        """(the answer, {tool: its latest successful result}) of one turn."""
+        events = await collect(self.agent.run(question, self.history))
+        answer = text(events)
+        self.history += [HumanMessage(question), AIMessage(answer)]
+        ran = {e.name: e.content for e in of(events, "tool_finished") if e.status == "success"}
+        return answer, ran
+
+
+@pytest.fixture
+def demo_server(scripted_server):
+    scripted_server.responder = respond
+    scripted_server.pace = 0
+    return scripted_server
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    write_demo_set(tmp_path / "data" / "demo", subjects=2, sessions=2, trials=24, seed=0)
+    return tmp_path / "data"
+
+
+def suggestions(answer: str) -> list[str]:
+    return [s for s in SUGGESTED.findall(answer) if len(s.split()) > 1 or not s.isascii()]
+
+
+@pytest.mark.slow  # trains two models
+async def test_follow_ups_read_the_results_compare_them_and_plot(demo_server, data) -> None:
+    conv = Conversation(demo_server, data)
+    answer, ran = await conv.ask("Train CSP+LDA on the demo files")
+    model, n, acc, balanced = SCORES.search(ran["evaluate_model"]).groups()  # type: ignore[union-attr]
+    assert model == "csp_lda"
+    # the evaluation says what a split by trial can show: the same sessions in training and test
+    assert (
+        "note: split note: split by trial: the test trials come from the same 4 session(s)"
+        in (ran["evaluate_model"])
+    )
+
+    # the next turn's model request carries the result: a question about it needs no tool
+    asked = len(demo_server.requests_for("demo-agent"))
+    answer, ran = await conv.ask("Why is the accuracy so high?")
+    first = demo_server.requests_for("demo-agent")[asked].messages[0]["content"]
+    assert f"csp_lda test acc {float(acc):.2f} (balanced {float(balanced):.2f}" in first, first
+    assert "(test shares 4 session(s) with training" in first
+    assert set(ran) == {"get_study_state"}  # read, never retrained
+    assert f"**CSP+LDA: test accuracy {float(acc):.2f}**" in answer, answer
+    assert "nothing was retrained" in answer
+    assert "same 4 session(s) as the training trials" in answer and "optimistic" in answer
+    assert f"moves the accuracy by {1 / int(n):.3f}" in answer
+
+    answer, ran = await conv.ask("为什么准确率这么高？")  # the same question in Chinese
+    assert set(ran) == {"get_study_state"} and "nothing was retrained" in answer
+
+    answer, ran = await conv.ask("Compare them")  # one model: it asks which
+    assert "train_model" not in ran
+    assert (
+        answer.startswith("Only CSP+LDA has been trained") and "train CSP+LDA and compare" in answer
+    )
+
+    answer, ran = await conv.ask("now do the same with EEGNet")
+    assert "eegnet on" in ran["evaluate_model"] and "split_dataset" not in ran
+    answer, ran = await conv.ask("Compare them")
+    assert "train_model" not in ran and "2 decoders trained and evaluated" in answer, answer
+    assert re.search(r"\| CSP\+LDA \| [\d.]+ \|", answer) and re.search(r"\| EEGNet \| ", answer)
+
+    answer, ran = await conv.ask("plot the PSD")
+    assert set(ran) == {"plot_psd"} and "PSD per channel group 1-45 Hz" in answer
+
+    answer, ran = await conv.ask("按会话划分再训练")  # split by session, in Chinese
+    assert "split by session" in ran["split_dataset"] and "evaluate_model" in ran
+    assert "split note" not in ran["evaluate_model"]  # whole sessions held out: no shared ones
+
+
+@pytest.mark.slow  # trains a model
+async def test_train_and_compare_compares_with_what_the_thread_trained(demo_server, data) -> None:
+    conv = Conversation(demo_server, data)
+    await conv.ask("训练 CSP+LDA")  # Chinese: the same work
+    assert "csp_lda test acc" in conv.study.summary()
+    answer, ran = await conv.ask("train EEGNet and compare")
+    assert {"train_model", "evaluate_model", "get_study_state"} <= set(ran)
+    assert "2 decoders trained and evaluated" in answer and "| CSP+LDA |" in answer, answer
+
+
+async def test_a_request_the_demo_cannot_do_says_so_in_its_language(demo_server, data) -> None:
+    conv = Conversation(demo_server, data)
+    for question, lang in (
+        ("Tell me a joke", "en"),
+        ("讲个笑话", "zh-CN"),
+        ("講個笑話吧", "zh-TW"),
+    ):
+        answer, ran = await conv.ask(question)
+        assert ran == {} and answer == i18n.t("demo.capabilities", lang)
+    answer, ran = await conv.ask("Compare them")  # nothing trained: it asks which
+    assert "train_model" not in ran and answer == i18n.t("demo.compare_none", "en")
+
+
+def test_every_follow_up_the_demo_suggests_is_one_it_handles() -> None:
+    """The suggestions in the demo's own texts (answers, capabilities in every language) each
+    read as a request the demo does something for, never as 'other'."""
+    from brainchat.demo import answers, followups
+
+    sources = [
+        *(i18n.every("demo.capabilities")),
+        *(i18n.every("demo.compare_which")),
+        *(i18n.every("demo.compare_none")),
+        answers.NO_DATA,
+        followups.plot_answer("image: PSD shown to the user", ""),
+        answers.files_answer("- a.edf: subject 01, session 01, 22 ch @ 250 Hz, 60 s, events: x 1"),
+        followups.result_answer("", followups.scored(STATE), STATE),
+        followups.compare_answer("", STATE),
+        answers.training_answer({"evaluate_model": EVALUATED}),
+    ]
+    said = [s for text_ in sources for s in suggestions(text_)]
+    assert len(said) >= 20, said
+    for suggestion in said:
+        assert intent(suggestion) != "other", suggestion
+
+
+STATE = (
+    "stage: trained\npreprocessing: band-pass 8-30 Hz\n"
+    "epochs: left_hand 48, right_hand 48; split by trial: train 57/val 19/test 20; models: "
+    "eegnet test acc 0.95 (balanced 0.95, kappa 0.90, 20 test epochs), csp_lda test acc 0.90 "
+    "(balanced 0.90, kappa 0.80, 20 test epochs)\n"
+)
+EVALUATED = "eegnet on 20 test epochs: accuracy 0.950, balanced 0.950, kappa 0.900, ROC AUC 0.99"
