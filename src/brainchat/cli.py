@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
             __doc__
             + "\n\nbrainchat [run] [--demo] [chainlit run options: --host H --port P --headless ...]\n"
             "  --demo: scripted models and a search fixture, offline (no key, no model server)\n"
-            "brainchat ask [--mode chat|agent] [--json] QUESTION\nbrainchat tools [--json]\n"
+            "brainchat ask [--mode chat|agent] [--json] [--demo] QUESTION\nbrainchat tools [--json]\n"
             "brainchat demo-data [--subjects N] [--trials N] [--format edf|fif]\n"
             "brainchat users add NAME | passwd NAME | list | remove NAME [--purge]\n"
             "brainchat eval [--suite NAME] [--models SPEC_OR_NAME ...] [--json] [--scenario-timeout S]\n"
@@ -159,19 +159,51 @@ def _ask(args: list[str]) -> int:
         action="store_true",
         help="run tools that ask first (destructive ones, also by their MCP server's hint) without asking",
     )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="the offline demo's scripted models (no key, no network; Agent mode unless --mode)",
+    )
     parser.add_argument("question", nargs="+")
     opts = parser.parse_args(args)
-    # a headless run has no connections of a user's: the settings alone say whether it can
-    # run, before the agent's libraries load (a config error is told in half a second)
-    settings = _settings()
-    if problem := settings.problem():
-        print(problem, file=sys.stderr)
+    server = _start_demo() if opts.demo else None
+    if server is False:
         return 2
-    session = _session(settings)
-    if opts.mode:
-        session.set_mode(opts.mode)
-    question = " ".join(opts.question)
-    return asyncio.run(_ask_with_mcp(session, question, opts.json, opts.allow_destructive))
+    try:
+        # a headless run has no connections of a user's: the settings alone say whether it can
+        # run, before the agent's libraries load (a config error is told in half a second)
+        settings = _settings()
+        if problem := settings.problem():
+            print(problem, file=sys.stderr)
+            return 2
+        session = _session(settings)
+        if opts.mode or opts.demo:  # the demo's tour (files, training, follow-ups) is the agent's
+            session.set_mode(opts.mode or "agent")
+        question = " ".join(opts.question)
+        return asyncio.run(_ask_with_mcp(session, question, opts.json, opts.allow_destructive))
+    finally:
+        if server:
+            server.stop()
+
+
+def _start_demo() -> Any:
+    """The app's `--demo` for one terminal turn: the same scripted models started in this
+    process, the same state folder kept apart (`brainchat.demo.start`); False after telling
+    a bad BRAINCHAT_DEMO_PACE."""
+    import os
+
+    from brainchat import demo
+    from brainchat.settings.errors import ConfigError
+
+    try:
+        server = demo.start(os.environ)
+    except ConfigError as exc:
+        print(f"brainchat: {exc}", file=sys.stderr)
+        return False
+    print(
+        f"brainchat demo: scripted models at {server.base_url} (offline, no key)", file=sys.stderr
+    )
+    return server
 
 
 async def _ask_with_mcp(session: Any, question: str, as_json: bool, allow: bool) -> int:
