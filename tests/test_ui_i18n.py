@@ -112,12 +112,12 @@ def test_the_settings_summary_in_chinese_keeps_model_names_and_values(session: S
         (
             "zh-CN",
             "👋 **brainchat** 已就绪，当前为**智能体模式**。",
-            "**模型：**思考与工具调用用 `fc`，最终回答用 `a`。",
+            "**模型**：思考与工具调用用 `fc`，最终回答用 `a`。",
         ),  # fmt: skip
         (
             "zh-TW",
             "👋 **brainchat** 已就緒，目前為**智能體模式**。",
-            "**模型：**思考與工具呼叫用 `fc`，最終回答用 `a`。",
+            "**模型**：思考與工具呼叫用 `fc`，最終回答用 `a`。",
         ),  # fmt: skip
     ],
 )
@@ -180,3 +180,33 @@ def test_step_titles_translate_their_words_and_keep_tool_names_and_figures(lang:
         st.evaluation_title(Evaluation(verdict="enough", reason="r")),
         st.progress_title("x", "", progress),
     ] == titles
+
+
+PUNCTUATION = set("：。，、！？（）；「」“”")
+
+
+@pytest.mark.parametrize("key", sorted(i18n.table()))
+def test_bold_text_closes_where_markdown_can_close_it(key: str) -> None:
+    """`**模型：**思考` shows its asterisks (a closing `**` after punctuation must be followed
+    by a space or punctuation, CommonMark's right-flanking rule): the colon goes after the `**`."""
+    for text in i18n.every(key):
+        pieces = text.split("**")
+        for i in range(1, len(pieces) - 1, 2):  # pieces[i] is bold; pieces[i + 1] follows it
+            before, after = pieces[i][-1:], pieces[i + 1][:1]
+            if before in PUNCTUATION and after and not after.isspace() and after not in PUNCTUATION:  # fmt: skip
+                raise AssertionError(f"{key}: bold closes after {before!r} before {after!r}: {text}")  # fmt: skip
+
+
+@pytest.mark.parametrize("lang_tag", ["zh-CN", "zh-TW"])
+def test_the_stats_table_and_tool_listing_speak_chinese(lang: None, lang_tag: str) -> None:
+    from brainchat.events import RoleStats, Stats
+    from brainchat.ui import format as fmt
+
+    i18n.use(lang_tag)
+    row = RoleStats(role="function_call", model="fc", calls=2, input_tokens=10, output_tokens=5, seconds=0.5, cost=None)  # fmt: skip
+    table = fmt.agent_stats_table(Stats(rows=[row], total_seconds=1.0, total_cost=None))
+    assert (
+        "| 角色 | 模型 |" in table and ("函数调用" if lang_tag == "zh-CN" else "函式呼叫") in table
+    )
+    assert "| fc | 2 |" in table  # the model's name and the figures as they are
+    assert i18n.t("format.tools_count.many", n=3) == ("3 个工具" if lang_tag == "zh-CN" else "3 個工具")  # fmt: skip

@@ -146,19 +146,19 @@ TEXT = {
     "settings.not_applied.one": (
         "⚠️ **Settings not applied:** {count} value is not allowed.\n{listed}\n\n"
         "The previous settings stay in force: {summary}.",
-        "⚠️ **设置未应用：**{count} 个值不被允许。\n{listed}\n\n之前的设置仍然有效：{summary}。",
-        "⚠️ **設定未套用：**{count} 個值不被允許。\n{listed}\n\n之前的設定仍然有效：{summary}。",
+        "⚠️ **设置未应用**：{count} 个值不被允许。\n{listed}\n\n之前的设置仍然有效：{summary}。",
+        "⚠️ **設定未套用**：{count} 個值不被允許。\n{listed}\n\n之前的設定仍然有效：{summary}。",
     ),
     "settings.not_applied.many": (
         "⚠️ **Settings not applied:** {count} values are not allowed.\n{listed}\n\n"
         "The previous settings stay in force: {summary}.",
-        "⚠️ **设置未应用：**{count} 个值不被允许。\n{listed}\n\n之前的设置仍然有效：{summary}。",
-        "⚠️ **設定未套用：**{count} 個值不被允許。\n{listed}\n\n之前的設定仍然有效：{summary}。",
+        "⚠️ **设置未应用**：{count} 个值不被允许。\n{listed}\n\n之前的设置仍然有效：{summary}。",
+        "⚠️ **設定未套用**：{count} 個值不被允許。\n{listed}\n\n之前的設定仍然有效：{summary}。",
     ),
     "settings.saved": (
         "✅ **Settings saved.** They apply from your next message: {summary}.",
-        "✅ **设置已保存。**从你的下一条消息起生效：{summary}。",
-        "✅ **設定已儲存。**從你的下一則訊息起生效：{summary}。",
+        "✅ **设置已保存**。从你的下一条消息起生效：{summary}。",
+        "✅ **設定已儲存**。從你的下一則訊息起生效：{summary}。",
     ),
     "settings.summary.model": (
         "{role}: `{name}` (temperature {temp}{calling})",

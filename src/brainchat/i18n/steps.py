@@ -20,9 +20,9 @@ TEXT = {
     "steps.acc": ("acc {value}", "准确率 {value}", "準確率 {value}"),
     "steps.eta": ("ETA {value} s", "约剩 {value} 秒", "約剩 {value} 秒"),
     "steps.no_result": ("(no result)", "（无结果）", "（無結果）"),
-    "steps.error": ("**Error:** {error}", "**错误：**{error}", "**錯誤：**{error}"),
+    "steps.error": ("**Error:** {error}", "**错误**：{error}", "**錯誤**：{error}"),
     "steps.result_n": ("result {n}", "结果 {n}", "結果 {n}"),
-    "steps.study": ("**Study:** {change}", "**研究：**{change}", "**研究：**{change}"),
+    "steps.study": ("**Study:** {change}", "**研究**：{change}", "**研究**：{change}"),
     "steps.figures": (
         "**Figures** (shown under the answer): {figures}",
         "**图**（显示在回答下方）：{figures}",

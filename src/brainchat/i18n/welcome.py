@@ -39,8 +39,8 @@ TEXT = {
     ),
     "welcome.roles": (
         "**Models:** thinking and tool calls with `{function_call}`, final answer with `{answer}`.",
-        "**模型：**思考与工具调用用 `{function_call}`，最终回答用 `{answer}`。",
-        "**模型：**思考與工具呼叫用 `{function_call}`，最終回答用 `{answer}`。",
+        "**模型**：思考与工具调用用 `{function_call}`，最终回答用 `{answer}`。",
+        "**模型**：思考與工具呼叫用 `{function_call}`，最終回答用 `{answer}`。",
     ),
     "welcome.help": (
         "Switch **Chat / Agent** with the *Mode* picker in the message bar (Agent asks before it "

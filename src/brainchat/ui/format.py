@@ -14,12 +14,13 @@ from brainchat.events import Notice, RoleStats, Stats
 from brainchat.prices import unknown_price_hint
 from brainchat.tools.registry import ToolSet
 
-ROLE_LABELS = {
-    "chat": "chat",
-    "record": "request record",
-    "function_call": "function call",
-    "answer": "answer",
-}
+ROLE_LABELS = ("chat", "record", "function_call", "answer")  # brainchat.i18n.format
+
+
+def role_label(role: str) -> str:
+    return i18n.t(f"format.role.{role}") if role in ROLE_LABELS else role
+
+
 NOTICE_ICONS = {
     "iteration_limit": "⏱️",
     "timeout": "⏱️",
@@ -32,6 +33,7 @@ NOTICE_ICONS = {
     "ungrounded": "⚠️",
     "unverified_claim": "⚠️",
 }
+FLAGS = ("destructive", "ask_first", "long_running")  # a tool's flags the listing names
 TIP_HREF = "#brainchat-tip"  # a link only for its title (tooltip); brainchat.js makes it inert
 
 
@@ -42,7 +44,7 @@ def seconds(value: float | None) -> str:
 
 
 def tokens(value: int, estimated: bool) -> str:
-    return f"{value} est." if estimated else str(value)
+    return i18n.t("format.est", n=value) if estimated else str(value)
 
 
 def cost(value: float | None) -> str:
@@ -74,11 +76,13 @@ def total_cost_cell(stats: Stats) -> str:
 def chat_stats_table(stats: Stats) -> str:
     """The footer under a chat answer: model, tokens, time to first token, time, cost."""
     first = stats.ttft is not None  # no answer token (a stop, an error): no first-token column
-    head = ["Model", "In tokens", "Out tokens", *(["First token"] if first else []), "Time", "Cost"]
+    cols = ["model", "in", "out", *(["first"] if first else []), "time", "cost"]
+    head = [i18n.t(f"format.col.{c}") for c in cols]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "--:|" * (len(head) - 1)]
     for r in stats.rows:
         cells = [
-            r.model + (f" ({r.failed} of {r.calls} calls failed)" if r.failed else ""),
+            r.model
+            + (i18n.t("format.calls_failed", failed=r.failed, calls=r.calls) if r.failed else ""),
             tokens(r.input_tokens, r.estimated),
             tokens(r.output_tokens, r.estimated),
             *([seconds(stats.ttft)] if first else []),
@@ -91,43 +95,46 @@ def chat_stats_table(stats: Stats) -> str:
 
 def agent_stats_table(stats: Stats) -> str:
     """A compact per-role table with a total row (Markdown)."""
-    lines = [
-        "| Role | Model | Calls | In tokens | Out tokens | Time | Cost |",
-        "|---|---|--:|--:|--:|--:|--:|",
-    ]
+    cols = ("role", "model", "calls", "in", "out", "time", "cost")
+    head = " | ".join(i18n.t(f"format.col.{c}") for c in cols)
+    lines = [f"| {head} |", "|---|---|--:|--:|--:|--:|--:|"]
     calls = inp = out = 0
     est = False
     for r in stats.rows:
         calls, inp, out = calls + r.calls, inp + r.input_tokens, out + r.output_tokens
         est = est or r.estimated
         lines.append(
-            f"| {ROLE_LABELS.get(r.role, r.role)} | {r.model} | {r.calls}{f' ({r.failed} failed)' if r.failed else ''} | "
+            f"| {role_label(r.role)} | {r.model} | {r.calls}{i18n.t('format.failed', failed=r.failed) if r.failed else ''} | "
             f"{tokens(r.input_tokens, r.estimated)} | {tokens(r.output_tokens, r.estimated)} | "
             f"{seconds(r.seconds)} | {cost_cell(r.cost, r.model)} |"
         )
     if stats.tool_seconds:
-        lines.append(f"| tools | | | | | {seconds(stats.tool_seconds)} | |")
+        lines.append(f"| {i18n.t('format.tools_row')} | | | | | {seconds(stats.tool_seconds)} | |")
     lines.append(
-        f"| **Total** | | {calls} | {tokens(inp, est)} | {tokens(out, est)} | "
+        f"| {i18n.t('format.total')} | | {calls} | {tokens(inp, est)} | {tokens(out, est)} | "
         f"{seconds(stats.total_seconds)} | {total_cost_cell(stats)} |"
     )
     if stats.ttft is not None:  # no answer token (a stop, an error): no line saying "—"
-        lines += ["", f"First answer token after {seconds(stats.ttft)}."]
+        lines += ["", i18n.t("format.first_token", time=seconds(stats.ttft))]
     return "\n".join(lines)
 
 
 def usage_line(stats: Stats) -> str:
     """One quiet line for under a chat answer (model, tokens, time, cost); it opens the table."""
-    models = ", ".join(dict.fromkeys(r.model for r in stats.rows)) or "no model"
+    models = ", ".join(dict.fromkeys(r.model for r in stats.rows)) or i18n.t("format.no_model")
     est = any(r.estimated for r in stats.rows)
     inp = sum(r.input_tokens for r in stats.rows)
     out = sum(r.output_tokens for r in stats.rows)
-    price = "cost unknown" if stats.total_cost is None else cost(stats.total_cost)
+    price = i18n.t("format.cost_unknown") if stats.total_cost is None else cost(stats.total_cost)
     if stats.total_cost is not None and any(r.cost is None for r in stats.rows):
         price = f"≥ {price}"
-    line = (
-        f"{models} · {tokens(inp, est)} in / {tokens(out, est)} out tokens · "
-        f"{seconds(stats.total_seconds)} · {price}"
+    line = i18n.t(
+        "format.usage_line",
+        models=models,
+        inp=tokens(inp, est),
+        out=tokens(out, est),
+        time=seconds(stats.total_seconds),
+        price=price,
     )
     return re.sub(r"[\\[\]*`<>]", "", line)  # shown as a link's text: no Markdown in it
 
@@ -150,14 +157,17 @@ def usage_so_far(
         total = sum(r.cost for r in rows if r.cost is not None)
         known = any(r.cost is not None for r in rows)
         stats = Stats(rows=rows, total_seconds=elapsed, total_cost=total if known else None)
-        return "**Usage so far**" + stats_footer(mode, stats).removeprefix("\n\n---")
+        return i18n.t("format.usage_so_far") + stats_footer(mode, stats).removeprefix("\n\n---")
     from brainchat.usage import count_tokens
 
     parts = [
-        f"{ROLE_LABELS.get(role, role)} {model}: {count_tokens(''.join(chunks))} output tokens est."
+        i18n.t(
+            "format.output_est", role=role_label(role), model=model, n=count_tokens("".join(chunks))
+        )  # fmt: skip
         for (role, model), chunks in streamed.items()
     ]
-    return f"**Usage so far:** {'; '.join(parts) or 'no tokens yet'} · {seconds(elapsed)}"
+    said = "; ".join(parts) or i18n.t("format.no_tokens")
+    return i18n.t("format.usage_so_far_est", parts=said, time=seconds(elapsed))
 
 
 def notice_text(notice: Notice) -> str:
@@ -171,9 +181,9 @@ def args_text(args: dict[str, Any]) -> str:
 
 
 def citations_text(sources: list[dict[str, Any]]) -> str:
-    lines = ["", "**Sources**"]
+    lines = ["", i18n.t("format.sources")]
     for s in sources:
-        title = s.get("title") or s.get("url") or "source"
+        title = s.get("title") or s.get("url") or i18n.t("format.source")
         url = s.get("url")
         lines.append(
             f"{s.get('n', '-')}. [{title}]({url})" if url else f"{s.get('n', '-')}. {title}"
@@ -242,25 +252,27 @@ def _link_marks(text: str, links: dict[int, str]) -> str:
     return CITE_MARK.sub(lambda m: links.get(int(m.group(1)), m.group(0)), text)
 
 
-def toolset_text(toolset: ToolSet, title: str = "Tools") -> str:
+def toolset_text(toolset: ToolSet, title: str | None = None) -> str:
     """Servers, tools and failed tool sources, grouped by source."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in toolset.describe():
         groups.setdefault(row["source"], []).append(row)
-    lines = [f"**{title}**"]
+    lines = [f"**{title or i18n.t('format.tools')}**"]
     if not groups:
-        lines.append("- (no tools available)")
+        lines.append(i18n.t("format.no_tools"))
     for source, rows in groups.items():
-        label = "local" if source == "local" else f"MCP server `{source.removeprefix('mcp:')}`"
+        label = (
+            i18n.t("format.local")
+            if source == "local"
+            else i18n.t("format.mcp_server", name=source.removeprefix("mcp:"))
+        )
         names = []
         for row in rows:
-            flags = [f for f in ("destructive", "ask_first", "long_running") if row[f]]
-            names.append(
-                f"`{row['name']}`" + (f" ({', '.join(flags).replace('_', '-')})" if flags else "")
-            )
+            flags = [i18n.t(f"format.flag.{f}") for f in FLAGS if row[f]]
+            names.append(f"`{row['name']}`" + (f" ({', '.join(flags)})" if flags else ""))
         lines.append(f"- {label}: {', '.join(names)}")
     for failure in toolset.failures:
-        lines.append(f"- ❌ `{failure.source}` unavailable: {failure.reason}")
+        lines.append(i18n.t("format.unavailable", source=failure.source, reason=failure.reason))
     return "\n".join(lines)
 
 
@@ -272,13 +284,17 @@ def tools_count(toolset: ToolSet) -> str:
         sources[key] = sources.get(key, 0) + 1
     n = sum(sources.values())
     where = (
-        f" ({sources.get('local', 0)} built in, {sources['MCP']} from MCP)"
+        i18n.t("format.tools_where", local=sources.get("local", 0), mcp=sources["MCP"])
         if "MCP" in sources
         else ""
     )
     failed = len(toolset.failures)
-    down = f"; {failed} tool source{'s' if failed != 1 else ''} unavailable" if failed else ""
-    return f"{n} tool{'s' if n != 1 else ''}{where}{down}"
+    down = i18n.t(f"format.sources_down.{_one(failed)}", n=failed) if failed else ""
+    return i18n.t(f"format.tools_count.{_one(n)}", n=n) + where + down
+
+
+def _one(n: int) -> str:
+    return "one" if n == 1 else "many"
 
 
 def roles_text(roles: dict[str, str]) -> str:
@@ -295,16 +311,10 @@ def dumps(value: Any) -> str:
 
 def study_restored_text(e: Any) -> str:
     """What the replay of a resumed conversation's EEG study did, and what it could not do."""
-    done = "; ".join(e.replayed) or "nothing"
-    lines = [
-        f"The EEG study of this conversation was rebuilt from its saved log in "
-        f"{seconds(e.seconds)}: {done}."
-    ]
+    done = "; ".join(e.replayed) or i18n.t("format.nothing")
+    lines = [i18n.t("format.restored", time=seconds(e.seconds), done=done)]
     if e.problem:
-        lines.append(f"⚠️ It stopped at {e.problem}.")
+        lines.append(i18n.t("format.restore_stopped", problem=e.problem))
         if e.skipped:
-            lines.append(
-                f"Not restored: {'; '.join(e.skipped)}. Check the data folder "
-                "(list_data_files) and redo those steps."
-            )
+            lines.append(i18n.t("format.not_restored", skipped="; ".join(e.skipped)))
     return "\n\n".join(lines)
