@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import chainlit as cl
 from chainlit.utils import utc_now
 
-from brainchat import redact
+from brainchat import i18n, redact
 from brainchat.connections import Connection, ConnectionFailed, checked, probe
 from brainchat.redact import get_logger, mask
 from brainchat.ui import panel, persistence
@@ -102,9 +102,10 @@ async def add(s: Session, values: dict[str, Any], key: str | None) -> bool:
     except ConnectionFailed as exc:
         log.info("connection refused: %s", exc)
         await cl.Message(
-            content=(
-                f"⚠️ **Connection not added:** {mask(str(exc))}.\n\n"
-                f"Nothing changed; the models in force stay: {panel.summary(s) or 'none'}."
+            content=i18n.t(
+                "connect.not_added",
+                reason=mask(str(exc)),
+                summary=panel.summary(s) or i18n.t("connect.none"),
             ),
             author=AUTHOR,
         ).send()
@@ -113,20 +114,18 @@ async def add(s: Session, values: dict[str, Any], key: str | None) -> bool:
     stored = await _keep(conn)
     log.info("connection %r added (%s): %d model(s)", conn.name, conn.shown_url, len(conn.models))
     listed = ", ".join(f"`{m}`" for m in conn.models[:20])
-    more = f" and {len(conn.models) - 20} more" if len(conn.models) > 20 else ""
-    where = (
-        "kept for you only, encrypted in the store, and restored in your next chats"
-        if stored
-        else "kept for this chat only"
-    )
+    more = i18n.t("connect.more", n=len(conn.models) - 20) if len(conn.models) > 20 else ""
+    where = i18n.t("connect.kept_stored" if stored else "connect.kept_chat")
     await cl.Message(
-        content=(
-            f"🔌 **Connected `{conn.name}`** ({conn.shown_url}). The server lists "
-            f"{len(conn.models)} model{'s' if len(conn.models) != 1 else ''}: {listed}{more}.\n\n"
-            f"Pick them as function-call, answer and chat model in the ⚙️ settings' **Models** "
-            f"section (listed as `{conn.label(conn.models[0])}`), then **Confirm**. The API key is "
-            f"{where}; it is "
-            "never shown again."
+        content=i18n.t(
+            f"connect.connected.{'one' if len(conn.models) == 1 else 'many'}",
+            name=conn.name,
+            url=conn.shown_url,
+            count=len(conn.models),
+            listed=listed,
+            more=more,
+            example=conn.label(conn.models[0]),
+            where=where,
         ),
         author=AUTHOR,
     ).send()
@@ -145,36 +144,42 @@ async def remove(s: Session, name: str) -> bool:
     if conn is None:
         return False
     reply = await cl.AskActionMessage(
-        content=(
-            f"🔌 **Remove the connection `{conn.name}`** ({conn.shown_url})? Its saved API key is "
-            "deleted, and roles that use its models go back to the configured models."
-        ),
+        content=i18n.t("connect.remove_ask", name=conn.name, url=conn.shown_url),
         actions=[
-            cl.Action(name="remove", payload={"remove": True}, label="Remove", icon="trash-2"),
-            cl.Action(name="keep", payload={"remove": False}, label="Keep it", icon="x"),
+            cl.Action(
+                name="remove",
+                payload={"remove": True},
+                label=i18n.t("common.remove"),
+                icon="trash-2",
+            ),
+            cl.Action(
+                name="keep", payload={"remove": False}, label=i18n.t("connect.keep_it"), icon="x"
+            ),
         ],
         author=AUTHOR,
         timeout=300,
     ).send()
     await cl.context.emitter.task_end()  # no task was running: keep the message bar idle
     if not reply or reply.get("name") != "remove":
-        await cl.Message(content=f"Kept the connection `{conn.name}`.", author=AUTHOR).send()
+        await cl.Message(content=i18n.t("connect.kept", name=conn.name), author=AUTHOR).send()
         return False
     s.remove_connection(name)
     p, user = persistence.active(), _user()
-    forgotten = "in this chat"
+    forgotten = i18n.t("connect.forgotten_chat")
     if p is not None and user is not None:
         try:
             await p.connections.remove(user, name)
-            forgotten = "in this chat and in the store (its key is deleted)"
+            forgotten = i18n.t("connect.forgotten_store")
         except Exception as exc:  # noqa: BLE001 - it is gone from this chat either way
             log.warning("connection %r not removed from the store: %s", name, mask(str(exc)))
     await keep_picks(s)
     log.info("connection %r removed", name)
     await cl.Message(
-        content=(
-            f"🔌 Removed the connection `{conn.name}` {forgotten}. Models in force: "
-            f"{panel.summary(s) or 'none — add a connection or configure a model'}."
+        content=i18n.t(
+            "connect.removed",
+            name=conn.name,
+            where=forgotten,
+            summary=panel.summary(s) or i18n.t("connect.none_left"),
         ),
         author=AUTHOR,
     ).send()

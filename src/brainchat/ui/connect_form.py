@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import chainlit as cl
 
-from brainchat import redact
+from brainchat import i18n, redact
 from brainchat.redact import get_logger, mask
 from brainchat.ui import connect, panel
 from brainchat.ui.render import AUTHOR
@@ -26,25 +26,18 @@ if TYPE_CHECKING:
 log = get_logger("brainchat.ui")
 FORM = "ConnectionForm"  # public/elements/ConnectionForm.jsx
 ASK_TIMEOUT = 900  # seconds; an unanswered form is closed, nothing changes
-INTRO = (
-    "🔌 **Add a model connection**: any OpenAI-compatible server (OpenAI, DeepSeek, llama.cpp's "
-    "`llama-server`, vLLM, Ollama). brainchat asks its `/models` and lists the models it reports; "
-    "you then pick the function-call, answer and chat models in the ⚙️ settings (Models)."
-)
-AGAIN = "🔌 **Add a model connection**: not added (the reason is above). Correct it and try again."
 
 
 def button() -> cl.Action:
     """The "Add a model connection" button under a welcome message (it calls `start`)."""
-    return cl.Action(name="add_connection", payload={}, label="Add a model connection", icon="plug")
+    label = i18n.t("connect.button")
+    return cl.Action(name="add_connection", payload={}, label=label, icon="plug")
 
 
 async def ask(conv: Conversation) -> None:
     """Open the form (once at a time) until a connection is added or the user cancels."""
     if conv.connecting:
-        await cl.Message(
-            content="The **Add a model connection** form is already open below.", author=AUTHOR
-        ).send()
+        await cl.Message(content=i18n.t("connect.already_open"), author=AUTHOR).send()
         return
     conv.connecting = True
     try:
@@ -68,7 +61,7 @@ async def _from_button(conv: Conversation) -> None:
 
 
 async def _until_connected(conv: Conversation) -> None:
-    name, url, intro = "", "", INTRO
+    name, url, intro = "", "", i18n.t("connect.intro")
     while True:
         reply = await _ask_once(intro, name, url)
         if reply is None:
@@ -80,7 +73,9 @@ async def _until_connected(conv: Conversation) -> None:
             key, connect._user()
         )  # masked in logs and this user's output, even if it fails
         note = await cl.Message(
-            content=f"🔌 Asking `{redact.show(name or 'the server', 40)}` for its models…",
+            content=i18n.t(
+                "connect.asking", name=redact.show(name or i18n.t("connect.the_server"), 40)
+            ),
             author=AUTHOR,
         ).send()
         added = await connect.add(conv.session, {connect.NAME: name, connect.URL: url}, key or None)
@@ -90,7 +85,7 @@ async def _until_connected(conv: Conversation) -> None:
             return
         # never a credential back into the page: no user info or query, nothing key-shaped
         name = "" if redact.looks_secret(name) else redact.mask(name)
-        url, intro = redact.mask_url(url, drop_query=True), AGAIN
+        url, intro = redact.mask_url(url, drop_query=True), i18n.t("connect.again")
 
 
 async def _ask_once(intro: str, name: str, url: str) -> dict[str, Any] | None:
@@ -105,10 +100,6 @@ async def _ask_once(intro: str, name: str, url: str) -> dict[str, Any] | None:
         reply.clear()  # the key lives in one place only: the caller's
         await question.remove()  # the outcome follows as its own message
         return answer
-    question.content = (
-        "🔌 **Add a model connection**: "
-        + ("cancelled" if reply else "closed after no answer")
-        + "; nothing changed."
-    )
+    question.content = i18n.t("connect.cancelled" if reply else "connect.closed")
     await question.update()
     return None
