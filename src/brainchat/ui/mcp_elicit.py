@@ -20,7 +20,7 @@ from typing import Any, cast
 
 import chainlit as cl
 
-from brainchat import redact
+from brainchat import i18n, redact
 from brainchat.tools.mcp_elicit import Asker, Field, Form, InvalidAnswer, Reply
 from brainchat.ui.connect import _user
 from brainchat.ui.render import AUTHOR
@@ -70,10 +70,10 @@ async def _show(
         "errors": errors,
     }
     element = cl.CustomElement(name=FORM, props=props, display="inline")
-    intro = f"🗨️ MCP server **{plain(form.server)}** asks (during {plain(form.tool)}):\n\n"
+    intro = i18n.t("mcp.asks", server=plain(form.server), tool=plain(form.tool))
     intro += quoted(form.message)
     if errors:
-        intro += "\n\nSome answers do not fit; correct them below."
+        intro += i18n.t("mcp.correct")
     question = cl.AskElementMessage(
         content=intro, element=element, author=AUTHOR, timeout=max(1, int(seconds))
     )
@@ -83,7 +83,7 @@ async def _show(
         with contextlib.suppress(Exception):
             await cl.context.emitter.clear("clear_ask")
             await element.remove()
-            question.content = _asked(form, "closed")
+            question.content = _asked(form, i18n.t("mcp.closed"))
             await question.update()
         raise
 
@@ -118,7 +118,7 @@ async def _settle(
     question: cl.AskElementMessage, form: Form, reply: Reply, timed_out: bool
 ) -> None:
     """The form's message becomes what was asked and what was answered (no secret values)."""
-    said = "no answer in time: cancelled" if timed_out else form.summary(reply)
+    said = i18n.t("mcp.no_answer") if timed_out else form.summary(reply)
     question.content = _asked(form, said)
     await question.update()
     await (
@@ -127,7 +127,9 @@ async def _settle(
 
 
 def _asked(form: Form, outcome: str) -> str:
-    return f"🗨️ MCP server **{plain(form.server)}** asked:\n\n{quoted(form.message)}\n\n→ {plain(outcome)}"
+    return i18n.t(
+        "mcp.asked", server=plain(form.server), message=quoted(form.message), outcome=plain(outcome)
+    )
 
 
 def plain(text: str) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 
 import chainlit as cl
 
+from brainchat import i18n
 from brainchat.tools.mcp_client_session import use_for_plugged_servers
 from brainchat.ui import commands
 from brainchat.ui.render import AUTHOR
@@ -23,17 +24,14 @@ async def connected(session: Any, name: str, client: Any) -> None:
     try:
         tools = await session.connect_user_server(name, client)
     except ImportError as exc:
-        await _say(f"⚠️ MCP support is unavailable: {exc}")
+        await _say(i18n.t("mcp.unavailable", error=exc))
         return
     except Exception as exc:  # noqa: BLE001
         session.with_failure(f"mcp:{name}", str(exc))
-        await _say(f"⚠️ MCP server `{name}` connected but its tools could not be listed: {exc}")
+        await _say(i18n.t("mcp.list_tools_failed", name=name, error=exc))
         return
-    names = ", ".join(f"`{t.name}`" for t in tools) or "no tools"
-    await _say(
-        f"🔌 MCP server `{name}` connected; Agent mode can now use {names}."
-        + features_note(session, name)
-    )
+    names = ", ".join(f"`{t.name}`" for t in tools) or i18n.t("mcp.no_tools")
+    await _say(i18n.t("mcp.connected", name=name, names=names) + features_note(session, name))
     await commands.send(session)
 
 
@@ -45,13 +43,13 @@ def features_note(session: Any, name: str) -> str:
     parts = []
     if server.prompts:
         ids = [f"`/{c.id}`" for c in session.mcp_prompt_commands() if c.server == name]
-        parts.append(f"its prompts are slash commands: {', '.join(ids)}")
+        parts.append(i18n.t("mcp.prompts_note", ids=", ".join(ids)))
     if server.resources_offered:
-        parts.append("its resources can be attached with `/resource` and read by the agent")
+        parts.append(i18n.t("mcp.resources_note"))
     if not parts:
         return ""
-    text = "; ".join(parts)
-    return f" {text[0].upper()}{text[1:]}."
+    text = i18n.t("mcp.note_join").join(parts)
+    return i18n.t("mcp.note", text=f"{text[0].upper()}{text[1:]}")
 
 
 async def disconnected(session: Any, name: str) -> None:
@@ -61,8 +59,7 @@ async def disconnected(session: Any, name: str) -> None:
     session.remove_user_tools(name)
     signed_out = await mcp_signin.sign_out(cl.context.session.id, name)
     await _say(
-        f"🔌 MCP server `{name}` disconnected; its tools are removed"
-        + (", and you are signed out of it (its tokens are deleted)." if signed_out else ".")
+        i18n.t("mcp.disconnected_signed_out" if signed_out else "mcp.disconnected", name=name)
     )
     await commands.send(session)
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import chainlit as cl
 
+from brainchat import i18n
 from brainchat.redact import get_logger, mask
 from brainchat.tools.mcp_prompts import PREFIX
 from brainchat.ui.render import AUTHOR
@@ -56,7 +57,6 @@ async def render(session: Any, command_id: str, args: str) -> str | None:
         await cl.Message(content=f"⚠️ `/{mask(command_id)}`: {mask(str(exc))}", author=AUTHOR).send()
         return None
     quoted = "\n".join(f"> {line}" for line in mask(turn).splitlines())
-    await cl.Message(
-        content=f"Prompt `/{command_id}`, sent as your message:\n\n{quoted}", author=AUTHOR
-    ).send()
+    said = i18n.t("mcp.prompt_sent", command=command_id, quoted=quoted)
+    await cl.Message(content=said, author=AUTHOR).send()
     return turn

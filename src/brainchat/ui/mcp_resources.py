@@ -12,6 +12,7 @@ from typing import Any
 
 import chainlit as cl
 
+from brainchat import i18n
 from brainchat.redact import get_logger, mask
 from brainchat.tools import mcp_resources as resources
 from brainchat.ui.render import AUTHOR
@@ -27,10 +28,6 @@ COMMAND = {
     "button": False,
     "persistent": False,
 }
-USAGE = (
-    "Type `/resource` to list the MCP servers' resources, or `/resource SERVER URI` to attach "
-    "one (a template's `{…}` parts filled in)."
-)
 
 
 def typed(text: str) -> str | None:
@@ -44,7 +41,7 @@ async def command(session: Any, args: str) -> None:
     if args:
         server, _, uri = args.partition(" ")
         if not uri.strip():
-            await _say(f"⚠️ Give both the server and the resource's URI. {USAGE}")
+            await _say(i18n.t("mcp.give_both", usage=i18n.t("mcp.usage")))
             return
         await attach(session, server, uri.strip())
         return
@@ -54,29 +51,26 @@ async def command(session: Any, args: str) -> None:
             try:
                 rows += [(name, e) for e in await resources.list_entries(conn)]
             except Exception as exc:  # noqa: BLE001 - one server's trouble never hides the others
-                await _say(f"⚠️ Could not list the resources of MCP server '{name}': {exc}")
+                await _say(i18n.t("mcp.list_failed", name=name, error=exc))
     if not rows:
-        await _say(
-            "No MCP server offers resources (configured, or connected with the plug button)."
-        )
+        await _say(i18n.t("mcp.no_resources"))
         return
     lines = [
-        f"- **{n}**: `{e.uri}` — {e.name}{' (template)' if e.template else ''}" for n, e in rows
+        f"- **{n}**: `{e.uri}` — {e.name}{i18n.t('mcp.template') if e.template else ''}"
+        for n, e in rows
     ]
     actions = [
         cl.Action(
             name=ACTION,
             payload={"server": n, "uri": e.uri},
-            label=f"Attach {e.uri}",
+            label=i18n.t("mcp.attach", uri=e.uri),
             icon="paperclip",
         )
         for n, e in rows
         if not e.template
     ][:MAX_BUTTONS]
     await cl.Message(
-        content="**MCP resources** (attach one to your next message):\n"
-        + "\n".join(lines)
-        + f"\n\n{USAGE}",
+        content=i18n.t("mcp.resources") + "\n".join(lines) + "\n\n" + i18n.t("mcp.usage"),
         actions=actions,
         author=AUTHOR,
     ).send()
@@ -86,21 +80,22 @@ async def attach(session: Any, server: str, uri: str) -> None:
     """Read one of a server's own resources and keep it for the next message."""
     servers = session.mcp_servers()
     if server not in servers:
-        known = ", ".join(sorted(servers)) or "none"
-        await _say(f"⚠️ No connected MCP server {mask(server)!r} (connected: {known}).")
+        known = ", ".join(sorted(servers)) or i18n.t("mcp.none")
+        await _say(i18n.t("mcp.no_server", server=repr(mask(server)), known=known))
         return
     try:
         contents = await resources.read(servers[server], uri)
     except Exception as exc:  # noqa: BLE001 - the reason (masked) is shown, never a traceback
-        await _say(f"⚠️ Could not attach {mask(uri)!r}: {mask(str(exc))}")
+        await _say(i18n.t("mcp.attach_failed", uri=repr(mask(uri)), error=mask(str(exc))))
         return
     text = mask(contents.text)
     pending = cl.user_session.get(PENDING_KEY) or []
     pending.append((server, contents.uri, text))
     cl.user_session.set(PENDING_KEY, pending)
     await cl.Message(
-        content=f"📎 Attached `{mask(contents.uri)}` from MCP server **{server}** "
-        f"({len(text):,} characters): it goes with your next message.",
+        content=i18n.t(
+            "mcp.attached", uri=mask(contents.uri), server=server, size=f"{len(text):,}"
+        ),
         elements=[cl.Text(name=mask(contents.uri), content=text, display="inline")],
         author=AUTHOR,
     ).send()

@@ -22,6 +22,7 @@ import chainlit as cl
 import httpx
 from fastapi import Request
 
+from brainchat import i18n
 from brainchat.redact import get_logger, mask, mask_url
 from brainchat.tools import mcp_oauth
 from brainchat.tools.mcp_oauth import CALLBACK_PATH, CLIENT_METADATA_PATH, SignInLink
@@ -112,17 +113,8 @@ async def show_link(link: SignInLink) -> None:
     log.info("MCP server %r asks the user to sign in at %s", link.server, link.host)
     # The server and its authorization server chose these: no markdown of theirs in the message
     server, host, url = _text(link.server), _text(link.host), _href(link.url)
-    await cl.Message(
-        content=(
-            f"🔐 **MCP server {server} asks you to sign in.** You sign in at "
-            f"**{host}**, which then sends you back here.\n\n"
-            f"[Sign in to {server} at {host}]({url})\n\n"
-            f"The link opens a new tab and is good for {wait // 60} minutes; the server connects "
-            "as soon as you have signed in. brainchat keeps the tokens for you, encrypted, and "
-            "never shows them; removing the server signs you out."
-        ),
-        author=AUTHOR,
-    ).send()
+    said = i18n.t("mcp.sign_in", server=server, host=host, url=url, minutes=wait // 60)
+    await cl.Message(content=said, author=AUTHOR).send()
 
 
 def _text(value: str) -> str:
@@ -173,6 +165,7 @@ async def callback(request: Request) -> Any:
         who = await current_identifier(request)
     except HTTPException:
         who = None
+    lang = i18n.pick(request.headers.get("accept-language"))  # the page the browser opens
     params = request.query_params
     state, code, error = params.get("state"), params.get("code"), params.get("error")
     try:
@@ -182,23 +175,18 @@ async def callback(request: Request) -> Any:
     except mcp_oauth.SignInRefused:
         log.info("MCP sign-in callback refused (no pending sign-in of this user for its state)")
         return _page(
-            "Sign-in not accepted",
-            "This sign-in link is not one of your pending sign-ins: it expired, was already used, "
-            "or belongs to someone else. Go back to brainchat and connect the server again for a "
-            "new link.",
-            400,
+            i18n.t("mcp.page.not_accepted", lang), i18n.t("mcp.page.not_accepted_text", lang), 400
         )
     if error:
         return _page(
-            "Sign-in refused",
-            f"The authorization server did not sign you in to MCP server '{server}'. Go back to "
-            "brainchat to try again.",
+            i18n.t("mcp.page.refused", lang),
+            i18n.t("mcp.page.refused_text", lang, server=server),
             400,
         )
     log.info("MCP sign-in to %r: code received", server)
     return _page(
-        "Signed in",
-        f"Signed in to MCP server '{server}'. You can close this tab and go back to brainchat.",
+        i18n.t("mcp.page.signed_in", lang),
+        i18n.t("mcp.page.signed_in_text", lang, server=server),
         200,
     )
 
