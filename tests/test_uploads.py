@@ -409,8 +409,7 @@ def test_chainlit_upload_bound_is_never_below_brainchats_limit() -> None:
 
     feature = config.features.spontaneous_file_upload
     assert feature is not None and feature.enabled  # .chainlit/config.toml turns upload on
-    accept = feature.accept
-    assert isinstance(accept, dict) and ".vhdr" in accept["application/*"]
+    assert feature.accept == {}  # every file reaches brainchat, which names what it refuses
     kept = feature.max_size_mb
     try:
         feature.max_size_mb = 10
@@ -441,30 +440,43 @@ def test_chainlit_upload_bound_is_never_below_brainchats_limit() -> None:
         ("sub-01.fif", "application/octet-stream"),
     ],
 )
-def test_chainlit_lets_through_the_types_browsers_send_for_recordings(name: str, mime: str) -> None:
-    """Chainlit's own server check (validate_file_mime_type) with the repository's config."""
-    from chainlit.server import validate_file_mime_type
+def test_the_upload_route_lets_through_the_types_browsers_send_for_recordings(
+    name: str, mime: str
+) -> None:
+    """brainchat's upload route's type check with the repository's config."""
+    from brainchat.ui.upload_route import check_type
 
-    validate_file_mime_type(_upload_file(name, mime), None)
+    check_type(name, mime)
 
 
 @pytest.mark.parametrize(
     ("name", "mime"),
     [("photo.png", "image/png"), ("paper.pdf", "application/pdf"), ("notes.txt", "text/plain")],
 )
-def test_chainlit_refuses_other_files(name: str, mime: str) -> None:
-    from chainlit.server import validate_file_mime_type
+def test_other_files_reach_brainchat_which_names_them_with_its_formats(
+    name: str, mime: str, tmp_path: Path
+) -> None:
+    """Not dropped by a type filter (#40: a .txt vanished without a word): brainchat refuses it
+    and says which formats it reads."""
+    from brainchat.ui.upload_route import check_type
 
-    with pytest.raises(ValueError, match="File type not allowed"):
-        validate_file_mime_type(_upload_file(name, mime), None)
+    check_type(name, mime)
+    path = tmp_path / name
+    path.write_bytes(b"not a recording")
+    (refused,) = up(tmp_path / "data", (name, path)).refused
+    assert refused.reason.startswith("not an EEG recording; accepted: EDF, BDF, GDF, FIF")
 
 
-def _upload_file(name: str, mime: str):
-    import io
+def test_a_configured_accept_map_is_still_kept_by_the_route(monkeypatch) -> None:
+    from chainlit.config import config
 
-    from starlette.datastructures import Headers, UploadFile
+    from brainchat.ui.upload_route import Refused, check_type
 
-    return UploadFile(io.BytesIO(b""), filename=name, headers=Headers({"content-type": mime}))
+    feature = config.features.spontaneous_file_upload
+    monkeypatch.setattr(feature, "accept", {"application/*": [".edf"]})
+    check_type("sub-01.edf", "application/octet-stream")
+    with pytest.raises(Refused, match="File type not allowed"):
+        check_type("notes.txt", "text/plain")
 
 
 def test_staging_folders_left_by_a_killed_process_are_removed_after_an_hour(

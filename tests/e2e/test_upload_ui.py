@@ -81,9 +81,11 @@ def attach(page, *paths: Path) -> None:
 
 
 def uploads(data_dir: Path) -> list[str]:
-    """Every file and folder under uploads/ (a staging folder left behind would show here)."""
+    """Every file and folder under uploads/ (a staging folder left behind would show here), less
+    the uploads index (.index.json: where each upload came from, #40)."""
     root = data_dir / "uploads"
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) if root.exists() else []
+    found = root.rglob("*") if root.exists() else []
+    return sorted(p.relative_to(root).as_posix() for p in found if p.name != ".index.json")
 
 
 def test_a_good_edf_is_checked_shown_stored_and_analysed_by_the_agent(

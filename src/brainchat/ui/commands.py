@@ -6,7 +6,7 @@ from typing import Any
 
 import chainlit as cl
 
-from brainchat.ui import mcp_prompts, mcp_resources
+from brainchat.ui import mcp_prompts, mcp_resources, recordings
 
 COMMANDS = [
     {
@@ -23,6 +23,7 @@ COMMANDS = [
         "button": False,
         "persistent": False,
     },
+    recordings.COMMAND,  # /files: one's recordings, with Remove
     mcp_resources.COMMAND,  # /resource
 ]
 

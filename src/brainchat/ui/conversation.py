@@ -29,6 +29,7 @@ from brainchat.ui import (
     live,
     modes,
     panel,
+    recordings,
     resume,
     runtime,
     servers,
@@ -198,6 +199,9 @@ async def handle_message(conv: Conversation, message: cl.Message) -> None:
             await run_turn(conv, turn, message.id, (note or "") + mcp_res.take_attached())
         return
     command = message.command or typed_command(text)
+    if command == "files":  # one's recordings, with Remove (#40)
+        await recordings.command(conv.session)
+        return
     if command in ("tools", "connect"):
         if switch:
             await conv.save()  # no turn follows to save it
@@ -207,9 +211,9 @@ async def handle_message(conv: Conversation, message: cl.Message) -> None:
 
 
 def typed_command(text: str) -> str | None:
-    """`/tools` or `/connect` typed as text, without the command menu."""
+    """`/tools`, `/connect` or `/files` typed as text, without the command menu."""
     word = text.split(maxsplit=1)[:1]
-    return word[0][1:] if word and word[0] in ("/tools", "/connect") else None
+    return word[0][1:] if word and word[0] in ("/tools", "/connect", "/files") else None
 
 
 async def run_turn(

@@ -182,6 +182,22 @@ async def _stream(request: Request, session: Any, limit: Limit) -> JSONResponse:
     return JSONResponse({"id": writer.register()})
 
 
+def check_type(name: str, content_type: str) -> None:
+    """Refuse (Refused) a type the configured `accept` map does not allow, before any of the file
+    is read. An empty map (brainchat's config.toml) lets every file in: brainchat itself names
+    what it cannot read and lists the formats it reads, where a filter dropped it unsaid."""
+    from chainlit.config import config
+    from chainlit.server import validate_file_upload
+
+    feature = config.features.spontaneous_file_upload
+    if feature is not None and feature.accept == {}:
+        return
+    try:
+        validate_file_upload(_Checked(name, content_type, 0))  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise Refused(400, str(exc)) from None
+
+
 class _Writer:
     """The parser's callbacks: keeps the file part's headers, writes its bytes in blocks."""
 
@@ -225,12 +241,7 @@ class _Writer:
             self.part.is_file = True
             self.part.name = filename.decode("utf-8", "replace")
             self.part.content_type = self.part.headers.get("content-type", "")
-            from chainlit.server import validate_file_upload
-
-            try:  # the type is refused before any of the file is read
-                validate_file_upload(_Checked(self.part.name, self.part.content_type, 0))  # type: ignore[arg-type]
-            except ValueError as exc:
-                raise Refused(400, str(exc)) from None
+            check_type(self.part.name, self.part.content_type)
 
     def _data(self, data: bytes, start: int, end: int) -> None:
         if self.part.is_file:

@@ -44,12 +44,16 @@ def _channels_checked(*, data_dir: Any, files: list[str], stop: threading.Event)
     return ""
 
 
+def _own_uploads(study: Study) -> set[str]:
+    """The files uploaded in this conversation (its upload lines: "name (8 ch, ...)")."""
+    return {line.rsplit(" (", 1)[0] for line in study.uploads}
+
+
 def _data_tools(study: Study) -> list[BaseTool]:
     def list_data_files(pattern: str = "*", *, stop: threading.Event) -> str:
         from brainchat.eeg.io.listing import list_files
 
-        mine = {line.rsplit(" (", 1)[0] for line in study.uploads}  # "name (8 ch, ...)"
-        return list_files(study.data_dir, pattern, stop, mine=mine)
+        return list_files(study.data_dir, pattern, stop, mine=_own_uploads(study))
 
     async def load_data(files: list[str], **bids: Any) -> str:
         from brainchat.eeg.preprocessing.preprocessing import load_op

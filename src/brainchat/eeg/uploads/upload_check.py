@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from brainchat import i18n
 from brainchat.eeg.io.bounds import TooBig, check_markers
@@ -104,16 +105,7 @@ def check_recording(path: Path) -> RecordingInfo:
         )
     if fmt == "vhdr":  # MNE parses every marker as it opens the header
         _check_markers(path)
-    try:
-        raw = read(path, preload=False, verbose="error")
-        if fmt == "gdf":  # a GDF cut short: its length from the file, as for EDF
-            crop_to_whole_records(raw, path)
-    except FileNotFoundError as exc:
-        raise Refusal(_missing(path, fmt, exc)) from None
-    except Exception as exc:  # noqa: BLE001 - any reader error: damaged or not what it claims
-        if cut_short(path, fmt):  # the reader's words ("list index out of range") say nothing
-            raise Refusal(i18n.t("uploads.cut_short")) from None
-        raise Refusal(f"MNE cannot read it as {fmt.upper()}: {_first_line(exc)}") from None
+    raw = _open(path, fmt, read)
     if outside := files_outside(raw, path.parent):
         raise Refusal(
             f"it points at data outside its upload ({', '.join(outside)}); upload the "
@@ -146,6 +138,21 @@ def check_recording(path: Path) -> RecordingInfo:
         events={k.removeprefix("Comment/"): v for k, v in class_counts(raw).items()},
         measured=date.strftime("%Y-%m-%d %H:%M") if date else "",
     )
+
+
+def _open(path: Path, fmt: str, read: Any) -> Any:
+    """MNE's reader on the file (no data read); Refusal with the reason in the user's terms."""
+    try:
+        raw = read(path, preload=False, verbose="error")
+        if fmt == "gdf":  # a GDF cut short: its length from the file, as for EDF
+            crop_to_whole_records(raw, path)
+    except FileNotFoundError as exc:
+        raise Refusal(_missing(path, fmt, exc)) from None
+    except Exception as exc:  # noqa: BLE001 - any reader error: damaged or not what it claims
+        if cut_short(path, fmt):  # the reader's words ("list index out of range") say nothing
+            raise Refusal(i18n.t("uploads.cut_short")) from None
+        raise Refusal(f"MNE cannot read it as {fmt.upper()}: {_first_line(exc)}") from None
+    return raw
 
 
 EDF_MAGIC = (b"0       ", b"\xffBIOSEMI")  # EDF's and BDF's first 8 bytes

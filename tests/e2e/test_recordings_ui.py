@@ -1,0 +1,95 @@
+"""One's recordings in a real browser (#40): /files lists them with size and origin and removes one
+after asking; a file brainchat cannot read (.txt) reaches brainchat and is named with the formats it
+reads, instead of vanishing in the browser; the page loads without MIME-type warnings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from brainchat.eeg.io.synthetic import make_recording, write_raw
+from conftest import open_chat, poll, screenshot, send, spec, wait_idle
+
+pytestmark = pytest.mark.browser
+FILE_INPUT = "#upload-button-input"
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("files")
+    raw = make_recording(1, 1, trials=6).crop(tmax=20, include_tmax=False)
+    raw.pick(raw.ch_names[:8])
+    write_raw(raw, root / "my_8ch.edf")
+    (root / "notes.txt").write_text("not a recording")
+    return root
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("recordings") / "data"
+
+
+@pytest.fixture(scope="module")
+def app(model_server, app_factory, data_dir):
+    return app_factory({"AGENT_FUNCTION_CALL_MODEL": spec(model_server, "fc-m"),
+                        "BRAINCHAT_DATA_DIR": str(data_dir)})  # fmt: skip
+
+
+def attach(page, path: Path) -> None:
+    page.set_input_files(FILE_INPUT, [str(path)])
+    page.wait_for_selector(f"text={path.name}")
+    page.wait_for_function("() => !document.querySelector('#chat-submit')?.disabled")
+    page.click("#chat-submit")
+
+
+def test_an_unsupported_file_is_named_with_the_formats_and_the_page_logs_no_mime_warning(
+    app, browser, files, data_dir
+) -> None:
+    """The accept map of config.toml made the page drop a .txt without a word and log five
+    "Skipped "application/*"" warnings a load; now any file reaches brainchat, and the only
+    such warnings left are the two Chainlit's page logs before its settings arrive (its own
+    fallback map, out of the app's reach), none once they have."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    said: list[tuple[bool, str]] = []
+    settings: list[str] = []
+    page.on("response", lambda r: settings.append(r.url) if "/project/settings" in r.url else None)
+    page.on("console", lambda m: said.append((bool(settings), m.text)))
+    page.goto(app)
+    page.wait_for_selector("text=/brainchat is (ready|not ready)/")
+    attach(page, files / "notes.txt")
+    page.wait_for_selector("text=/Refused `?notes.txt`?/", timeout=60_000)
+    body = page.inner_text("body")
+    assert "not an EEG recording; accepted: EDF, BDF, GDF, FIF, EEGLAB" in body
+    mime = [(late, m) for late, m in said if "MIME" in m or "Skipped" in m]
+    assert [m for late, m in mime if late] == [] and len(mime) <= 2, mime
+    assert not (data_dir / "uploads" / "notes.txt").exists()
+    page.close()
+
+
+def test_files_lists_ones_recordings_and_removes_one_after_asking(
+    app, browser, files, data_dir
+) -> None:
+    page = open_chat(browser, app)
+    attach(page, files / "my_8ch.edf")
+    page.wait_for_selector("text=/Uploaded `?uploads\\/my_8ch.edf/", timeout=60_000)
+    wait_idle(page)
+    send(page, "/files")
+    page.wait_for_selector("text=Your recordings", timeout=30_000)
+    table = page.locator("table").last
+    assert "uploads/my_8ch.edf" in table.inner_text()
+    assert "uploaded in this conversation" in table.inner_text()
+    screenshot(page, "recordings.png")
+    page.get_by_role("button", name="Remove my_8ch.edf").click()
+    page.wait_for_selector("text=/Remove `?uploads\\/my_8ch.edf`? .* from your data folder/")
+    page.get_by_role("button", name="Keep it").click()  # asked first: Keep keeps it
+    page.wait_for_selector("text=Selected: Keep it")  # Chainlit keeps the choice, not the list
+    page.wait_for_selector("text=Your recordings", timeout=30_000)  # the list shown again
+    assert (data_dir / "uploads" / "my_8ch.edf").is_file()
+    page.get_by_role("button", name="Remove my_8ch.edf").click()
+    page.wait_for_selector("text=/Remove `?uploads\\/my_8ch.edf`? .* from your data folder/")
+    page.get_by_role("button", name="Remove", exact=True).click()
+    page.wait_for_selector("text=/Removed `?uploads\\/my_8ch.edf/", timeout=30_000)
+    poll(lambda: not (data_dir / "uploads" / "my_8ch.edf").exists(), "the file removed")
+    page.wait_for_selector("text=/holds no recordings/", timeout=30_000)
+    page.close()
