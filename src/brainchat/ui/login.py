@@ -17,6 +17,7 @@ from fastapi import Depends, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi.security import OAuth2PasswordRequestForm
 
+from brainchat import i18n
 from brainchat.redact import get_logger
 from brainchat.store.accounts import Accounts
 from brainchat.store.throttle import NAME_CHARS, LoginThrottle
@@ -62,9 +63,10 @@ def install(accounts: Accounts, throttle: LoginThrottle) -> None:
         client = request.client.host if request.client else "?"
         if wait := throttle.wait(name, client):
             seconds = math.ceil(wait)
+            lang = i18n.pick(request.headers.get("accept-language"))
             log.warning("login for %r from %s refused for %s s: too many failures", name[:NAME_CHARS], client, seconds)  # fmt: skip
             return JSONResponse(
-                {"detail": f"Too many failed logins: try again in {seconds} s."},
+                {"detail": i18n.t("session.too_many_logins", lang, seconds=seconds)},
                 status_code=429,
                 headers={"Retry-After": str(seconds)},
             )

@@ -9,6 +9,8 @@ check is for a message that gets past the browser.
 
 from __future__ import annotations
 
+from brainchat import i18n
+
 MAX_MESSAGE_CHARS = 200_000
 
 
@@ -21,8 +23,9 @@ def too_long_notice(text: str) -> str | None:
     """A notice naming the size and the limit when `text` is over it, else None."""
     if len(text) <= MAX_MESSAGE_CHARS:
         return None
-    return (
-        f"⚠️ This message is {_megabytes(text)} ({len(text):,} characters); the limit is "
-        f"{MAX_MESSAGE_CHARS:,} characters (about 200 KB), so it was not sent to the model. "
-        "Shorten it or split it into several messages. The rest of the conversation is kept."
+    return i18n.t(
+        "session.too_long",
+        size=_megabytes(text),
+        chars=f"{len(text):,}",
+        limit=f"{MAX_MESSAGE_CHARS:,}",
     )

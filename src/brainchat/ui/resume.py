@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import chainlit as cl
 from chainlit.utils import utc_now
 
+from brainchat import i18n
 from brainchat.redact import get_logger, mask
 from brainchat.session import Session, Snapshot, Turn
 from brainchat.store.history import ThreadUsage, rebuild, turn_mark
@@ -71,17 +72,17 @@ def add_note(session: Session, usage: ThreadUsage, thread: dict[str, Any]) -> st
     id."""
     from brainchat.ui.render import AUTHOR
 
+    mode = i18n.t(f"welcome.mode.{session.mode}")
     lines = [
-        f"↩️ **Conversation resumed** in **{session.mode.capitalize()} mode**; the models see the "
-        f"last {len(session.history) // 2} answered turn(s).",
-        f"Usage so far: {usage.text()}.",
+        i18n.t("session.resumed.one", mode=mode, n=len(session.history) // 2),
+        i18n.t("session.usage_so_far", usage=usage.text()),
     ]
     pending = session.study.pending
     if pending:
         from brainchat.eeg.study.replay import label
 
         steps = "; ".join(label(e) for e in pending)
-        lines.append(f"EEG study ({steps}): restored at the first EEG tool call.")
+        lines.append(i18n.t("session.study_pending", steps=steps))
     now = utc_now()
     note_id = str(uuid.uuid4())
     thread.setdefault("steps", []).append(

@@ -18,6 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from brainchat import i18n
 from brainchat.redact import get_logger
 from brainchat.store.accounts import Accounts
 
@@ -189,7 +190,8 @@ async def _refuse(scope: Scope, receive: Receive, send: Send) -> None:
         await receive()  # websocket.connect; closing before accepting answers HTTP 403
         await send({"type": "websocket.close", "code": 1008})
         return
-    body = b"Your session has ended: log in again."
+    said = dict(scope.get("headers") or []).get(b"accept-language", b"").decode("latin-1")
+    body = i18n.t("session.ended", i18n.pick(said)).encode()
     headers = [(b"content-type", b"text/plain; charset=utf-8"),
                (b"content-length", str(len(body)).encode())]  # fmt: skip
     await send({"type": "http.response.start", "status": 401, "headers": headers})

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from brainchat import i18n
+
 MAX_ROWS, MAX_COLUMNS, MAX_CELL, MAX_JSON = 50, 12, 80, 3000
 
 
@@ -51,10 +53,11 @@ def table(rows: list[dict[str, Any]]) -> str:
         lines.append("| " + " | ".join(_cell(row.get(c, "")) for c in shown) + " |")
     more = []
     if len(rows) > MAX_ROWS:
-        more.append(f"{len(rows) - MAX_ROWS} more rows")
+        more.append(i18n.t("session.more_rows", n=len(rows) - MAX_ROWS))
     if len(columns) > MAX_COLUMNS:
-        more.append(f"{len(columns) - MAX_COLUMNS} more columns")
-    return "\n".join(lines) + (f"\n\n*({', '.join(more)} not shown)*" if more else "")
+        more.append(i18n.t("session.more_columns", n=len(columns) - MAX_COLUMNS))
+    said = i18n.t("session.not_shown", more=", ".join(more)) if more else ""
+    return "\n".join(lines) + (f"\n\n{said}" if said else "")
 
 
 def _cell(value: Any) -> str:
