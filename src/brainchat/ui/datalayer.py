@@ -32,6 +32,8 @@ from brainchat.redact import get_logger, mask
 from brainchat.store.files import LocalFiles
 from brainchat.store.records import Store
 from brainchat.store.threads import check_id
+from brainchat.ui import thread_names as titles
+from brainchat.ui.thread_names import attached
 
 log = get_logger("brainchat.store")
 FILES_ROUTE = "/brainchat/files/"
@@ -102,14 +104,9 @@ class LocalStorageClient(BaseStorageClient):
 
 def _uploaded_recording(element: Any) -> bool:
     """An EEG file or zip the user attached (Chainlit's copy in its session files folder)."""
-    from chainlit.config import FILES_DIRECTORY
-
     from brainchat.eeg.uploads.upload_names import ACCEPTED, extension
 
-    path = Path(element.path).resolve()
-    return (
-        path.is_relative_to(FILES_DIRECTORY.resolve()) and extension(element.name or "") in ACCEPTED
-    )
+    return attached(element) and extension(element.name or "") in ACCEPTED
 
 
 OnDelete = Callable[[str, str | None], Awaitable[None]]
@@ -223,13 +220,15 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
         try:
             await self.store.upsert_thread(
                 thread_id,
-                name=name,
+                name=None if user_id else name,
                 user_id=user_id,
                 user_identifier=identifier,
                 tags=tags,
                 metadata=metadata,
                 created_at=utc_now(),
             )
+            if name is not None and user_id:  # unique among the user's threads
+                await titles.name_thread(self.store, thread_id, name)
         except Exception as exc:  # noqa: BLE001 - Chainlit calls this from fire-and-forget tasks
             log.warning("thread %s not saved: %s", thread_id[:40], mask(str(exc)))
 
@@ -290,15 +289,17 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
                 )
                 return
             if (
-                thread_id in self._untitled
-                and step_dict.get("type") == "user_message"
+                step_dict.get("type") == "user_message"
                 and not step_dict.get("command")  # a command picked from the menu, with text or not
                 and not _not_a_title(question)
             ):
-                # the first real question of a thread that began with a button names it
+                # the first real question of a thread that began with a button or files names it;
+                # any other thread without a name (one restarted in between) gets it too
+                first = thread_id in self._untitled
                 self._untitled.discard(thread_id)
-                name = short_title(question)
-                await self.store.upsert_thread(thread_id, name=name, created_at=utc_now())
+                await titles.name_thread(
+                    self.store, thread_id, short_title(question), unnamed_only=not first
+                )
         except Exception as exc:  # noqa: BLE001 - Chainlit calls this from fire-and-forget tasks
             log.warning("step not saved: %s", mask(str(exc)))
 
@@ -372,6 +373,10 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
         await self.store.upsert_thread(element.thread_id, created_at=utc_now())
         if not await self.store.upsert_element(row):
             log.warning("refused %s: the id is an element of another thread", what)
+        elif element.path and attached(element):  # files sent with no text: named by a file,
+            tid = element.thread_id  # until the first question names the thread
+            if await titles.name_thread(self.store, tid, element.name, unnamed_only=True):
+                self._untitled.add(tid)
 
     async def _thread_user_id(self, thread_id: str) -> str | None:
         return await self.store.thread_user_id(thread_id)

@@ -1,8 +1,10 @@
-"""Thread titles written by the chat model (BRAINCHAT_THREAD_TITLES=model).
+"""Thread titles: unique among a user's threads, and written by the chat model when asked
+(BRAINCHAT_THREAD_TITLES=model).
 
 By default a thread is titled by its first question (the data layer does it, no model call).
 With `model`, one short call after the first answered turn renames it; it runs in the
 background, so the input is free at once, and a failure keeps the question as the title.
+Either way a title another thread of the same user has already gets " (2)", " (3)"...
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import TYPE_CHECKING
 import chainlit as cl
 
 from brainchat.redact import get_logger, mask
-from brainchat.ui import persistence
+from brainchat.ui import persistence, thread_names
 
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
@@ -71,6 +73,9 @@ async def _write_title(spec: ModelSpec, thread_id: str, question: str) -> None:
         title = reply.text.strip().strip("\"'“”").strip()
         layer = get_data_layer()
         if title and layer is not None:
+            store = getattr(layer, "store", None)  # brainchat's data layer: a unique name
+            if store is not None:
+                title = await thread_names.unique_title(store.engine, thread_id, title)
             await layer.update_thread(thread_id, name=title)
     except Exception as exc:  # noqa: BLE001 - the question stays the title
         log.warning("thread title not written: %s: %s", type(exc).__name__, mask(str(exc)))
