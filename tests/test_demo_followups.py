@@ -170,3 +170,22 @@ STATE = (
     "(balanced 0.90, kappa 0.80, 20 test epochs)\n"
 )
 EVALUATED = "eegnet on 20 test epochs: accuracy 0.950, balanced 0.950, kappa 0.900, ROC AUC 0.99"
+
+
+def test_any_model_is_steered_to_read_a_result_and_to_state_the_split_note() -> None:
+    """For real models: a question about a result is shown worked examples that read the study
+    (never train), in English and Chinese; an evaluation whose split shares sessions asks the
+    answer to say what that means."""
+    from brainchat.eeg.guidance.answers import state_line
+    from brainchat.eeg.guidance.examples import nearest
+
+    for question in (
+        "Why is the accuracy so high?",
+        "为什么准确率这么高？",
+        "比较一下训练过的模型",
+    ):
+        shown = nearest(question, 2)
+        assert shown and "get_study_state" in shown[0].calls, (question, shown)
+        assert not any("train_model" in e.calls for e in shown)
+    said = state_line("evaluate_model", "x\nnote: split note: split by trial: the test trials ...")
+    assert said is not None and "'split note:' says the test scores can show" in said

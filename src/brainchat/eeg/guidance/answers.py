@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from brainchat.eeg.core.holdout import MARK as SPLIT_MARK
 from brainchat.eeg.core.leakage import MARK
 
 STATE = {
@@ -24,18 +25,22 @@ STATE = {
 SCORE_NAME = re.compile(r"; score (.{1,40}?) \(chance")
 PAIRED = ", the paired test with its W and p,"
 LEAKAGE = f"the leakage risk it names ('{MARK} ...'), as written"
+# a split by trial: the same sessions in training and test (eeg/core/holdout.py)
+SPLIT = f"what its '{SPLIT_MARK}' says the test scores can show, in a sentence"
 
 
 def state_line(name: str, result: str) -> str | None:
     """What to state from `name`'s result (None: nothing particular). A cross_validate line
     names its score, and asks for no paired test where none ran (one pipeline); a result that
-    names a leakage risk asks for it too (a score without it reads as clean)."""
+    names a leakage risk, or a split whose test trials share sessions with training, asks for
+    that too (a score without it reads as clean)."""
     line = _scores_line(name, result)
-    if MARK not in result:
+    extra = [said for mark, said in ((MARK, LEAKAGE), (SPLIT_MARK, SPLIT)) if mark in result]
+    if not extra:
         return line
     if line is None:
-        return f"(State from this result {LEAKAGE}.)"
-    return f"{line.removesuffix('.)')}; and {LEAKAGE}.)"
+        return f"(State from this result {' and '.join(extra)}.)"
+    return f"{line.removesuffix('.)')}; and {' and '.join(extra)}.)"
 
 
 def _scores_line(name: str, result: str) -> str | None:

@@ -37,7 +37,7 @@ STEPS: tuple[Step, ...] = (
     Step("load", "load recordings (files, subjects, sessions)", ("load_data",)),
     Step(
         "inspect",
-        "describe what is loaded: channels, events, steps done",
+        "describe what is loaded and done: channels, events, steps, models' scores and split",
         ("get_study_state",),
         report=True,
     ),  # fmt: skip

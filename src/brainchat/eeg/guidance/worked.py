@@ -97,6 +97,11 @@ EXAMPLES: tuple[tuple[str, tuple[Call, ...]], ...] = (
     ("清空当前的研究，重新开始", (("clear_study", {}),)),
     ("Evaluate the model I trained.", (("evaluate_model", {}),)),
     ("评估刚才训练的模型", (("evaluate_model", {}),)),
+    # a question about a result reads it; it never trains again (the summary carries the scores)
+    ("Why is the test accuracy so high?", (("get_study_state", {}),)),
+    ("为什么准确率这么高？", (("get_study_state", {}),)),
+    ("Compare the models I trained so far.", (("get_study_state", {}),)),
+    ("比较一下目前训练过的模型", (("get_study_state", {}),)),
     ("What does the literature say about mu rhythm desynchronisation? Cite sources.",
      (("web_search", {"query": "mu rhythm event-related desynchronization motor imagery"}),)),
     ("EEGNet 的结构是什么？请引用文献", (("web_search", {"query": "EEGNet architecture compact CNN"}),)),
