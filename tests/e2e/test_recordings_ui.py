@@ -80,6 +80,10 @@ def test_files_lists_ones_recordings_and_removes_one_after_asking(
     assert "uploads/my_8ch.edf" in table.inner_text()
     assert "uploaded in this conversation" in table.inner_text()
     screenshot(page, "recordings.png")
+    other = open_chat(browser, app)  # a New chat: the same recording, from another conversation
+    send(other, "/files")
+    other.wait_for_selector("text=uploaded in another conversation", timeout=30_000)
+    other.close()
     page.get_by_role("button", name="Remove my_8ch.edf").click()
     page.wait_for_selector("text=/Remove `?uploads\\/my_8ch.edf`? .* from your data folder/")
     page.get_by_role("button", name="Keep it").click()  # asked first: Keep keeps it
@@ -93,3 +97,45 @@ def test_files_lists_ones_recordings_and_removes_one_after_asking(
     poll(lambda: not (data_dir / "uploads" / "my_8ch.edf").exists(), "the file removed")
     page.wait_for_selector("text=/holds no recordings/", timeout=30_000)
     page.close()
+
+
+def login(browser, url: str, name: str, password: str):
+    """A page of its own (its own cookies) signed in as `name`."""
+    import re
+
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    page.goto(url)
+    page.fill("#email", name)
+    page.fill("#password", password)
+    page.get_by_role("button", name=re.compile("continue|sign in|log in", re.I)).click()
+    page.wait_for_selector("#chat-input")
+    page.wait_for_selector("text=/brainchat is (ready|not ready)/")
+    return page
+
+
+@pytest.mark.attack
+def test_with_accounts_one_user_never_sees_nor_removes_anothers_recordings(
+    model_server, app_factory, browser, files, tmp_path
+) -> None:
+    from test_persist_ui import add_user
+
+    env = {"AGENT_FUNCTION_CALL_MODEL": spec(model_server, "fc-m"), "BRAINCHAT_AUTH": "password"}
+    add_user(tmp_path, env, "ana", "correct horse battery")
+    add_user(tmp_path, env, "bob", "battery staple horse")
+    url = app_factory(env, home=tmp_path)
+    ana = login(browser, url, "ana", "correct horse battery")
+    attach(ana, files / "my_8ch.edf")
+    ana.wait_for_selector("text=/Uploaded `?uploads\\/my_8ch.edf/", timeout=60_000)
+    kept = tmp_path / "data" / "users" / "ana" / "uploads" / "my_8ch.edf"
+    assert kept.is_file()
+    bob = login(browser, url, "bob", "battery staple horse")
+    send(bob, "/files")
+    bob.wait_for_selector("text=/holds no recordings/", timeout=30_000)
+    assert "my_8ch" not in bob.inner_text("body")
+    assert bob.get_by_role("button", name="Remove my_8ch.edf").count() == 0
+    send(ana, "/files")
+    ana.wait_for_selector("text=Your recordings", timeout=30_000)
+    assert "uploads/my_8ch.edf" in ana.locator("table").last.inner_text()
+    assert kept.is_file()
+    ana.context.close()
+    bob.context.close()
