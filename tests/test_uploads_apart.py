@@ -175,3 +175,27 @@ async def test_the_demo_in_a_new_chat_loads_the_demo_files_only(
     assert "load_data" not in ran and first.study.stage == "empty"
     failed = [e.error or "" for e in events if getattr(e, "status", "") == "error"]
     assert any("do not share one channel set" in f for f in failed), failed
+
+
+@pytest.mark.parametrize("cut", [100, 256 * 5, 256 * 9 + 3, 40_000])
+def test_an_edf_cut_off_is_refused_in_the_users_terms(
+    eight: Path, tmp_path: Path, cut: int
+) -> None:
+    """Cut in its fixed header, its channel headers or its data: MNE's own words ("list index out
+    of range", "could not convert string to float") became "the file is shorter than its
+    header says ..."; in Chinese for a Chinese page."""
+    from brainchat import i18n
+
+    part = tmp_path / "cut.edf"
+    part.write_bytes(eight.read_bytes()[:cut])
+    (refused,) = receive([Incoming("cut.edf", part)], tmp_path / "data", UploadLimits()).refused
+    assert refused.reason.startswith(
+        "the file is shorter than its header says: it was cut off during copying or upload; "
+        "upload the whole file"
+    ), refused.reason
+    i18n.use("zh-CN")
+    try:
+        (refused,) = receive([Incoming("cut.edf", part)], tmp_path / "data", UploadLimits()).refused
+    finally:
+        i18n.use(None)
+    assert refused.reason.startswith("文件比其文件头声明的要短"), refused.reason
