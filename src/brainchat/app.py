@@ -20,6 +20,7 @@ from brainchat.ui import (
     outbound,
     page,
     persistence,
+    regenerate,
     runtime,
     servers,
     upload_route,
@@ -116,6 +117,12 @@ async def write_demo_data(action: cl.Action) -> None:
 async def export_analysis(action: cl.Action) -> None:
     if c := conv.current():
         await conv.export_analysis(c)
+
+
+@cl.action_callback("regenerate")
+async def regenerate_answer(action: cl.Action) -> None:
+    if c := conv.current():
+        await regenerate.again(c, action.payload, conv.run_turn)
 
 
 @cl.action_callback("attach_resource")

@@ -50,9 +50,10 @@ TEXT = {
         "只能重新生成最后一个回答。",
         "只能重新產生最後一個回答。",
     ),
-    "progress.regenerated": (
-        "Answer {number} to this question",
-        "此问题的第 {number} 个回答",
-        "此問題的第 {number} 個回答",
+    "progress.regenerate_study": (
+        "Answering again. The EEG study is not rolled back: what the first answer's steps did "
+        "to it still applies, and a step that needs your approval asks again.",
+        "重新回答。脑电研究不会回退：第一次回答的步骤对它所做的更改仍然有效，需要您批准的步骤会再次询问。",
+        "重新回答。腦電研究不會回退：第一次回答的步驟對它所做的更改仍然有效，需要您核准的步驟會再次詢問。",
     ),
 }

@@ -30,6 +30,7 @@ from brainchat.ui import (
     modes,
     panel,
     recordings,
+    regenerate,
     resume,
     runtime,
     servers,
@@ -241,6 +242,7 @@ async def run_turn(
                     counted = True
                 await renderer.handle(event)
         await renderer.finish()
+        await regenerate.offer(renderer, parent_id)  # under the last answer only
         runtime.settle()
     except asyncio.CancelledError:
         if not counted:
