@@ -67,8 +67,8 @@ def _split_lines(state: str, n: int) -> list[str]:
         )
     return [
         first,
-        f"- **The test set is small**: {n} epochs, so one epoch more or less right moves the "
-        f"accuracy by {1 / n:.3f}.",
+        f"- **The test set is small**: {n} epochs, so each epoch more or less right moves the "
+        f"accuracy by one {n}th.",
     ]
 
 
@@ -122,11 +122,9 @@ def compare_answer(question: str, state: str, trained_now: str = "") -> str:
     rows = [f"| {m.name} | {m.acc} | {m.balanced} | {m.kappa} | {m.n} |" for m in models]
     ranked = sorted(models, key=lambda m: float(m.acc), reverse=True)
     best, next_ = ranked[0], ranked[1]
-    gap = float(best.acc) - float(next_.acc)
     verdict = (
-        f"**{best.name} scores highest** ({best.acc}), {gap:.3f} above {next_.name} "
-        f"({round(gap * n)} test epoch(s) of {n})."
-        if gap > 0
+        f"**{best.name} scores highest** ({best.acc}, against {next_.acc} for {next_.name})."
+        if float(best.acc) > float(next_.acc)
         else f"**{best.name} and {next_.name} score the same** ({best.acc})."
     )
     lines = [
@@ -164,8 +162,9 @@ def plot_answer(plotted: str, loaded: str) -> str:
     first = loaded.splitlines()[0] if loaded else ""
     what = ", ".join(shown) or "the power spectrum"
     return (
-        f"Below: **{what}**" + (f" ({first})" if first else "") + ". Motor imagery shows as a "
-        "drop of power in the mu (8-12 Hz) and beta (13-30 Hz) bands over C3 and C4 during "
-        "imagery; the decoders' 8-30 Hz band-pass keeps those bands. Next, ask to *train a "
-        "decoder*."
+        f"Below: **{what}**"
+        + (f" ({first})" if first else "")
+        + ". Motor imagery is read from the "
+        "mu and beta bands over the motor cortex (C3 and C4): that is where the decoders look. "
+        "Next, ask to *train a decoder*."
     )
