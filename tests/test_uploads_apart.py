@@ -199,3 +199,28 @@ def test_an_edf_cut_off_is_refused_in_the_users_terms(
     finally:
         i18n.use(None)
     assert refused.reason.startswith("文件比其文件头声明的要短"), refused.reason
+
+
+def test_the_list_of_recordings_and_the_command_menu_speak_the_users_language(
+    data: Path, eight: Path
+) -> None:
+    from brainchat import i18n
+    from brainchat.ui.commands import COMMANDS, _localized
+    from brainchat.ui.recordings import table
+
+    receive([Incoming(eight.name, eight)], data, UploadLimits(), "thread-1")
+    rows = list_recordings(data)
+    english = table(rows, "thread-1")
+    assert english.startswith("**Your recordings** (5)") and "| `uploads/my_8ch.edf` |" in english
+    assert "uploaded in this conversation, " in english and "| demo set |" in english
+    assert "uploaded in another conversation, " in table(rows, "thread-2")
+    files = next(c for c in COMMANDS if c["id"] == "files")
+    for lang, said, menu in (("zh-CN", "**你的记录**（5 个）", "你的记录：大小、来源；可删除"),
+                             ("zh-TW", "**你的記錄**（5 個）", "你的記錄：大小、來源；可刪除")):  # fmt: skip
+        i18n.use(lang)
+        try:
+            text, described = table(rows, "thread-1"), _localized(files)["description"]
+        finally:
+            i18n.use(None)
+        assert text.startswith(said) and "在本" in text and "| `uploads/my_8ch.edf` |" in text
+        assert described == menu

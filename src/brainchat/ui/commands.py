@@ -6,6 +6,7 @@ from typing import Any
 
 import chainlit as cl
 
+from brainchat import i18n
 from brainchat.ui import mcp_prompts, mcp_resources, recordings
 
 COMMANDS = [
@@ -28,8 +29,17 @@ COMMANDS = [
 ]
 
 
+def _localized(command: dict[str, Any]) -> dict[str, Any]:
+    """A command of brainchat's own with its description in the user's language."""
+    key = f"commands.{command['id']}"
+    if key in i18n.table():
+        return {**command, "description": i18n.t(key)}
+    return command
+
+
 async def send(session: Any) -> None:
     """The command menu, sent at the start and again when a plug-button server connects or
     leaves (its prompts come and go with it)."""
-    commands = COMMANDS + mcp_prompts.commands(session)
+    own = [_localized(c) for c in COMMANDS]
+    commands = own + mcp_prompts.commands(session)
     await cl.context.emitter.set_commands(commands)  # type: ignore[arg-type]
