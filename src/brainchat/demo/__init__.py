@@ -93,11 +93,8 @@ def active() -> bool:
     return os.environ.get(DEMO_ENV) == "1"
 
 
-WELCOME = (
-    "🎬 **Demo mode**: scripted models answer (offline, no key, no cost) and web search reads a "
-    "fixture file. The scripted models answer by what you ask, in any conversation and as often "
-    "as you like: in **Chat** ask about EEG; switch to **Agent** and ask about motor imagery "
-    "(it searches and cites its sources); write the demo EEG set and ask *what is in the demo "
-    "files* (it lists and loads them) or ask it to *train a decoder* (it loads, filters, epochs, "
-    "trains EEGNet, evaluates it and states the results, with the figures)."
-)
+def welcome() -> str:
+    """The welcome's demo line, in the current language (i18n `demo.welcome`)."""
+    from brainchat import i18n
+
+    return i18n.t("demo.welcome")

@@ -1,6 +1,26 @@
 """The offline demo's own sentences (`brainchat --demo`, `brainchat ask --demo`)."""
 
 TEXT = {
+    "demo.welcome": (
+        "🎬 **Demo mode**: scripted models answer (offline, no key, no cost) and web search reads "
+        "a fixture file. The scripted models answer by what you ask, in any conversation and as "
+        "often as you like, in English or Chinese: in **Chat** ask about EEG; switch to **Agent** "
+        "and ask about motor imagery (it searches and cites its sources); write the demo EEG set "
+        "and ask *what is in the demo files* (it lists and loads them) or ask it to *train a "
+        "decoder* (it loads, filters, epochs, trains EEGNet, evaluates it and states the results, "
+        "with the figures). Then follow up: *why is the accuracy so high?*, *train CSP+LDA and "
+        "compare*, *plot the PSD*.",
+        "🎬 **演示模式**：由脚本模型回答（离线、无需密钥、不花钱），网页搜索读取一个固定的资料文件。"
+        "脚本模型按你问的内容回答，任何对话、问多少次都一样，中英文皆可：在 **Chat** 模式问 EEG 的问题；"
+        "切换到 **Agent** 模式问运动想象（它会检索并引用来源）；写入演示 EEG 数据后问*演示文件里有什么*"
+        "（它会列出并加载文件），或让它*训练一个解码器*（加载、滤波、分段、训练 EEGNet、评估并给出结果和图）。"
+        "然后接着问：*为什么准确率这么高？*、*训练 CSP+LDA 并比较*、*画出功率谱*。",
+        "🎬 **示範模式**：由腳本模型回答（離線、無需金鑰、不花錢），網頁搜尋讀取一個固定的資料檔。"
+        "腳本模型按你問的內容回答，任何對話、問多少次都一樣，中英文皆可：在 **Chat** 模式問 EEG 的問題；"
+        "切換到 **Agent** 模式問運動想像（它會檢索並引用來源）；寫入示範 EEG 資料後問*示範檔案裡有什麼*"
+        "（它會列出並載入檔案），或讓它*訓練一個解碼器*（載入、濾波、分段、訓練 EEGNet、評估並給出結果和圖）。"
+        "然後接著問：*為什麼準確率這麼高？*、*訓練 CSP+LDA 並比較*、*畫出功率譜*。",
+    ),
     "demo.capabilities": (
         "This is brainchat's offline demo: scripted models, no key, no network. They understand "
         "only what the demo's tour does. In **Agent** mode it can search its fixture of sources "

@@ -142,7 +142,7 @@ async def welcome(conv: Conversation) -> None:
         i18n.t("welcome.help"),
     ]
     if demo.active():
-        lines.insert(1, demo.WELCOME)
+        lines.insert(1, demo.welcome())
     actions = [
         cl.Action(name="show_tools", payload={}, label=i18n.t("welcome.show_tools"), icon="wrench"),
         connect_form.button(),
