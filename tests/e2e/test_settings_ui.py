@@ -1,6 +1,7 @@
-"""The settings panel and the mode picker in a real browser: the panel is three short sections
-(models, agent limits, advanced), a value set in one section survives a visit to another, and the
-Chat / Agent picker shows the mode in force until the server has confirmed a switch."""
+"""The settings panel and the mode picker in a real browser: the panel is four short sections
+(models, agent limits, advanced, the interface language), a value set in one section survives a
+visit to another, and the Chat / Agent picker shows the mode in force until the server has
+confirmed a switch."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ SECTIONS = {
         "chat_model_custom",
         "chat_temperature",
     ],
+    "Interface": ["interface_language"],  # brainchat's own text: Auto, English, 简体中文, 繁體中文
 }
 
 
@@ -49,7 +51,7 @@ def section_fields(page) -> list[str]:
     ]
 
 
-def test_the_panel_is_three_short_sections_and_keeps_values_across_them(app, browser):
+def test_the_panel_is_four_short_sections_and_keeps_values_across_them(app, browser):
     page = open_chat(browser, app)
     page.click("#chat-settings-open-modal")
     tabs = page.locator("#chat-settings [role=tab]")
