@@ -20,6 +20,7 @@ from brainchat.eeg.study.study import Study
 from brainchat.eeg.tools.tools import build_eeg_tools
 from brainchat.llm import make_chat_model
 from brainchat.settings import AgentLimits
+from brainchat.testing.scripted_server import Call, Text, ToolCalls
 from brainchat.tools.search import FixtureBackend, make_search_tool
 
 from support import collect, of, spec, text
@@ -150,6 +151,7 @@ def test_every_follow_up_the_demo_suggests_is_one_it_handles() -> None:
 
     sources = [
         *(i18n.every("demo.capabilities")),
+        *(i18n.every("demo.welcome")),
         *(i18n.every("demo.compare_which")),
         *(i18n.every("demo.compare_none")),
         answers.NO_DATA,
@@ -160,7 +162,7 @@ def test_every_follow_up_the_demo_suggests_is_one_it_handles() -> None:
         answers.training_answer({"evaluate_model": EVALUATED}),
     ]
     said = [s for text_ in sources for s in suggestions(text_)]
-    assert len(said) >= 20, said
+    assert len(said) >= 30, said
     for suggestion in said:
         assert intent(suggestion) != "other", suggestion
 
@@ -191,3 +193,44 @@ def test_any_model_is_steered_to_read_a_result_and_to_state_the_split_note() -> 
         assert not any("train_model" in e.calls for e in shown)
     said = state_line("evaluate_model", "x\nnote: split note: split by trial: the test trials ...")
     assert said is not None and "'split note:' says the test scores can show" in said
+
+
+def test_chat_mode_sends_work_to_agent_mode_in_the_question_s_language() -> None:
+    from brainchat.demo.replies import chat_reply
+
+    for question, lang in (
+        ("训练一个解码器", "zh-CN"),
+        ("訓練一個解碼器", "zh-TW"),
+        ("Train one", "en"),
+    ):
+        assert chat_reply(question).content == i18n.t("demo.chat_needs_tools", lang)
+
+
+@pytest.mark.slow  # trains CSP+LDA
+async def test_any_model_s_follow_up_request_carries_the_earlier_result(demo_server, data) -> None:
+    """Not the demo's models: a follow-up turn of models scripted by hand, after a training. The
+    function-call model's request has every model's scores and the split's shared sessions in
+    its study line; the answer request, after it read the study, has the scores, the split note
+    and the line asking to state it."""
+    conv = Conversation(demo_server, data)
+    await conv.ask("Train CSP+LDA on the demo files")
+    s = demo_server
+    fc = make_chat_model(spec(s, "fc"), "function_call")
+    ans = make_chat_model(spec(s, "ans"), "answer")
+    from brainchat.eeg.guidance import EEG  # as the session builds it: the EEG domain's guidance
+
+    tools = build_eeg_tools(conv.study)
+    agent = build_agent(fc, ans, tools, LIMITS, context=conv.study.summary, domain=EEG)
+    s.queue("fc", ToolCalls([Call("get_study_state", {})]), Text("I read the study's results."))
+    s.queue("ans", Text("The result stands as evaluated."))
+    events = await collect(agent.run("Why is the accuracy so high?", conv.history))
+    assert [e.name for e in of(events, "tool_call_started")] == ["get_study_state"]
+    system = s.requests_for("fc")[0].messages[0]["content"]
+    assert re.search(r"csp_lda test acc [\d.]+ \(balanced [\d.]+, kappa -?[\d.]+, 20 test", system)
+    assert "split by trial: train" in system and "(test shares 4 session(s) with training" in system
+    answer_request = s.requests_for("ans")[-1].messages[-1]["content"]
+    assert "csp_lda test acc" in answer_request
+    assert "split note: split by trial: the test trials come from the same 4 session(s)" in (
+        answer_request
+    )
+    assert "what its 'split note:' says the test scores can show" in answer_request
