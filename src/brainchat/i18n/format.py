@@ -95,4 +95,11 @@ TEXT = {
         "未恢复：{skipped}。请检查数据文件夹（list_data_files）并重做这些步骤。",
         "未恢復：{skipped}。請檢查資料夾（list_data_files）並重做這些步驟。",
     ),
+    "format.folder.root": ("the data folder", "数据文件夹", "資料夾"),
+    "format.folder.other": ("the folder `{name}`", "文件夹 `{name}`", "資料夾 `{name}`"),
+    "format.folder.sub": (
+        "the data folder's `{name}/`",
+        "数据文件夹中的 `{name}/`",
+        "資料夾中的 `{name}/`",
+    ),
 }

@@ -148,10 +148,9 @@ async def welcome(conv: Conversation) -> None:
         connect_form.button(),
     ]
     if await asyncio.to_thread(data_folder_empty, s.settings.data_dir):
-        from brainchat.eeg.io.paths import shown_folder
         from brainchat.eeg.io.synthetic import demo_folder
 
-        where = shown_folder(s.settings.data_dir, demo_folder(s.settings.data_dir))
+        where = fmt.shown_folder(s.settings.data_dir, demo_folder(s.settings.data_dir))
         # named relative to the data folder: the server's folders are its own
         lines.append(i18n.t("welcome.empty_folder", where=where))
         label = i18n.t("welcome.write_demo")
@@ -167,7 +166,8 @@ async def show_tools(conv: Conversation) -> None:
         notice = i18n.t("notices.tools_failed", error=exc)
         await cl.Message(content=notice, author=AUTHOR).send()
         return
-    await cl.Message(content=fmt.toolset_text(toolset, "Agent tools"), author=AUTHOR).send()
+    listing = fmt.toolset_text(toolset, i18n.t("format.agent_tools"))
+    await cl.Message(content=listing, author=AUTHOR).send()
 
 
 async def window_message(conv: Conversation, data: Any) -> None:
@@ -343,12 +343,11 @@ async def export_analysis(conv: Conversation) -> None:
 
 # -- demo data and connections -------------------------------------------------------------
 async def write_demo_data(conv: Conversation) -> None:
-    from brainchat.eeg.io.paths import shown_folder
     from brainchat.eeg.io.synthetic import demo_folder
 
     data_dir = conv.session.settings.data_dir
     folder = demo_folder(data_dir)  # where `brainchat demo-data` writes
-    where = shown_folder(data_dir, folder)
+    where = fmt.shown_folder(data_dir, folder)
     writing = i18n.t("welcome.writing_demo", where=where)
     note = await cl.Message(content=writing, author=AUTHOR).send()
     try:

@@ -318,3 +318,18 @@ def study_restored_text(e: Any) -> str:
         if e.skipped:
             lines.append(i18n.t("format.not_restored", skipped="; ".join(e.skipped)))
     return "\n\n".join(lines)
+
+
+def shown_folder(data_dir: Any, folder: Any) -> str:
+    """A folder as a message names it, in the user's language: relative to the data folder,
+    never by where the server keeps it (eeg.io.paths.shown_folder's rule)."""
+    from pathlib import Path
+
+    from brainchat.eeg.io.paths import relative_name
+
+    name = relative_name(data_dir, folder)
+    if name == ".":
+        return i18n.t("format.folder.root")
+    if Path(name).is_absolute():
+        return i18n.t("format.folder.other", name=Path(folder).name)
+    return i18n.t("format.folder.sub", name=Path(name).as_posix())
