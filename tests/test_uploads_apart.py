@@ -9,7 +9,9 @@ outside one's own data folder.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -224,3 +226,49 @@ def test_the_list_of_recordings_and_the_command_menu_speak_the_users_language(
             i18n.use(None)
         assert text.startswith(said) and "在本" in text and "| `uploads/my_8ch.edf` |" in text
         assert described == menu
+
+
+def test_the_upload_step_and_message_speak_the_users_language(eight: Path, tmp_path: Path) -> None:
+    """The upload's step title, its body and the message under it, for a real EDF and a .txt;
+    English exactly as before, Chinese for a Chinese page."""
+    from brainchat import i18n
+    from brainchat.ui.uploads import details, summary, title
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a recording")
+    files = [Incoming(eight.name, eight), Incoming("notes.txt", notes)]
+    report = receive(files, tmp_path / "data", UploadLimits())
+    english = summary(report, "agent", asked=False)
+    assert "📥 Uploaded `uploads/my_8ch.edf` (8 ch, 250 Hz, 20 s)" in english
+    assert "⚠️ Refused `notes.txt`: not an EEG recording; accepted: EDF, BDF, GDF, FIF" in english
+    assert title(report, 0.2).startswith("Upload · 1 accepted, 1 refused · ")
+    i18n.use("zh-CN")
+    try:
+        said, body, head = (
+            summary(report, "agent", asked=False),
+            details(report),
+            title(report, 0.2),
+        )
+        refused = receive([Incoming("notes.txt", notes)], tmp_path / "data", UploadLimits())
+    finally:
+        i18n.use(None)
+    assert "📥 已上传 `uploads/my_8ch.edf`" in said and "⚠️ 已拒绝 `notes.txt`" in said
+    assert "✅ **uploads/my_8ch.edf**：EDF，8 个通道" in body and head.startswith(
+        "上传 · 1 个已接受"
+    )
+    assert refused.refused[0].reason.startswith("不是 EEG 记录；可接受的格式：EDF, BDF")
+
+
+async def test_the_context_names_this_conversations_uploads_the_latest_last(
+    data: Path, eight: Path, tmp_path: Path
+) -> None:
+    """ "The file I just uploaded" is the last one named, and named again as the latest."""
+    study = Study(data)
+    second = tmp_path / "later.edf"
+    await asyncio.to_thread(shutil.copyfile, eight, second)
+    await upload(study, eight, "thread-1")
+    await upload(study, second, "thread-1")
+    line = study.context().splitlines()[-1]
+    assert line.startswith("Uploaded this conversation (paths relative to the data folder): ")
+    assert line.index("uploads/my_8ch.edf (") < line.index("uploads/later.edf (")
+    assert line.endswith("; the latest: uploads/later.edf")

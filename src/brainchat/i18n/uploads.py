@@ -71,3 +71,96 @@ TEXT |= {
         "⚠️ 未刪除 `{name}`：{reason}",
     ),
 }
+
+TEXT |= {
+    "uploads.not_eeg": (
+        "not an EEG recording; accepted: {formats}",
+        "不是 EEG 记录；可接受的格式：{formats}",
+        "不是 EEG 記錄；可接受的格式：{formats}",
+    ),
+    "uploads.busy": (
+        "⚠️ Another upload of yours is being checked; wait until it has finished, then attach "
+        "{names} again. Nothing of it was kept.",
+        "⚠️ 你的另一个上传正在检查中；请等它完成后再附加 {names}。本次上传未保留任何内容。",
+        "⚠️ 你的另一個上傳正在檢查中；請等它完成後再附加 {names}。本次上傳未保留任何內容。",
+    ),
+    "uploads.busy_title": (
+        "Upload · refused · another upload is being checked",
+        "上传 · 已拒绝 · 另一个上传正在检查中",
+        "上傳 · 已拒絕 · 另一個上傳正在檢查中",
+    ),
+    "uploads.checking": (
+        "Upload · checking {n} file(s)…",
+        "上传 · 正在检查 {n} 个文件…",
+        "上傳 · 正在檢查 {n} 個檔案…",
+    ),
+    "uploads.failed": (
+        "The upload failed ({reason}). Nothing was kept.",
+        "上传失败（{reason}）。未保留任何内容。",
+        "上傳失敗（{reason}）。未保留任何內容。",
+    ),
+    "uploads.failed_short": (
+        "The upload failed; nothing was kept.",
+        "上传失败；未保留任何内容。",
+        "上傳失敗；未保留任何內容。",
+    ),
+    "uploads.title": (
+        "Upload · {parts} · {took}",
+        "上传 · {parts} · {took}",
+        "上傳 · {parts} · {took}",
+    ),
+    "uploads.title_failed": (
+        "Upload · failed · {took}",
+        "上传 · 失败 · {took}",
+        "上傳 · 失敗 · {took}",
+    ),
+    "uploads.n_accepted": ("{n} accepted", "{n} 个已接受", "{n} 個已接受"),
+    "uploads.n_refused": ("{n} refused", "{n} 个已拒绝", "{n} 個已拒絕"),
+    "uploads.nothing": ("nothing received", "未收到文件", "未收到檔案"),
+    "uploads.no_file": ("No file arrived.", "没有收到文件。", "沒有收到檔案。"),
+    "uploads.refused_block": (
+        "❌ **{name}** refused: {reason}. Nothing of it was kept.",
+        "❌ **{name}** 已拒绝：{reason}。未保留任何内容。",
+        "❌ **{name}** 已拒絕：{reason}。未保留任何內容。",
+    ),
+    "uploads.ignored_block": (
+        "Ignored (not EEG files): {names}",
+        "已忽略（不是 EEG 文件）：{names}",
+        "已忽略（不是 EEG 檔案）：{names}",
+    ),
+    "uploads.accepted_head": (
+        "✅ **{name}**: {fmt}, {n} channels, {seconds} s at {sfreq} Hz",
+        "✅ **{name}**：{fmt}，{n} 个通道，{seconds} 秒，采样率 {sfreq} Hz",
+        "✅ **{name}**：{fmt}，{n} 個通道，{seconds} 秒，取樣率 {sfreq} Hz",
+    ),
+    "uploads.channels": ("- Channels: {names}", "- 通道：{names}", "- 通道：{names}"),
+    "uploads.events": ("- Events: {events}", "- 事件：{events}", "- 事件：{events}"),
+    "uploads.recorded": ("- Recorded: {when}", "- 记录时间：{when}", "- 記錄時間：{when}"),
+    "uploads.files": ("- Files: {files}", "- 文件：{files}", "- 檔案：{files}"),
+    "uploads.note": ("- Note: {note}", "- 注意：{note}", "- 注意：{note}"),
+    "uploads.uploaded": (
+        "📥 Uploaded `{name}` ({brief})",
+        "📥 已上传 `{name}`（{brief}）",
+        "📥 已上傳 `{name}`（{brief}）",
+    ),
+    "uploads.refused": (
+        "⚠️ Refused `{name}`: {reason}.",
+        "⚠️ 已拒绝 `{name}`：{reason}。",
+        "⚠️ 已拒絕 `{name}`：{reason}。",
+    ),
+    "uploads.ignored": (
+        "Ignored {n} file(s) that are not EEG recordings.",
+        "已忽略 {n} 个不是 EEG 记录的文件。",
+        "已忽略 {n} 個不是 EEG 記錄的檔案。",
+    ),
+    "uploads.next_chat": (
+        "Switch to Agent mode to analyse it.",
+        "切换到智能体模式即可分析它。",
+        "切換到智能體模式即可分析它。",
+    ),
+    "uploads.next_agent": (
+        "Ask about it, e.g. *analyse the file I just uploaded*.",
+        "可以直接提问，例如 *分析我刚上传的文件*。",
+        "可以直接提問，例如 *分析我剛上傳的檔案*。",
+    ),
+}

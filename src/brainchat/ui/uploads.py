@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import chainlit as cl
 
+from brainchat import i18n
 from brainchat.eeg.io.paths import without_server_paths
 from brainchat.eeg.study.study import UPLOADS_SHOWN
 from brainchat.eeg.uploads.uploads import (
@@ -91,13 +92,8 @@ _checking: set[str] = set()  # data folders with an upload being checked now
 
 async def _busy(attached: list[Any]) -> None:
     names = ", ".join(f"`{e.name}`" for e in attached)
-    text = (
-        f"⚠️ Another upload of yours is being checked; wait until it has finished, then attach "
-        f"{names} again. Nothing of it was kept."
-    )
-    async with cl.Step(
-        name="Upload · refused · another upload is being checked", type="tool"
-    ) as step:
+    text = i18n.t("uploads.busy", names=names)
+    async with cl.Step(name=i18n.t("uploads.busy_title"), type="tool") as step:
         step.output = text
     await cl.Message(content=text, author=AUTHOR).send()
 
@@ -127,7 +123,7 @@ async def _report(
     s: Session, message: cl.Message, work: asyncio.Future[UploadReport], count: int
 ) -> str | None:
     """The step and the message about an upload being checked by `work`."""
-    step = cl.Step(name=f"Upload · checking {count} file(s)…", type="tool")
+    step = cl.Step(name=i18n.t("uploads.checking", n=count), type="tool")
     started = time.perf_counter()
     failed = False
     async with step:
@@ -154,29 +150,31 @@ def failure(exc: BaseException, data_dir: Path) -> str:
     last part; secrets masked."""
     text = without_server_paths(str(exc), data_dir).strip()
     reason = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-    return mask(f"The upload failed ({reason}). Nothing was kept.")
+    return mask(i18n.t("uploads.failed", reason=reason))
 
 
 def title(report: UploadReport, took: float, *, failed: bool = False) -> str:
     if failed:
-        return f"Upload · failed · {seconds(took)}"
+        return i18n.t("uploads.title_failed", took=seconds(took))
     parts = []
     if report.accepted:
-        parts.append(f"{len(report.accepted)} accepted")
+        parts.append(i18n.t("uploads.n_accepted", n=len(report.accepted)))
     if report.refused:
-        parts.append(f"{len(report.refused)} refused")
-    return f"Upload · {', '.join(parts) or 'nothing received'} · {seconds(took)}"
+        parts.append(i18n.t("uploads.n_refused", n=len(report.refused)))
+    shown = ", ".join(parts) or i18n.t("uploads.nothing")
+    return i18n.t("uploads.title", parts=shown, took=seconds(took))
 
 
 def details(report: UploadReport) -> str:
     """The step's body: each recording's header, or the reason it was refused."""
     blocks = [_accepted_block(a) for a in report.accepted]
     blocks += [
-        f"❌ **{r.name}** refused: {r.reason}. Nothing of it was kept." for r in report.refused
+        i18n.t("uploads.refused_block", name=r.name, reason=r.reason) for r in report.refused
     ]
     if report.ignored:
-        blocks.append("Ignored (not EEG files): " + ", ".join(f"`{n}`" for n in report.ignored))
-    return "\n\n".join(blocks) or "No file arrived."
+        names = ", ".join(f"`{n}`" for n in report.ignored)
+        blocks.append(i18n.t("uploads.ignored_block", names=names))
+    return "\n\n".join(blocks) or i18n.t("uploads.no_file")
 
 
 def _accepted_block(a: Accepted) -> str:
@@ -187,42 +185,42 @@ def _accepted_block(a: Accepted) -> str:
         if len(info.channels) > CHANNELS_SHOWN
         else ""
     )
-    lines = [
-        f"✅ **{a.name}**: {info.fmt.upper()}, {len(info.channels)} channels, "
-        f"{info.seconds:.1f} s at {info.sfreq:g} Hz",
-        f"- Channels: {shown}{more}",
-    ]
+    head = i18n.t(
+        "uploads.accepted_head",
+        name=a.name,
+        fmt=info.fmt.upper(),
+        n=len(info.channels),
+        seconds=f"{info.seconds:.1f}",
+        sfreq=f"{info.sfreq:g}",
+    )
+    lines = [head, i18n.t("uploads.channels", names=shown + more)]
     if info.events:
-        lines.append("- Events: " + ", ".join(f"{k} {v}" for k, v in info.events.items()))
+        events = ", ".join(f"{k} {v}" for k, v in info.events.items())
+        lines.append(i18n.t("uploads.events", events=events))
     if info.measured:
-        lines.append(f"- Recorded: {info.measured}")
+        lines.append(i18n.t("uploads.recorded", when=info.measured))
     if len(a.files) > 1:
-        lines.append("- Files: " + ", ".join(f"`{f}`" for f in a.files))
+        lines.append(i18n.t("uploads.files", files=", ".join(f"`{f}`" for f in a.files)))
     if a.note:
-        lines.append(f"- Note: {a.note}")
+        lines.append(i18n.t("uploads.note", note=a.note))
     return "\n".join(lines)
 
 
 def summary(report: UploadReport, mode: str, *, asked: bool, failed: bool = False) -> str:
     """The message under the step: what arrived, what was refused and why, what to do next."""
     if failed and not (report.accepted or report.refused or report.ignored):
-        return "The upload failed; nothing was kept."
+        return i18n.t("uploads.failed_short")
     lines = []
     for a in report.accepted:
-        lines.append(
-            f"📥 Uploaded `{a.name}` ({a.info.brief()})" + (f": {a.note}" if a.note else "")
-        )
+        said = i18n.t("uploads.uploaded", name=a.name, brief=a.info.brief())
+        lines.append(said + (f": {a.note}" if a.note else ""))
     for r in report.refused:
-        lines.append(f"⚠️ Refused `{r.name}`: {r.reason}.")
+        lines.append(i18n.t("uploads.refused", name=r.name, reason=r.reason))
     if report.ignored:
-        lines.append(f"Ignored {len(report.ignored)} file(s) that are not EEG recordings.")
+        lines.append(i18n.t("uploads.ignored", n=len(report.ignored)))
     if report.accepted and not asked:
-        lines.append(
-            "Switch to Agent mode to analyse it."
-            if mode == "chat"
-            else "Ask about it, e.g. *analyse the file I just uploaded*."
-        )
-    return "\n\n".join(lines) or "No file arrived."
+        lines.append(i18n.t("uploads.next_chat" if mode == "chat" else "uploads.next_agent"))
+    return "\n\n".join(lines) or i18n.t("uploads.no_file")
 
 
 def chat_note(accepted: list[Accepted]) -> str:

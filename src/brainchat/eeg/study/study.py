@@ -329,7 +329,7 @@ class Study:
 
 def context_text(summary: str, emptied: str | None, uploads: list[str]) -> str:
     """The study's summary, a note not yet told (the UI may have missed the event: a Stop had
-    ended the run), and the latest uploads."""
+    ended the run), and the latest uploads of this conversation, oldest first."""
     text = summary
     if emptied:
         text += f"\nNote for the user: {emptied}"
@@ -340,6 +340,8 @@ def context_text(summary: str, emptied: str | None, uploads: list[str]) -> str:
             shown
         )
         text += f" (+{more} earlier)" if more else ""
+        if len(shown) > 1:  # "the file I just uploaded" is the last one
+            text += f"; the latest: {shown[-1].rsplit(' (', 1)[0]}"
     return text
 
 

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from brainchat import i18n
 from brainchat.eeg.uploads.upload_check import (
     RecordingInfo,
     Refusal,
@@ -212,9 +213,8 @@ def _stage(
             continue
         ext = extension(f.name)
         if ext not in ACCEPTED:
-            report.refused.append(
-                Refused(f.name, f"not an EEG recording; accepted: {FORMATS_TEXT}")
-            )
+            said = i18n.t("uploads.not_eeg", formats=FORMATS_TEXT)
+            report.refused.append(Refused(f.name, said))
         elif ext == ".zip":
             box = staging / f"zip-{i}"
             dest = safe_folder(stem(safe_name(f.name)))
