@@ -1,9 +1,13 @@
 """The page in Chinese: a browser whose language is 简体中文 (or 繁體中文) gets brainchat's own text
 in it (the welcome, step titles, the settings panel), as Chainlit's own chrome follows the
 browser; tool names, model names and figures stay as they are. The panel's Interface language
-overrides the browser: English on a zh-CN browser turns brainchat's text English."""
+overrides the browser: English on a zh-CN browser turns brainchat's text English, and stays so
+when the conversation is opened again."""
 
 from __future__ import annotations
+
+import re
+from urllib.parse import urlparse
 
 import pytest
 
@@ -20,14 +24,18 @@ TABS = {
 READY = {"zh-CN": "已就绪", "zh-TW": "已就緒"}
 
 
+def models(server) -> dict[str, str]:
+    return {
+        "AGENT_FUNCTION_CALL_MODEL": spec(server, "fc-z"),
+        "AGENT_ANSWER_MODEL": spec(server, "ans-z"),
+        "CHAT_MODEL": spec(server, "chat-z"),
+        "DEFAULT_MODE": "agent",
+    }
+
+
 @pytest.fixture(scope="module")
 def app(model_server, app_factory):
-    return app_factory({
-        "AGENT_FUNCTION_CALL_MODEL": spec(model_server, "fc-z"),
-        "AGENT_ANSWER_MODEL": spec(model_server, "ans-z"),
-        "CHAT_MODEL": spec(model_server, "chat-z"),
-        "DEFAULT_MODE": "agent",
-    })  # fmt: skip
+    return app_factory(models(model_server))
 
 
 def open_in(browser, url: str, locale: str):
@@ -88,7 +96,10 @@ def test_a_chinese_browser_gets_brainchat_in_chinese(model_server, app, browser,
     page.context.close()
 
 
-def test_choosing_english_in_the_panel_wins_over_a_chinese_browser(model_server, app, browser):
+def test_choosing_english_in_the_panel_wins_over_a_chinese_browser(
+    model_server, app_factory, browser
+):
+    app = app_factory(models(model_server))  # its own app: it is killed below
     page = open_in(browser, app, "zh-CN")
     page.wait_for_selector("text=已就绪")
     assert panel_tabs(page) == TABS["zh-CN"]
@@ -112,4 +123,17 @@ def test_choosing_english_in_the_panel_wins_over_a_chinese_browser(model_server,
     titles = " | ".join(step_titles(page))
     assert "Agent run" in titles and "web_search · 4 results" in titles, titles
     assert "智能体运行" not in titles
+    page.wait_for_url(re.compile(r"/thread/[0-9a-f-]+"))
+    thread = urlparse(page.url).path
+
+    # the choice is kept with the conversation's state, written with each turn: after a crash
+    # (before the page could say goodbye), the thread opened again on a zh-CN browser is English
+    app_factory.stop(app, kill=True)
+    page.context.close()
+    again = app_factory(models(model_server), home=app_factory.home[app])
+    page = browser.new_context(locale="zh-CN").new_page()
+    page.goto(again + thread)
+    page.wait_for_selector("text=Conversation resumed")
+    assert "对话已恢复" not in page.inner_text("body")
+    assert panel_tabs(page) == TABS["en"]
     page.context.close()
