@@ -210,3 +210,24 @@ def test_the_stats_table_and_tool_listing_speak_chinese(lang: None, lang_tag: st
     )
     assert "| fc | 2 |" in table  # the model's name and the figures as they are
     assert i18n.t("format.tools_count.many", n=3) == ("3 个工具" if lang_tag == "zh-CN" else "3 個工具")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("lang_tag", "said"),
+    [
+        ("en", "the limit is 200,000 characters"),
+        ("zh-CN", "上限为 200,000 个字符"),
+        ("zh-TW", "上限為 200,000 個字元"),
+    ],  # fmt: skip
+)
+def test_notices_outside_a_run_speak_the_language(lang: None, lang_tag: str, said: str) -> None:
+    from brainchat.ui import plan_view, structured_view
+    from brainchat.ui.message_limit import MAX_MESSAGE_CHARS, too_long_notice
+
+    i18n.use(lang_tag)
+    notice = too_long_notice("x" * (MAX_MESSAGE_CHARS + 1))
+    assert notice is not None and said in notice, notice
+    table = structured_view.structured_block([{f"c{i}": i for i in range(40)}] * 200)
+    assert {"en": "more rows", "zh-CN": "另有", "zh-TW": "另有"}[lang_tag] in table
+    steps = [{"id": 1, "title": "Load", "status": "done", "tool": "load_data"}]
+    assert "✓ 1. Load (`load_data`)" == plan_view.steps_text(steps)  # the plan's own words
