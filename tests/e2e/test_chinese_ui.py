@@ -137,3 +137,29 @@ def test_choosing_english_in_the_panel_wins_over_a_chinese_browser(
     assert "对话已恢复" not in page.inner_text("body")
     assert panel_tabs(page) == TABS["en"]
     page.context.close()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="ui/modes.py (another helper's part of #40) does not go through brainchat.i18n yet: "
+    "remove this mark when it does",
+)
+def test_the_mode_switch_speaks_chinese(model_server, app, browser):
+    page = open_in(browser, app, "zh-CN")
+    page.wait_for_selector("text=已就绪")
+    trigger = "#mode-picker-trigger-mode"
+    before = page.inner_text(trigger).strip()
+    page.click(trigger)
+    page.get_by_role("option").nth(0).click()  # Chat: switches at once, with one line
+    page.wait_for_function(
+        "([sel, was]) => document.querySelector(sel)?.textContent.trim() !== was",
+        arg=[trigger, before],
+    )
+    page.click(trigger)
+    page.get_by_role("option").nth(1).click()  # Agent: asks first, with two buttons
+    page.wait_for_selector("text=/Switch to Agent mode\\?|切换到智能体/")
+    body = page.inner_text("body")
+    assert "mode is on" not in body and "Switch to Agent mode?" not in body, body
+    assert page.get_by_role("button", name="Switch to Agent").count() == 0
+    assert page.get_by_role("button", name="Stay in Chat").count() == 0
+    page.context.close()
