@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from brainchat.eeg.io.synthetic import make_recording, write_raw
+from brainchat.testing.scripted_server import Text
 from conftest import open_chat, poll, screenshot, send, spec, wait_idle
 
 pytestmark = pytest.mark.browser
@@ -68,11 +69,15 @@ def test_an_unsupported_file_is_named_with_the_formats_and_the_page_logs_no_mime
 
 
 def test_files_lists_ones_recordings_and_removes_one_after_asking(
-    app, browser, files, data_dir
+    model_server, app, browser, files, data_dir
 ) -> None:
+    model_server.queue("fc-m", Text("Switch to Agent mode to open it."))
     page = open_chat(browser, app)
     attach(page, files / "my_8ch.edf")
     page.wait_for_selector("text=/Uploaded `?uploads\\/my_8ch.edf/", timeout=60_000)
+    wait_idle(page)
+    send(page, "what is in my 8-channel recording?")  # the conversation's title
+    page.wait_for_selector("text=Switch to Agent mode to open it.", timeout=60_000)
     wait_idle(page)
     send(page, "/files")
     page.wait_for_selector("text=Your recordings", timeout=30_000)
@@ -82,7 +87,8 @@ def test_files_lists_ones_recordings_and_removes_one_after_asking(
     screenshot(page, "recordings.png")
     other = open_chat(browser, app)  # a New chat: the same recording, from another conversation
     send(other, "/files")
-    other.wait_for_selector("text=uploaded in another conversation", timeout=30_000)
+    # named by the title of the conversation it came from
+    other.wait_for_selector("text=/uploaded in “.*8-channel recording.*”/", timeout=30_000)
     other.close()
     page.get_by_role("button", name="Remove my_8ch.edf").click()
     page.wait_for_selector("text=/Remove `?uploads\\/my_8ch.edf`? .* from your data folder/")

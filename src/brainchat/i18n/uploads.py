@@ -39,6 +39,11 @@ TEXT |= {
         "在另一个对话中上传，{when}",
         "在另一個對話中上傳，{when}",
     ),
+    "uploads.from_named": (
+        "uploaded in “{title}”, {when}",
+        "在“{title}”中上传，{when}",
+        "在「{title}」中上傳，{when}",
+    ),
     "uploads.from_upload": ("uploaded", "已上传", "已上傳"),
     "uploads.from_demo": ("demo set", "演示数据集", "示範資料集"),
     "uploads.from_fetched": (

@@ -31,31 +31,62 @@ COMMAND = {
     "persistent": False,
 }
 BUTTONS = 20  # Remove buttons in one list (the table names every recording)
+TITLES = 20  # other conversations looked up by title for one list
 
 
 def size_text(size: int) -> str:
     return f"{size / 2**20:,.1f} MB" if size >= 2**20 else f"{size / 1024:,.0f} kB"
 
 
-def origin_text(row: Row, thread: str) -> str:
-    """Where a recording came from, in the user's language."""
+def origin_text(row: Row, thread: str, titles: dict[str, str] | None = None) -> str:
+    """Where a recording came from, in the user's language; another conversation by its title
+    where `titles` knows it."""
     if row.kind != "upload":
         return i18n.t(f"uploads.from_{row.kind}")
     if row.origin is None:
         return i18n.t("uploads.from_upload")
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.origin.at))
-    key = "uploads.from_here" if thread and row.origin.thread == thread else "uploads.from_other"
-    return i18n.t(key, when=when)
+    if thread and row.origin.thread == thread:
+        return i18n.t("uploads.from_here", when=when)
+    if title := (titles or {}).get(row.origin.thread):
+        shown = title.replace("|", "/").replace("\n", " ")[:60]
+        return i18n.t("uploads.from_named", title=shown, when=when)
+    return i18n.t("uploads.from_other", when=when)
 
 
-def table(rows: list[Row], thread: str) -> str:
+async def thread_titles(rows: list[Row], thread: str) -> dict[str, str]:
+    """The titles of the user's own other conversations the uploads came from (stored threads
+    only; a thread of someone else, or not stored, stays unnamed)."""
+    from brainchat.ui import persistence
+
+    p = persistence.active()
+    user = getattr(cl.context.session, "user", None)
+    if p is None or user is None:
+        return {}
+    wanted = {r.origin.thread for r in rows if r.origin and r.origin.thread not in ("", thread)}
+    titles: dict[str, str] = {}
+    for tid in sorted(wanted)[:TITLES]:
+        try:
+            if await p.store.thread_author(tid) != user.identifier:
+                continue
+            found = await p.store.get_thread(tid)
+        except Exception:  # noqa: BLE001 - a title is a nicety: the list shows without it
+            continue
+        if found and found.get("name"):
+            titles[tid] = str(found["name"])
+    return titles
+
+
+def table(rows: list[Row], thread: str, titles: dict[str, str] | None = None) -> str:
     if not rows:
         return i18n.t("uploads.files_none")
     head = (
         f"| {i18n.t('uploads.col_name')} | {i18n.t('uploads.col_size')} | "
         f"{i18n.t('uploads.col_from')} |\n|---|---:|---|"
     )
-    body = [f"| `{r.name}` | {size_text(r.size)} | {origin_text(r, thread)} |" for r in rows]
+    body = [
+        f"| `{r.name}` | {size_text(r.size)} | {origin_text(r, thread, titles)} |" for r in rows
+    ]
     more = "\n\n" + i18n.t("uploads.more_buttons", n=BUTTONS) if len(rows) > BUTTONS else ""
     return i18n.t("uploads.files_title", n=len(rows)) + "\n\n" + "\n".join([head, *body]) + more
 
@@ -67,7 +98,7 @@ async def command(s: Session) -> None:
     timeout = int(max(30, s.settings.limits.confirm_timeout))
     while True:
         rows = await asyncio.to_thread(list_recordings, data_dir)
-        text = table(rows, thread)
+        text = table(rows, thread, await thread_titles(rows, thread))
         if not rows:
             await cl.Message(content=text, author=AUTHOR).send()
             return
