@@ -231,3 +231,19 @@ def test_notices_outside_a_run_speak_the_language(lang: None, lang_tag: str, sai
     assert {"en": "more rows", "zh-CN": "另有", "zh-TW": "另有"}[lang_tag] in table
     steps = [{"id": 1, "title": "Load", "status": "done", "tool": "load_data"}]
     assert "✓ 1. Load (`load_data`)" == plan_view.steps_text(steps)  # the plan's own words
+
+
+def test_a_refused_panel_value_is_explained_in_the_users_language(session: Session, lang: None) -> None:  # fmt: skip
+    from brainchat.ui import panel
+
+    bad = panel.overrides_from({"max_iterations": 99, "function_call_temperature": "hot"})
+    i18n.use("en")
+    assert sorted(panel.error_line(e) for e in panel.problems(session, bad)) == [
+        "Max iterations: 99 is not valid; allowed range is 1 to 30",
+        "function_call temperature: 'hot' is not valid; expected a float from 0 to 2",
+    ]  # as before: str(ConfigError)
+    i18n.use("zh-TW")
+    assert sorted(panel.error_line(e) for e in panel.problems(session, bad)) == [
+        "「函式呼叫溫度」：'hot' 無效；應為 0 到 2 之間的數字",
+        "「最大迭代次數」：99 無效；允許範圍為 1 到 30",
+    ]

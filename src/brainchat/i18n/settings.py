@@ -180,4 +180,33 @@ TEXT = {
     "settings.summary.role.function_call": ("function-call", "函数调用", "函式呼叫"),
     "settings.summary.role.answer": ("answer", "回答", "回答"),
     "settings.summary.role.chat": ("chat", "聊天", "聊天"),
+    "settings.allowed.bool": ("expected true or false", "应为 true 或 false", "應為 true 或 false"),
+    "settings.allowed.choices": (
+        "allowed: {choices}",
+        "允许的值：{choices}",
+        "允許的值：{choices}",
+    ),
+    "settings.allowed.whole": (
+        "expected a whole number from {lo} to {hi}",
+        "应为 {lo} 到 {hi} 之间的整数",
+        "應為 {lo} 到 {hi} 之間的整數",
+    ),
+    "settings.allowed.number": (
+        "expected a number from {lo} to {hi}",
+        "应为 {lo} 到 {hi} 之间的数字",
+        "應為 {lo} 到 {hi} 之間的數字",
+    ),
+    "settings.allowed.range": (
+        "allowed range is {lo} to {hi}",
+        "允许范围为 {lo} 到 {hi}",
+        "允許範圍為 {lo} 到 {hi}",
+    ),
+    "settings.bad_value": (
+        "{name}: {value} is not valid; {allowed}",
+        "“{name}”：{value} 无效；{allowed}",
+        "「{name}」：{value} 無效；{allowed}",
+    ),
+    "settings.field.plan_mode": ("Plan mode", "规划模式", "規劃模式"),
+    "settings.temperature_name": ("{name} temperature", "{name}温度", "{name}溫度"),
+    "settings.model_name": ("{name} model", "{name}模型", "{name}模型"),
 }

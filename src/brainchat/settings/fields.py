@@ -87,11 +87,13 @@ def check(group: type[BaseModel], name: str, raw: object, variable: str = "") ->
         text = str(raw).strip().lower()
         if text in TRUE | FALSE:
             return text in TRUE
-        raise ConfigError(var_name, raw, "expected true or false", secret=secret)
+        said: tuple[str, dict[str, str]] = ("settings.allowed.bool", {})
+        raise ConfigError(var_name, raw, "expected true or false", secret=secret, said=said)
     if choices(field):
         value = str(raw).strip().lower().replace("-", "_") if isinstance(raw, str) else raw
         if value not in choices(field):
-            raise ConfigError(var_name, raw, allowed_words(field), secret=secret)
+            said = ("settings.allowed.choices", {"choices": ", ".join(choices(field))})
+            raise ConfigError(var_name, raw, allowed_words(field), secret=secret, said=said)
         return value
     if tp in (int, float):
         return _number(group, name, raw, var_name, secret)
@@ -103,18 +105,26 @@ def _number(group: type[BaseModel], name: str, raw: object, var_name: str, secre
     tp = base_type(field)
     lo, hi = (number(b) for b in bounds(field))
     expected = f"expected a {tp.__name__} from {lo} to {hi}"
+    kind = "settings.allowed.whole" if tp is int else "settings.allowed.number"
+    said = (kind, {"lo": lo, "hi": hi})
     if isinstance(raw, bool) or (tp is int and isinstance(raw, float)):
-        raise ConfigError(var_name, raw, expected, secret=secret)
+        raise ConfigError(var_name, raw, expected, secret=secret, said=said)
     try:
         return _adapter(group, name).validate_python(raw.strip() if isinstance(raw, str) else raw)
     except ValidationError as exc:
-        kind = exc.errors()[0]["type"]
-        out = kind in ("greater_than_equal", "less_than_equal")  # NaN fails these too
+        error = exc.errors()[0]["type"]
+        out = error in ("greater_than_equal", "less_than_equal")  # NaN fails these too
+        if out:
+            said = ("settings.allowed.range", {"lo": lo, "hi": hi})
         raise ConfigError(
-            var_name, raw, f"allowed range is {lo} to {hi}" if out else expected, secret=secret
+            var_name,
+            raw,
+            f"allowed range is {lo} to {hi}" if out else expected,
+            secret=secret,
+            said=said,
         ) from None
     except (TypeError, ValueError, OverflowError):  # a number too large for a float
-        raise ConfigError(var_name, raw, expected, secret=secret) from None
+        raise ConfigError(var_name, raw, expected, secret=secret, said=said) from None
 
 
 def default(group: type[BaseModel], name: str) -> Any:

@@ -12,7 +12,7 @@ from brainchat import i18n
 from brainchat.session import Session
 from brainchat.settings import ConfigError, with_overrides
 from brainchat.settings.declared import LimitVars
-from brainchat.settings.fields import bounds, extra, number
+from brainchat.settings.fields import bounds, extra, number, panel_label
 from brainchat.settings.spec import SpecVars
 from brainchat.ui.language import CHOICE
 
@@ -284,6 +284,39 @@ def summary(session: Session) -> str:
     return "; ".join(parts)
 
 
+def error_line(err: ConfigError) -> str:
+    """A refused value as the panel's message lists it, in the user's language where the error
+    says what is allowed in words of its own (settings/fields.py)."""
+    if err.said is None or i18n.current() == "en":
+        return str(err)
+    key, values = err.said
+    return i18n.t(
+        "settings.bad_value",
+        name=field_name(err.variable),
+        value=err.value,
+        allowed=i18n.t(key, **values),
+    )
+
+
+def field_name(variable: str) -> str:
+    """The panel's name for the variable a ConfigError names (a limit's label, a role's field)."""
+    for key in ("max_iterations", "max_execution_time", "execution_mode", "plan_mode"):
+        if variable == panel_label(LimitVars, key):
+            return i18n.t(f"settings.field.{key}")
+    role, _, what = variable.partition(" ")
+    if role in (r for r, _ in ROLES):
+        name = i18n.t(f"settings.name.{role}")
+        fields = {
+            "temperature": i18n.t("settings.temperature_name", name=name),
+            "model": i18n.t("settings.model_name", name=name),
+            "tool calling": i18n.t("settings.tool_calling"),
+            "guidance": i18n.t("settings.guidance"),
+            "streamed tool calls": i18n.t("settings.stream_calls"),
+        }
+        return fields.get(what, variable)
+    return variable
+
+
 def problems(session: Session, overrides: dict[str, Any]) -> list[ConfigError]:
     """Every bad value, each checked on its own so that all of them are reported at once."""
     found = []
@@ -315,7 +348,7 @@ async def apply(session: Session, values: dict[str, Any], custom: dict[str, str]
         except ConfigError as exc:  # a combination no single value shows
             errors = [exc]
     if errors:
-        listed = "\n".join(f"- {err}" for err in errors)
+        listed = "\n".join(f"- {error_line(err)}" for err in errors)
         key = "settings.not_applied.many" if len(errors) > 1 else "settings.not_applied.one"
         await cl.Message(
             content=i18n.t(key, count=len(errors), listed=listed, summary=summary(session)),
