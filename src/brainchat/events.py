@@ -104,6 +104,7 @@ class ToolImage(Event):
     name: str
     title: str
     png: bytes
+    svg: bytes = b""  # the same figure as SVG, to download (empty: none)
 
 
 @dataclass(kw_only=True)

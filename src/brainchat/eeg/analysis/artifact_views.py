@@ -73,11 +73,9 @@ def ica_text(result: dict) -> str:
 
 
 def _png(fig: Any) -> bytes:
-    import io
+    from brainchat.eeg.core.figures import figure_png
 
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    return buf.getvalue()
+    return figure_png(fig, dpi=100, bbox_inches="tight")  # with its SVG
 
 
 def scan_figure(panels: list[tuple[str, list[str], dict]], result: dict, ptp_uv: float) -> bytes:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import io
 from typing import Any
+
+from brainchat.eeg.core.figures import figure_png
 
 MAX_WAVES = 6  # waves drawn in one figure (the table has them all)
 
 
 def _png(fig: Any) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    return buf.getvalue()
+    return figure_png(fig, dpi=100, bbox_inches="tight")  # with its SVG
 
 
 def _frame(ax: Any, result: dict[str, Any]) -> None:

@@ -337,8 +337,6 @@ def _has_positions(info: Any, chans: list) -> bool:
 def figure(data: dict, result: dict, **params: Any) -> bytes | None:
     """One topomap per band (per condition) of the absolute power; a bar chart per channel when
     the channels have no positions."""
-    import io
-
     import numpy as np
     from matplotlib.figure import Figure
 
@@ -373,9 +371,9 @@ def figure(data: dict, result: dict, **params: Any) -> bytes | None:
             ax.set_title(f"{name}: band power per channel (no channel positions)", fontsize=9)
         fig.axes[0].legend(fontsize=7, ncol=len(bands))
         fig.subplots_adjust(left=0.07, right=0.99, top=0.9, bottom=0.16, hspace=0.7)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)  # laid out by hand: a tight box draws it twice
-    return buf.getvalue()
+    from brainchat.eeg.core.figures import figure_png
+
+    return figure_png(fig, dpi=100)  # laid out by hand: a tight box draws it twice
 
 
 def _topomaps(info: Any, chans: list, rows: list, names: list, bands: list) -> Any:

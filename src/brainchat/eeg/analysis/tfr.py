@@ -389,8 +389,6 @@ def figure(data: dict, result: dict, **params: Any) -> bytes | None:
 
 def _tfr_png(fig: Any) -> bytes:
     """A matplotlib figure as PNG bytes."""
-    import io
+    from brainchat.eeg.core.figures import figure_png
 
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    return buf.getvalue()
+    return figure_png(fig, dpi=100)  # with its SVG

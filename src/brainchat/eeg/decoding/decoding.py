@@ -17,8 +17,12 @@ from brainchat.tools.errors import ToolError, call
 
 def emit_image(png: bytes, title: str) -> str:
     call_id, name = current_tool_call()
-    emit(ToolImage(call_id=call_id, name=name, title=title, png=png))
-    return f"image: {title} shown to the user"
+    svg, note = getattr(png, "svg", b""), getattr(png, "svg_note", "")  # eeg/core/figures.py
+    emit(ToolImage(call_id=call_id, name=name, title=title, png=bytes(png), svg=svg))
+    left_out = (
+        f"\nnote: no SVG of this figure to download ({note}); the PNG is offered" if note else ""
+    )
+    return f"image: {title} shown to the user{left_out}"
 
 
 def _progress(epoch: int, epochs: int, fig: dict[str, float]) -> None:

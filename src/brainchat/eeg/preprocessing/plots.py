@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import re
 from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
+
+from brainchat.eeg.core.figures import figure_png
 
 _GROUPS = {
     "Fp": "frontal",
@@ -27,9 +28,7 @@ _GROUPS = {
 
 
 def _png(fig: Figure) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
-    return buf.getvalue()
+    return figure_png(fig, dpi=90, bbox_inches="tight")  # with its SVG
 
 
 def channel_group(name: str) -> str:
