@@ -404,3 +404,171 @@ document.addEventListener(
   });
   new MutationObserver(check).observe(document.documentElement, { subtree: true, childList: true });
 })();
+
+// brainchat: the page stays quiet and in the user's hands (issue #40). Text in the three
+// languages of the interface, picked from the browser's language as Chainlit picks its own.
+(() => {
+  "use strict";
+  const lang = (navigator.language || "en").toLowerCase();
+  const at = !lang.startsWith("zh") ? 0 : /^zh-(tw|hk|mo|hant)/.test(lang) ? 2 : 1;
+  const TEXT = {
+    showAll: ["Show all", "显示全部", "顯示全部"],
+    showLess: ["Show less", "收起", "收起"],
+  };
+  const say = (key) => TEXT[key][at];
+  const OPEN = '[role="dialog"], [role="alertdialog"], [role="listbox"], [role="menu"]';
+
+  // The chat usage line (src/brainchat/ui/run_end.py) unfolds its table in place; brainchat.css
+  // folds the table that follows the line while the link is not expanded.
+  document.addEventListener(
+    "click",
+    (e) => {
+      const link = e.target instanceof Element ? e.target.closest('a[href$="#brainchat-usage"]') : null;
+      if (!link) return;
+      e.preventDefault();
+      e.stopImmediatePropagation();
+      link.setAttribute("aria-expanded", link.getAttribute("aria-expanded") === "true" ? "false" : "true");
+    },
+    true,
+  );
+
+  // Esc stops a run, as the stop button does, unless something open (a dialog, a list, a menu)
+  // takes the Esc for itself. On the window in the capture phase: before a dialog closes on it.
+  window.addEventListener(
+    "keydown",
+    (e) => {
+      if (e.key !== "Escape" || e.isComposing || e.defaultPrevented) return;
+      if (document.querySelector(OPEN)) return;
+      const stop = document.getElementById("stop-button");
+      if (!stop) return;
+      e.preventDefault();
+      stop.click();
+    },
+    true,
+  );
+
+  // Copy gives clean Markdown: a cited source's number stays "[1]" (its link to the source is the
+  // page's markup, the sources are listed under the answer), a tooltip value keeps its text, and
+  // the chat usage line and its table are left out. Chainlit's copy buttons write with
+  // navigator.clipboard.writeText; the markup cleaned here is brainchat's own (ui/format.py).
+  const clipboard = navigator.clipboard;
+  if (clipboard && clipboard.writeText) {
+    const write = clipboard.writeText.bind(clipboard);
+    const clean = (text) =>
+      String(text)
+        .replace(/\n*\[[^\]\n]*\]\(#brainchat-usage(?: "[^"]*")?\)[\s\S]*$/, "")
+        .replace(/\[\\\[(\d{1,3})\\\]\]\(<[^>\s]*>(?: "[^"]*")?\)/g, "[$1]")
+        .replace(/\[([^\]\n]*)\]\(#brainchat-tip(?: "[^"]*")?\)/g, "$1");
+    clipboard.writeText = (text) => write(clean(text));
+    window.brainchatCleanCopy = clean; // for the tests
+    // A message's copy button writes its text and its HTML as one item: both are cleaned (the
+    // HTML loses the usage line and its table; its source links are real links there).
+    const cleanHtml = (html) => {
+      const doc = new DOMParser().parseFromString(html, "text/html");
+      for (const link of doc.querySelectorAll('a[href$="#brainchat-usage"]')) {
+        const line = link.parentElement;
+        if (line && line.nextElementSibling) line.nextElementSibling.remove();
+        (line || link).remove();
+      }
+      for (const tip of doc.querySelectorAll('a[href$="#brainchat-tip"]')) tip.replaceWith(tip.textContent);
+      return doc.body.innerHTML;
+    };
+    const cleanItem = async (item) => {
+      const parts = {};
+      for (const type of item.types) {
+        const blob = await item.getType(type);
+        if (type === "text/plain") parts[type] = new Blob([clean(await blob.text())], { type });
+        else if (type === "text/html") parts[type] = new Blob([cleanHtml(await blob.text())], { type });
+        else parts[type] = blob;
+      }
+      return new ClipboardItem(parts);
+    };
+    if (clipboard.write && window.ClipboardItem) {
+      const writeItems = clipboard.write.bind(clipboard);
+      clipboard.write = async (items) => writeItems(await Promise.all([...items].map(cleanItem)));
+    }
+  }
+
+  // A long message of the user folds to a few lines, with "Show all" / "Show less".
+  const FOLD_PX = 320;
+  function foldLong() {
+    for (const box of document.querySelectorAll('[data-step-type="user_message"] .message-content')) {
+      if (box.dataset.brainchatFold) continue;
+      if (box.scrollHeight <= FOLD_PX * 1.5) continue;
+      box.dataset.brainchatFold = "folded";
+      const toggle = document.createElement("button");
+      toggle.type = "button";
+      toggle.className = "brainchat-fold-toggle";
+      toggle.textContent = say("showAll");
+      toggle.setAttribute("aria-expanded", "false");
+      toggle.addEventListener("click", () => {
+        const open = box.dataset.brainchatFold === "folded";
+        box.dataset.brainchatFold = open ? "open" : "folded";
+        toggle.textContent = say(open ? "showLess" : "showAll");
+        toggle.setAttribute("aria-expanded", String(open));
+        if (!open) box.scrollIntoView({ block: "nearest" });
+      });
+      box.insertAdjacentElement("afterend", toggle);
+    }
+  }
+
+  // A question that waits for the user (the Agent switch, a tool's approval) comes into view:
+  // it is added at the foot of the chat, which does not scroll by itself without a message sent.
+  const seenAsks = new WeakSet();
+  function showAsks() {
+    const rows = document.querySelectorAll(".step .ai-message div.flex.items-center.gap-1.flex-wrap");
+    for (const row of rows) {
+      if (seenAsks.has(row) || !row.querySelector("button")) continue;
+      seenAsks.add(row);
+      const last = [...document.querySelectorAll(".step")].pop();
+      if (last && last.contains(row)) row.scrollIntoView({ block: "center" });
+    }
+  }
+
+  let queued = false;
+  new MutationObserver(() => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      foldLong();
+      showAsks();
+    });
+  }).observe(document.documentElement, { subtree: true, childList: true });
+})();
+
+// brainchat: the mode of a new chat follows the user's last choice (src/brainchat/ui/modes.py).
+// The server says which mode the user chose (kept here, per browser, like the theme) and which
+// mode a conversation shows; a new one (not an opened thread) asks back for the remembered mode.
+(() => {
+  "use strict";
+  const KEY = "brainchat.mode";
+  const MODES = ["chat", "agent"];
+
+  function stored() {
+    try {
+      const mode = window.localStorage.getItem(KEY);
+      return MODES.includes(mode) ? mode : null;
+    } catch (e) {
+      return null; // storage refused (a private window's policy): new chats keep the default
+    }
+  }
+
+  window.addEventListener("message", (e) => {
+    const data = e.data;
+    if (e.source !== window || !data || typeof data !== "object" || !MODES.includes(data.mode)) return;
+    if (data.brainchat === "mode-chosen") {
+      try {
+        window.localStorage.setItem(KEY, data.mode);
+      } catch (err) {
+        // not kept: nothing else changes
+      }
+    } else if (data.brainchat === "mode-shown") {
+      if (/\/thread\/[^/]+\/?$/.test(window.location.pathname)) return; // an opened thread keeps its own
+      const want = stored();
+      if (want && want !== data.mode) {
+        window.postMessage({ brainchat: "mode", mode: want, remembered: true }, window.location.origin);
+      }
+    }
+  });
+})();

@@ -1,5 +1,5 @@
 """Under an answer in a real browser: citation markers link to their sources, a chat answer has
-one quiet usage line that opens its stats table, and the agent's table never wraps on a phone."""
+one quiet usage line that unfolds its stats table in place, and the agent's table never wraps on a phone."""
 
 from __future__ import annotations
 
@@ -69,17 +69,17 @@ def test_a_chat_answer_has_one_quiet_usage_line_that_opens_the_table(model_serve
     page.wait_for_selector("text=Alpha is 8 to 12 Hz.")
     wait_idle(page)
     answer = page.locator(".step", has_text="Alpha is 8 to 12 Hz.").last
-    assert answer.locator("table").count() == 0  # no table under the answer
+    assert not answer.locator("table").is_visible()  # folded under the line, no side panel
     usage = model_server.requests_for("chat-m")[-1].usage
-    line = answer.locator("a.element-link")
+    line = answer.locator('a[href$="#brainchat-usage"]')
     line.first.wait_for(timeout=30_000)  # the usage line is added to the answer after it ends
     assert line.count() == 1
     expected = (rf"chat-m · {usage['prompt_tokens']} in / {usage['completion_tokens']} out "
                 r"tokens · (\d+ ms|[\d.]+ s) · \$[\d.]+")  # fmt: skip
     assert re.fullmatch(expected, line.inner_text()), line.inner_text()
-    line.click()  # the full table, in the side panel
-    table = page.locator("table", has_text="First token")
-    table.wait_for()
+    line.click()  # the full table, unfolded under the line
+    table = answer.locator("table", has_text="First token")
+    table.wait_for(state="visible")
     head, row = table.inner_text().splitlines()[:2]
     assert head.split("\t") == ["Model", "In tokens", "Out tokens", "First token", "Time", "Cost"]
     assert row.split("\t")[:3] == ["chat-m", str(usage["prompt_tokens"]),

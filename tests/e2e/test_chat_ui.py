@@ -20,6 +20,7 @@ from conftest import (
 )
 
 pytestmark = pytest.mark.browser
+USAGE_LINE = 'a[href$="#brainchat-usage"]'  # unfolds the stats table in place (ui/run_end.py)
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +49,8 @@ def test_chat_answer_streams_and_shows_the_servers_figures(model_server, app, br
     usage = model_server.requests_for("chat-m")[-1].usage
     # under the answer one quiet line (model, tokens, time, cost) opens the stats table
     answer = page.locator(".step", has_text="Mu rhythm desynchronises").last
-    assert answer.locator("table").count() == 0
-    answer.locator("a.element-link").click()
+    assert not answer.locator("table").is_visible()  # folded under its line (no side panel)
+    answer.locator(USAGE_LINE).click()
     head, row = page.locator("table", has_text="First token").inner_text().splitlines()[:2]
     assert head.split("\t") == ["Model", "In tokens", "Out tokens", "First token", "Time", "Cost"]
     cells = row.split("\t")
@@ -70,9 +71,9 @@ def test_estimated_tokens_are_marked(model_server, app, browser):
         page = open_chat(browser, app)
         send(page, "alpha band?")
         wait_idle(page)
-        line = page.locator("a.element-link").last.inner_text()
+        line = page.locator(USAGE_LINE).last.inner_text()
         assert re.match(r"chat-m · \d+ est\. in / \d+ est\. out tokens", line), line  # marked
-        page.locator("a.element-link").last.click()
+        page.locator(USAGE_LINE).last.click()
         table = page.locator("table", has_text="In tokens").inner_text()
         assert re.search(r"chat-m\t\d+ est\.\t\d+ est\.\t", table)  # counted here: marked
         page.close()
@@ -88,9 +89,9 @@ def test_server_fault_shows_a_message_and_the_next_message_works(model_server, a
     wait_idle(page)
     assert "Traceback" not in page.inner_text("body")
     # the failed call's stats sit under the error; no stray stats bubble of their own
-    assert page.locator("a.element-link").count() == 1
+    assert page.locator(USAGE_LINE).count() == 1
     error = page.locator(".step", has_text="Your conversation is kept").last
-    error.locator("a.element-link").click()
+    error.locator(USAGE_LINE).click()
     table = page.locator("table", has_text="In tokens")
     assert table.count() == 1 and "First token" not in table.inner_text()
     send(page, "second question")

@@ -173,7 +173,7 @@ async def show_tools(conv: Conversation) -> None:
 async def window_message(conv: Conversation, data: Any) -> None:
     """brainchat.js reports the Mode picker's choice as soon as it changes."""
     if mode := modes.picked_mode(data):
-        await modes.on_pick(conv, mode)
+        await modes.on_pick(conv, mode, restore=modes.remembered(data))
 
 
 async def handle_message(conv: Conversation, message: cl.Message) -> None:

@@ -8,6 +8,14 @@ asks first (an action message; Chainlit keeps the message bar locked until it is
 the server then sets the picker to the mode in force, after the line that says so. A message
 whose mode differs from the session's (the script did not run) still switches, with the same
 one-line notice.
+
+The mode of a new chat follows the user's last choice: each confirmed switch tells the page
+(`{"brainchat": "mode-chosen"}`, a window message), which keeps it in the browser's localStorage;
+a new conversation tells the page the mode it shows (`"mode-shown"`), and the page asks back for
+the remembered one (`{"brainchat": "mode", "remembered": true}`), which a conversation that has
+not had a turn yet takes without the question: the user answered it when choosing. Kept in the
+browser, not on the server: it is a preference of the page, like its theme, and needs no write
+to the user's data folder (which, for the local user, is the EEG folder the tools list).
 """
 
 from __future__ import annotations
@@ -36,8 +44,14 @@ def picked_mode(data: Any) -> str | None:
     return None
 
 
-async def send_modes(mode: str) -> None:
-    """The picker's options, `mode` selected (also how a declined switch is put back)."""
+def remembered(data: Any) -> bool:
+    """The page asks for the user's last choice (a new chat), not for a new pick."""
+    return isinstance(data, dict) and data.get("remembered") is True
+
+
+async def send_modes(mode: str, *, chosen: bool = False) -> None:
+    """The picker's options, `mode` selected (also how a declined switch is put back); the page
+    is told the mode, and whether the user chose it (then new chats start in it)."""
     options = [
         cl.ModeOption(
             id="chat",
@@ -55,6 +69,8 @@ async def send_modes(mode: str) -> None:
         ),
     ]
     await cl.context.emitter.set_modes([cl.Mode(id="mode", name="Mode", options=options)])
+    kind = "mode-chosen" if chosen else "mode-shown"
+    await cl.context.emitter.send_window_message({"brainchat": kind, "mode": mode})
 
 
 def _roles(session: Session) -> dict[str, str]:
@@ -94,12 +110,17 @@ async def switched(conv: Conversation, mode: str, *, before_turn: bool = False) 
         await conv.save()
     actions = [_show_tools()] if mode == "agent" else []
     await cl.Message(content=mode_line(conv.session, mode), actions=actions, author=AUTHOR).send()
-    await send_modes(mode)  # the picker follows the switch, never leads it
+    await send_modes(mode, chosen=True)  # the picker follows the switch, never leads it
 
 
-async def on_pick(conv: Conversation, mode: str) -> None:
-    """The picker changed: Chat switches at once; Agent asks first."""
+async def on_pick(conv: Conversation, mode: str, *, restore: bool = False) -> None:
+    """The picker changed: Chat switches at once; Agent asks first. `restore`: the page asks
+    for the user's last choice; a conversation without a turn takes it without asking."""
     if mode == conv.session.mode or conv.asking:
+        return
+    if restore:
+        if not conv.session.turns:
+            await switched(conv, mode, before_turn=True)  # saved with the first turn
         return
     if mode == "chat":
         await switched(conv, "chat")
@@ -140,7 +161,7 @@ async def _ask_agent(conv: Conversation) -> None:
         dialog.content = mode_line(conv.session, "agent")
         await dialog.update()
         await _show_tools().send(for_id=dialog.id)
-        await send_modes("agent")
+        await send_modes("agent", chosen=True)
         return
     dialog.content = "💬 Stayed in **Chat mode**."
     await dialog.update()

@@ -15,24 +15,17 @@ from typing import Any, assert_never
 import chainlit as cl
 
 from brainchat import events as ev
+from brainchat import i18n
 from brainchat.ui import format as fmt
+from brainchat.ui import run_end
 from brainchat.ui import step_text as st
 from brainchat.ui.batching import TokenBatcher
 from brainchat.ui.plan_view import PlanView
 from brainchat.ui.run_steps import RunSteps, new_step, progress_view
 
-AUTHOR = "brainchat"
-EXPORT_ACTION = "export_analysis"  # the button under an answer that changed the study
-
-
-def export_button() -> cl.Action:
-    tip = "A Python script that redoes the study and an HTML report, as the study is now"
-    return cl.Action(
-        name=EXPORT_ACTION, payload={}, label="Export analysis", icon="download", tooltip=tip
-    )
-
-
-STOPPED = "⏹️ **Stopped.** What was done so far stays above; send a new message to go on."
+AUTHOR = run_end.AUTHOR
+EXPORT_ACTION = run_end.EXPORT_ACTION
+export_button = run_end.export_button
 
 
 class RunRenderer(RunSteps):
@@ -124,7 +117,7 @@ class RunRenderer(RunSteps):
         self.streamed.setdefault((e.role, e.model), []).append(e.text)
         if e.role in ("answer", "chat"):  # reasoning before the answer: not an agent round
             if self.reasoning is None:
-                label = "Reasoning" if e.role == "answer" else "Thinking"
+                label = i18n.t("page.reasoning" if e.role == "answer" else "page.thinking")
                 self.reasoning = (
                     await self._streaming(f"{label} · {e.model}"),
                     time.perf_counter(),
@@ -134,7 +127,7 @@ class RunRenderer(RunSteps):
             await self.batches["reasoning"].add(e.text)
             return
         if self.thinking is None:
-            self.thinking = await self._streaming(f"Thinking · {e.model}")
+            self.thinking = await self._streaming(f"{i18n.t('page.thinking')} · {e.model}")
         if "thinking" not in self.batches:
             self.batches["thinking"] = TokenBatcher(self.thinking.stream_token)
         await self.batches["thinking"].add(e.text)
@@ -143,22 +136,23 @@ class RunRenderer(RunSteps):
         await self._flush("thinking")
         self.rounds = max(self.rounds + (0 if e.round else 1), e.round)
         step, self.thinking = self.thinking, None
-        plan = f"\n\n→ calls {', '.join(e.tool_calls)}" if e.tool_calls else ""
+        plan = "\n\n" + i18n.t("page.calls", tools=", ".join(e.tool_calls)) if e.tool_calls else ""
         streamed = step.output.strip() if step is not None else ""
         if step is None:
             if not e.text.strip() and not e.tool_calls:
                 return
             step = await self._open(
                 new_step(
-                    f"Thinking · {e.model}",
+                    f"{i18n.t('page.thinking')} · {e.model}",
                     "llm",
                     await self._parent(),
                     auto_collapse=True,
                     show_input=False,
                 )
             )
-        text = (e.text.strip() or streamed or "(no visible reasoning)") + plan
-        await self._close(step, text, f"Thinking · {e.model} · {fmt.seconds(e.duration)}")
+        text = (e.text.strip() or streamed or i18n.t("page.no_reasoning")) + plan
+        title = f"{i18n.t('page.thinking')} · {e.model} · {fmt.seconds(e.duration)}"
+        await self._close(step, text, title)
 
     async def on_tool_call_started(self, e: ev.ToolCallStarted) -> None:
         self.tool_calls += 1
@@ -196,13 +190,16 @@ class RunRenderer(RunSteps):
         if step is None or step.id not in self.open or self.finished:
             return
         name = str((step.metadata or {}).get("name") or "tool")
-        step.name = st.tool_title(name, "waiting for your approval" if waiting else "running…")
-        step.output = "Waiting for your approval in the chat below." if waiting else ""
+        step.name = st.tool_title(
+            name, i18n.t("page.tool_waiting" if waiting else "page.tool_running")
+        )
+        step.output = i18n.t("page.approve_below") if waiting else ""
         await step.update()
 
     async def on_tool_image(self, e: ev.ToolImage) -> None:
         name = e.title or e.name
         self.figures.append(cl.Image(content=e.png, name=name, display="inline", mime="image/png"))
+        self.files.extend(run_end.figure_downloads(e, name))
         self.figure_names.setdefault(e.call_id, []).append(name)
 
     async def on_tool_file(self, e: ev.ToolFile) -> None:
@@ -214,7 +211,7 @@ class RunRenderer(RunSteps):
         if e.call_id in self.tools and self.tools[e.call_id].id in self.open:
             self.changes[e.call_id] = change  # shown in that tool's step when it ends
         else:
-            await self._note(f"Study · {e.stage}", change)
+            await self._note(i18n.t("page.study_step", stage=e.stage), change)
 
     async def on_tool_finished(self, e: ev.ToolFinished) -> None:
         step = self.tools.get(e.call_id)
@@ -227,7 +224,7 @@ class RunRenderer(RunSteps):
         step.metadata = {**(step.metadata or {}), "status": e.status, "cache_hit": e.cache_hit}
         body = st.result_text(e, self.changes.pop(e.call_id, ""), self.figure_names.get(e.call_id))
         if e.call_id in self.asked:  # the server asked the user mid-call
-            body += f"\n\n**Asked:** {self.asked.pop(e.call_id)}"
+            body += "\n\n" + i18n.t("page.asked", question=self.asked.pop(e.call_id))
         await self._close(step, body, st.finished_title(e))
 
     async def on_evaluation(self, e: ev.Evaluation) -> None:
@@ -242,23 +239,27 @@ class RunRenderer(RunSteps):
         await self._note(st.record_title(e), st.record_text(e))
 
     async def on_plan_created(self, e: ev.PlanCreated) -> None:
-        await self._plan_step(f"Plan · {len(e.steps)} steps", e.steps, "")
+        await self._plan_step(i18n.t("page.plan", n=len(e.steps)), e.steps, "")
         await self.plan.show(e.steps)
 
     async def on_replanned(self, e: ev.Replanned) -> None:
-        title = f"Replan {e.attempt}/{e.max_attempts}"
+        title = i18n.t("page.replan", attempt=e.attempt, most=e.max_attempts)
         await self._plan_step(title, e.steps, e.reason + "\n\n")
-        await self.plan.show(e.steps, f"Replanned ({e.attempt}/{e.max_attempts})")
+        await self.plan.show(
+            e.steps, i18n.t("page.replanned", attempt=e.attempt, most=e.max_attempts)
+        )
 
     async def on_plan_step_updated(self, e: ev.PlanStepUpdated) -> None:
         evidence = None
         if e.status in ("done", "failed"):
-            name = f"Step {e.step_id} {'verified' if e.status == 'done' else 'failed'} · {e.title}"
+            key = "page.step_verified" if e.status == "done" else "page.step_failed"
+            name = i18n.t(key, id=e.step_id, title=e.title)
             evidence = await self._plan_step(name, [], e.detail)
         await self.plan.step(e, evidence)
 
     async def on_study_restored(self, e: ev.StudyRestored) -> None:
-        name = f"Study restored · {e.stage}" + (" · incomplete" if e.problem else "")
+        name = i18n.t("page.study_restored", stage=e.stage)
+        name += i18n.t("page.incomplete") if e.problem else ""
         step = new_step(name, "undefined", await self._parent(), show_input=False)
         step.is_error = bool(e.problem)
         await self._open(step)
@@ -318,80 +319,10 @@ class RunRenderer(RunSteps):
 
     async def finish(self) -> None:
         """Close every open step, then complete the answer with sources, figures and stats."""
-        if self.finished:
-            return
-        self.finished = True
-        await self._flush()
-        if self.decision is not None:  # a verdict that never reached the answer model
-            await self._note(st.evaluation_title(self.decision), self.decision.reason)
-        await self._end_reasoning()
-        for step in list(self.open.values()):
-            if step is not self.run:
-                await self._close(step)
-        await self._close_run(self.stats.total_seconds if self.stats else None)
-        extra, usage = self._footer()
-        elements = [*self.figures, *self.files, *usage]
-        if self.answer is not None:
-            text = self.shown_answer()
-            self.answer.content = text + ("\n" + extra if extra else "")
-            self.answer.elements = elements
-            if self.study_touched and self.mode == "agent":
-                self.answer.actions = [export_button()]
-            await self.answer.send()
-        elif self.errors:  # the stats of a failed run belong under its error, not in a bubble
-            last = self.errors[-1]
-            last.content = f"{last.content}\n{extra}"
-            last.elements = elements
-            await last.update()
-        elif extra.strip() or self.figures or self.files:
-            await cl.Message(
-                content="No answer was written for this run.\n" + extra,
-                elements=elements,
-                author=AUTHOR,
-            ).send()
-
-    def _footer(self) -> tuple[str, list[Any]]:
-        """Sources and stats under the answer: the agent's table, or in Chat one quiet line
-        (model, tokens, time, cost) that opens the table in the side panel."""
-        sources = "".join(self.footer)
-        if self.stats is None:
-            return sources, []
-        if self.mode == "agent":
-            return sources + fmt.stats_footer(self.mode, self.stats), []
-        line = fmt.usage_line(self.stats)
-        table = cl.Text(name=line, content=fmt.chat_stats_table(self.stats), display="side")
-        return f"{sources}\n\n{line}", [table]
+        await run_end.finish(self)
 
     async def stop(
         self, rows: list[ev.RoleStats] | None = None, message: cl.Message | None = None
     ) -> None:
-        """The user pressed stop: mark open steps stopped, keep partial output, show usage so far.
-
-        `rows` is the core's usage so far (Session.usage_so_far); without it, output is estimated.
-        `message` is Chainlit's own "Task manually stopped." message: it becomes the one notice.
-        """
-        if self.finished:
-            return
-        self.finished = True
-        await self.plan.finish("cancelled")
-        await self._flush()
-        for step in list(self.open.values()):
-            if step is self.run:
-                continue
-            step.is_error = True
-            note = "⏹️ stopped by you"
-            await self._close(
-                step, f"{step.output}\n\n{note}" if step.output else note, f"{step.name} · stopped"
-            )
-        elapsed = time.perf_counter() - self.started
-        await self._close_run(elapsed, " · stopped")
-        if self.answer is not None:
-            self.answer.content = self.answer_text + "\n\n*(stopped — partial answer)*"
-            self.answer.elements = [*self.figures, *self.files]
-            await self.answer.send()
-        text = f"{STOPPED}\n\n{fmt.usage_so_far(self.mode, rows, self.streamed, elapsed)}"
-        if message is not None:
-            message.content = text
-            await message.update()
-        else:
-            await cl.Message(content=text, author=AUTHOR).send()
+        """The user pressed stop: open steps marked stopped, partial output and usage kept."""
+        await run_end.stop(self, rows, message)
