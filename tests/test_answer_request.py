@@ -87,7 +87,9 @@ async def test_an_evaluation_asks_for_its_figures_after_its_result(scripted_serv
     await collect(agent(s, study).run(PIPELINE))
     text = asked(s)
     result = text.index("- evaluate_model(")
-    assert text.index(STATE["evaluate_model"]) > result  # said after the result it is about
+    # said after the result it is about; a split by trial of two sessions asks for its note too
+    assert text.index(STATE["evaluate_model"].removesuffix(".)")) > result
+    assert "and what its 'split note:' says the test scores can show" in text
     assert text.count("(State from this result") == 1  # and after no other result
 
 

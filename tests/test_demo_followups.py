@@ -234,3 +234,36 @@ async def test_any_model_s_follow_up_request_carries_the_earlier_result(demo_ser
         answer_request
     )
     assert "what its 'split note:' says the test scores can show" in answer_request
+
+
+async def test_a_within_session_cross_validation_says_its_sessions_were_seen(data) -> None:
+    """The same knowledge for cross_validate: within_session folds share sessions (a note that
+    says so), cross_session holds them out (no note)."""
+    from brainchat import events
+
+    study = Study(data)
+    tools = {t.name: t for t in build_eeg_tools(study)}
+    token = events._sink.set(lambda _e: None)
+    try:
+        for name, args in (
+            (
+                "load_data",
+                {"files": [p.relative_to(data).as_posix() for p in sorted(data.rglob("*.edf"))]},
+            ),
+            ("epoch_data", {"tmin": 0.5, "tmax": 2.5}),
+        ):
+            events.set_tool_call(f"call-{name}", name)
+            await tools[name].ainvoke(args)
+        said = {}
+        for protocol in ("within_session", "cross_session"):
+            events.set_tool_call(f"call-{protocol}", "cross_validate")
+            said[protocol] = await tools["cross_validate"].ainvoke(
+                {"pipelines": ["csp_lda"], "protocol": protocol, "folds": 2, "permutations": 0}
+            )
+    finally:
+        events._sink.reset(token)
+    assert (
+        "note: split note: within_session trains and tests each fold on trials of the same"
+        in (said["within_session"])
+    )
+    assert "split note" not in said["cross_session"], said["cross_session"]

@@ -49,3 +49,15 @@ def split_brief(epochs: EpochSet, split: Split) -> str:
     if shared:
         return f" (test shares {len(shared)} session(s) with training: optimistic for a new one)"
     return " (test sessions never trained on)"
+
+
+WITHIN_SESSION = (
+    f"{MARK} within_session trains and tests each fold on trials of the same session: what a "
+    "session has of its own is in both, so these scores are for sessions already seen and "
+    "optimistic for a new session. protocol='cross_session' holds whole sessions out"
+)
+
+
+def protocol_note(protocol: str) -> str | None:
+    """What a cross-validation protocol's scores can show (None: whole groups held out)."""
+    return WITHIN_SESSION if protocol == "within_session" else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from brainchat.eeg.core.holdout import protocol_note
 from brainchat.eeg.protocols.crossval import CVResult
 
 SCORING = {"roc_auc": "ROC AUC", "accuracy": "accuracy"}
@@ -75,6 +76,8 @@ def table(res: CVResult) -> str:
         # up a W and a p for a run of one pipeline
         lines.append("paired test: none (one pipeline; a Wilcoxon test compares two pipelines)")
     lines += [f"note: {n}" for n in res.notes]
+    if held_note := protocol_note(cfg.protocol):
+        lines.append(f"note: {held_note}")
     return "\n".join(lines)
 
 
