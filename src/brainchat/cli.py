@@ -166,9 +166,17 @@ def _ask(args: list[str]) -> int:
     )
     parser.add_argument("question", nargs="+")
     opts = parser.parse_args(args)
-    server = _start_demo() if opts.demo else None
-    if server is False:
-        return 2
+    server = None
+    if opts.demo:  # the app's --demo for one turn: its scripted models, its own state folder
+        from brainchat import demo
+        from brainchat.settings.errors import ConfigError
+
+        try:
+            server = demo.start()
+        except ConfigError as exc:
+            print(f"brainchat: {exc}", file=sys.stderr)
+            return 2
+        print(f"brainchat demo: scripted models at {server.base_url} (offline)", file=sys.stderr)
     try:
         # a headless run has no connections of a user's: the settings alone say whether it can
         # run, before the agent's libraries load (a config error is told in half a second)
@@ -184,26 +192,6 @@ def _ask(args: list[str]) -> int:
     finally:
         if server:
             server.stop()
-
-
-def _start_demo() -> Any:
-    """The app's `--demo` for one terminal turn: the same scripted models started in this
-    process, the same state folder kept apart (`brainchat.demo.start`); False after telling
-    a bad BRAINCHAT_DEMO_PACE."""
-    import os
-
-    from brainchat import demo
-    from brainchat.settings.errors import ConfigError
-
-    try:
-        server = demo.start(os.environ)
-    except ConfigError as exc:
-        print(f"brainchat: {exc}", file=sys.stderr)
-        return False
-    print(
-        f"brainchat demo: scripted models at {server.base_url} (offline, no key)", file=sys.stderr
-    )
-    return server
 
 
 async def _ask_with_mcp(session: Any, question: str, as_json: bool, allow: bool) -> int:
