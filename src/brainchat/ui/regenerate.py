@@ -53,7 +53,7 @@ async def offer(renderer: Any, message_id: str | None) -> None:
             pass
     action = button(message_id)
     answer.actions = [*answer.actions, action]
-    await answer.update()
+    await action.send(for_id=answer.id)  # the button alone: the answer and its elements stay
     cl.user_session.set(KEY, action)
 
 
