@@ -16,7 +16,7 @@ import pytest
 
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
-from conftest import open_chat, pick_mode, send, spec, step_titles, wait_idle
+from conftest import open_chat, pick_mode, screenshot, send, spec, step_titles, wait_idle
 
 pytestmark = pytest.mark.browser
 FILES = ["sub-01_ses-01_task-mi_eeg.edf", "sub-01_ses-02_task-mi_eeg.edf"]
@@ -120,6 +120,7 @@ def test_regenerate_asks_again_over_the_same_conversation_in_chat(model_server, 
     body = page.inner_text("body")
     assert "First answer." in body and "Second answer." in body  # the first stays on the page
     assert regenerate.count() == 1
+    screenshot(page, "regenerate.png")
     send(page, "And the beta band?")  # the conversation goes on from the newest answer
     page.wait_for_selector("text=Beta is 13-30 Hz.")
     wait_idle(page)
