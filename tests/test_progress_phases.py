@@ -81,6 +81,29 @@ def test_training_a_restored_study_names_each_phase_before_its_first_epoch(data)
     assert phases(evaluated)[0] == ("evaluating", None)  # the kernel runs: nothing to start
 
 
+def test_an_ica_fit_names_its_phase_before_the_fit_goes_quiet(data) -> None:
+    async def main() -> list[Any]:
+        pool = KernelPool(max_kernels=1, per_user=1)
+        try:
+            study = KernelStudy(data, None, pool)
+            tools = {t.name: t for t in kernel_tools(study)}
+            await call(tools, "load_data", {"files": FILES[:1]}, [])
+            seen: list[Any] = []
+            await call(tools, "ica_fit", {"n_components": 5}, seen)
+            return seen
+        finally:
+            pool.end_all()
+
+    seen = asyncio.run(main())
+    assert ("fitting", None) in phases(seen)
+    fit = next(e for e in seen if getattr(e, "phase", None) == "fitting")
+    i18n.use("zh-TW")
+    try:
+        assert phase_text(fit) == "正在擬合 ICA"
+    finally:
+        i18n.use(None)
+
+
 def progress(phase: Any, **data: Any) -> events.ToolProgress:
     return events.ToolProgress(
         call_id="c", name="train_model", message="English for the CLI", data=data, phase=phase

@@ -25,7 +25,7 @@ StopReason = Literal[
 ]
 PlanStatus = Literal["ready", "running", "done", "failed"]
 ToolStatus = Literal["success", "error", "refused", "cached", "skipped"]
-Phase = Literal["starting", "restoring", "waiting", "preparing", "building", "training", "evaluating"]  # fmt: skip
+Phase = Literal["starting", "restoring", "waiting", "preparing", "building", "training", "evaluating", "fitting"]  # fmt: skip
 
 
 @dataclass(kw_only=True)

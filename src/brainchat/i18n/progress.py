@@ -31,6 +31,7 @@ TEXT = {
         "正在用测试集评估",
         "正在用測試集評估",
     ),
+    "progress.fitting": ("fitting {what}", "正在拟合 {what}", "正在擬合 {what}"),
     # the agent run's step: its time while it runs
     "progress.running_for": ("running · {elapsed}", "运行中 · {elapsed}", "執行中 · {elapsed}"),
     # regenerate the last answer

@@ -42,6 +42,8 @@ def phase_text(e: ToolProgress) -> str:
         return i18n.t("progress.training", epochs=d.get("epochs", "?"))
     if e.phase == "restoring":
         return i18n.t("progress.restoring", steps=d.get("steps", "?"))
+    if e.phase == "fitting":
+        return i18n.t("progress.fitting", what=d.get("what", "?"))
     return i18n.t(f"progress.{e.phase}")
 
 

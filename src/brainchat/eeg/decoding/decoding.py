@@ -45,7 +45,7 @@ def _progress(epoch: int, epochs: int, fig: dict[str, float]) -> None:
     )
 
 
-def phase(phase: Phase, message: str, **data: float) -> None:
+def phase(phase: Phase, message: str, **data: float | str) -> None:
     """Say which phase a long step is in before it goes quiet (an import, a build, a fit)."""
     call_id, name = current_tool_call()
     emit(ToolProgress(call_id=call_id, name=name, message=message, data=data, phase=phase))
@@ -216,6 +216,7 @@ def ica_fit_op(n_components: int, method: str, seed: int) -> Op:
         # recordings were joined skips it; one that comes during it takes effect when it ends
         if stop.is_set():
             raise ToolException("ICA fit stopped; the study is unchanged")
+        phase("fitting", f"fitting ICA ({n_components} components)", what="ICA")
         ica.fit(data, picks="eeg", decim=max(1, int(data.info["sfreq"] // 100)), verbose="error")
         hp = data.info["highpass"]
         note = (
