@@ -30,11 +30,12 @@ async def main(subjects: int, sessions: int, trials: int) -> None:
     try:
         study = KernelStudy(folder, None, pool)
         tools = {t.name: t for t in kernel_tools(study)}
-        for name, args in [
+        steps: list[tuple[str, dict[str, Any]]] = [
             ("load_data", {"files": files}),
             ("epoch_data", {"tmin": 0.5, "tmax": 2.5}),
             ("split_dataset", {}),
-        ]:
+        ]
+        for name, args in steps:
             events.set_tool_call("c", name)
             await tools[name].ainvoke(args)
         study.pending = list(study.log)  # as after a reload
