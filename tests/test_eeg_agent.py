@@ -59,8 +59,12 @@ async def test_full_pipeline_through_the_agent(scripted_server, tmp_path: Path) 
     calls = {e.call_id: e.name for e in of(events, "tool_call_started")}
     assert all(calls[i.call_id] == i.name for i in images)
     progress = of(events, "tool_progress")
-    assert [p.data["epoch"] for p in progress] == [1, 2, 3]
-    assert all(calls[p.call_id] == "train_model" for p in progress)
+    epochs = [p for p in progress if p.data.get("epoch")]  # besides them: the phases (#40)
+    assert [p.data["epoch"] for p in epochs] == [1, 2, 3]
+    assert all(calls[p.call_id] == "train_model" for p in epochs)
+    assert [p.phase for p in progress if calls[p.call_id] == "train_model"][:3] == [
+        "preparing", "building", "training"
+    ]  # fmt: skip
     assert of(events, "study_changed")[-1].stage == "trained"
     assert study.stage == "trained" and "eegnet" in study.state.results
     # the function-call model saw the study's summary in its prompt each turn
