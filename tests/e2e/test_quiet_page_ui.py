@@ -254,6 +254,11 @@ def test_a_figure_is_as_wide_as_the_answer_and_downloads_as_png_and_svg(
         "i => [i.getBoundingClientRect().width, i.closest('.message-content').clientWidth]"
     )
     assert widths[0] >= 0.95 * widths[1], widths  # the answer's width, not a small cell
+    # right under the answer's text, above its stats table (Chainlit puts elements last)
+    tops = image.evaluate("""i => { const m = i.closest('.message-content');
+      const y = e => e.getBoundingClientRect().top;
+      return [y(m.querySelector('[role=article]')), y(i), y(m.querySelector('table'))]; }""")
+    assert tops[0] < tops[1] < tops[2], tops
     image.click()  # the enlarged view fills the screen's width
     big = page.locator('[role="dialog"] img').last
     big.wait_for()
