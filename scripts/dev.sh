@@ -51,7 +51,8 @@ PY
 }
 
 # pip_lines: pip's output (on stdin) as one line per package collected, a line when it unpacks
-# them all, and its errors and warnings whole
+# them all, and its errors whole (its warnings stay in the log: a machine's index settings can
+# warn once per package)
 pip_lines() {
   awk '
     /^Collecting / { n++; printf "  [%d] %s\n", n, $2; fflush(); next }
@@ -60,7 +61,7 @@ pip_lines() {
       printf "  unpacking %d packages (quiet for a minute or two)...\n", k; fflush(); next
     }
     /^Successfully installed / { printf "  installed %d packages\n", NF - 2; fflush(); next }
-    /^(ERROR|error|WARNING|note|hint)|^ +[×╰│]|^  +\|/ { print; fflush() }
+    /^(ERROR|error|note|hint)|^ +[×╰│]|^  +\|/ { print; fflush() }
   ' >&2
 }
 

@@ -18,6 +18,7 @@ PIP_OUTPUT = """Obtaining file:///work/main
 Collecting chainlit==2.12.0 (from brainchat==0.1.0)
   Downloading chainlit-2.12.0-py3-none-any.whl (10.1 MB)
 Collecting torch==2.13.0 (from brainchat==0.1.0)
+WARNING: Location 'file:///opt/pypi-more/simple/mne/' is ignored: it is neither a file nor a directory.
 Requirement already satisfied: numpy in ./venv/lib/python3.11/site-packages (2.3.0)
 Collecting mne>=1.13 (from brainchat==0.1.0)
 Installing collected packages: torch, mne, chainlit, brainchat
