@@ -123,6 +123,9 @@
   const POPOVER = "mode-picker-popover-mode";
 
   function optionMode(item) {
+    // by the option's icon (src/brainchat/ui/modes.py sets it): its name is in the user's language
+    if (item.querySelector("svg.lucide-message-circle")) return "chat";
+    if (item.querySelector("svg.lucide-bot")) return "agent";
     const name = item.querySelector(".font-medium") || item;
     const mode = name.textContent.trim().toLowerCase();
     return mode === "chat" || mode === "agent" ? mode : null;

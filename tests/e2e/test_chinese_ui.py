@@ -139,11 +139,6 @@ def test_choosing_english_in_the_panel_wins_over_a_chinese_browser(
     page.context.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ui/modes.py (another helper's part of #40) does not go through brainchat.i18n yet: "
-    "remove this mark when it does",
-)
 def test_the_mode_switch_speaks_chinese(model_server, app, browser):
     page = open_in(browser, app, "zh-CN")
     page.wait_for_selector("text=已就绪")
@@ -155,11 +150,18 @@ def test_the_mode_switch_speaks_chinese(model_server, app, browser):
         "([sel, was]) => document.querySelector(sel)?.textContent.trim() !== was",
         arg=[trigger, before],
     )
+    page.wait_for_selector("text=对话模式已开启")  # the one-line notice, in Chinese
+    assert page.inner_text(trigger).strip() == "对话"
     page.click(trigger)
     page.get_by_role("option").nth(1).click()  # Agent: asks first, with two buttons
-    page.wait_for_selector("text=/Switch to Agent mode\\?|切换到智能体/")
+    page.wait_for_selector("text=切换到智能体模式？")
     body = page.inner_text("body")
     assert "mode is on" not in body and "Switch to Agent mode?" not in body, body
     assert page.get_by_role("button", name="Switch to Agent").count() == 0
     assert page.get_by_role("button", name="Stay in Chat").count() == 0
+    page.get_by_role("button", name="切换到智能体").click()
+    page.wait_for_selector("text=智能体模式已开启")
+    page.wait_for_function(
+        "([sel]) => document.querySelector(sel)?.textContent.trim() === '智能体'", arg=[trigger]
+    )
     page.context.close()

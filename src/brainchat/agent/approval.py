@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from langchain_core.tools import BaseTool
 
+from brainchat import i18n
 from brainchat.tools.registry import flags_of
 
 Answer = Literal["once", "always", "reject"]
@@ -34,20 +35,12 @@ class Ask:
         return self.reason in ("first_use", "unmarked")  # a destructive tool asks every time
 
     def why(self, name: str) -> str:
-        """One sentence for the dialog or the terminal."""
-        if self.reason == "server_destructive":
-            return f"its MCP server `{self.server}` marks it as destructive (it may delete or overwrite data)"
-        if self.reason == "plan_step":
-            return "single-step mode runs one planned step per confirmation"
-        if self.reason == "first_use":
-            return f"{name} comes from `{self.server}`, an MCP server you connected, and is not marked read-only; its tools ask before their first use in a conversation"
-        if self.reason == "unmarked":
-            return (
-                f"its MCP server `{self.server}` does not mark it read-only, so by the MCP "
-                "specification it may change or delete data; such tools ask before their first "
-                "use in a conversation"
-            )
-        return f"{name} changes or discards data"
+        """One sentence for the dialog or the terminal, in the interface's language."""
+        key = self.reason if self.reason in REASONS else "changes"
+        return i18n.t(f"approval.{key}", name=name, server=self.server)
+
+
+REASONS = ("server_destructive", "plan_step", "first_use", "unmarked")
 
 
 def ask_for(tool: BaseTool) -> Ask | None:

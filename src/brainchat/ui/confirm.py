@@ -7,15 +7,16 @@ from typing import Any
 
 import chainlit as cl
 
+from brainchat import i18n
 from brainchat.agent.approval import Answer, Ask
 from brainchat.events import current_tool_call
 from brainchat.ui import format as fmt
 
-# answer -> (button label, icon, what the dialog says afterwards)
+# answer -> (button label's key, icon, the key of what the dialog says afterwards)
 _CHOICES: dict[Answer, tuple[str, str, str]] = {
-    "once": ("Approve once", "check", "✅ Approved once"),
-    "always": ("Approve for this conversation", "check-check", "✅ Approved for this conversation"),
-    "reject": ("Reject", "x", "🚫 Rejected"),
+    "once": ("confirm.approve_once", "check", "confirm.approved_once"),
+    "always": ("confirm.approve_always", "check-check", "confirm.approved_always"),
+    "reject": ("confirm.reject", "x", "confirm.rejected"),
 }
 
 
@@ -44,9 +45,10 @@ def make_confirm(
         icon = "🔌" if ask.reason == "first_use" else "⚠️"
         dialog = cl.AskActionMessage(
             content=(
-                f"{icon} The agent wants to run **{name}**. It asks first because {ask.why(name)}.\n\n"
+                i18n.t("confirm.asks", icon=icon, name=name, why=ask.why(name))
+                + "\n\n"
                 + (f"```json\n{fmt.args_text(args)}\n```\n" if args else "")
-                + "Approve it?"
+                + i18n.t("confirm.question")
             ),
             actions=[_action(a, ask) for a in offered],
             author="brainchat",
@@ -55,7 +57,9 @@ def make_confirm(
         reply = await dialog.send()
         chosen = reply.get("name") if reply else None
         answer: Answer = chosen if chosen in offered else "reject"  # type: ignore[assignment]
-        done = _CHOICES[answer][2] if ask.allow_always or answer == "reject" else "✅ Approved"
+        done = i18n.t(
+            _CHOICES[answer][2] if ask.allow_always or answer == "reject" else "confirm.approved"
+        )
         dialog.content = f"{done}: **{name}** `{fmt.dumps(args)}`"
         await dialog.update()
         return answer
@@ -64,7 +68,8 @@ def make_confirm(
 
 
 def _action(answer: Answer, ask: Ask) -> cl.Action:
-    label, icon, _ = _CHOICES[answer]
+    key, icon, _ = _CHOICES[answer]
     if answer == "once" and not ask.allow_always:
-        label = "Approve"  # a destructive tool asks every time: "once" says nothing more
+        key = "confirm.approve"  # a destructive tool asks every time: "once" says nothing more
+    label = i18n.t(key)
     return cl.Action(name=answer, payload={"answer": answer}, label=label, icon=icon)

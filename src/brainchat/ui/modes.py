@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import chainlit as cl
 
+from brainchat import i18n
 from brainchat.ui import format as fmt
 
 # shape: one AUTHOR for every brainchat message (it was defined here too)
@@ -55,46 +56,44 @@ async def send_modes(mode: str, *, chosen: bool = False) -> None:
     options = [
         cl.ModeOption(
             id="chat",
-            name="Chat",
+            name=i18n.t("modes.chat"),
             icon="message-circle",
             default=mode == "chat",
-            description="One model answers directly, no tools.",
+            description=i18n.t("modes.chat_about"),
         ),
         cl.ModeOption(
             id="agent",
-            name="Agent",
+            name=i18n.t("modes.agent"),
             icon="bot",
             default=mode == "agent",
-            description="Reasons, searches and runs EEG / MCP tools, then answers.",
+            description=i18n.t("modes.agent_about"),
         ),
     ]
-    await cl.context.emitter.set_modes([cl.Mode(id="mode", name="Mode", options=options)])
+    await cl.context.emitter.set_modes(
+        [cl.Mode(id="mode", name=i18n.t("modes.picker"), options=options)]
+    )
     kind = "mode-chosen" if chosen else "mode-shown"
     await cl.context.emitter.send_window_message({"brainchat": kind, "mode": mode})
 
 
 def _roles(session: Session) -> dict[str, str]:
     chat = session.settings.model_for("chat")
-    return {**session.roles(), "chat": chat.name if chat else "(none)"}
+    return {**session.roles(), "chat": chat.name if chat else i18n.t("modes.no_model")}
 
 
 def mode_line(session: Session, mode: str) -> str:
     """One line saying the mode is on: models, and for Agent how many tools (not their list)."""
     roles = _roles(session)
     if mode == "chat":
-        return (
-            f"💬 **Chat mode is on** · `{roles['chat']}` answers directly, with the "
-            "conversation as context; no tools."
-        )
+        return i18n.t("modes.chat_on", model=roles["chat"])
     tools = fmt.tools_count(session.toolset())
-    return (
-        f"🤖 **Agent mode is on** · {tools} · thinks with `{roles['function_call']}`, "
-        f"answers with `{roles['answer']}`."
+    return i18n.t(
+        "modes.agent_on", tools=tools, thinker=roles["function_call"], answerer=roles["answer"]
     )
 
 
 def _show_tools() -> cl.Action:
-    return cl.Action(name="show_tools", payload={}, label="Show tools", icon="wrench")
+    return cl.Action(name="show_tools", payload={}, label=i18n.t("modes.show_tools"), icon="wrench")
 
 
 async def switched(conv: Conversation, mode: str, *, before_turn: bool = False) -> None:
@@ -136,16 +135,24 @@ async def _ask_agent(conv: Conversation) -> None:
     roles = _roles(conv.session)
     toolset = conv.session.toolset()
     dialog = cl.AskActionMessage(
-        content=(
-            f"🤖 **Switch to Agent mode?** `{roles['function_call']}` reasons and calls tools "
-            f"({fmt.tools_count(toolset)}: web search, EEG analysis, MCP servers) in rounds, then "
-            f"`{roles['answer']}` writes the answer with its sources. Tools that discard data "
-            "ask you first."
+        content=i18n.t(
+            "modes.ask_agent",
+            thinker=roles["function_call"],
+            tools=fmt.tools_count(toolset),
+            answerer=roles["answer"],
         ),
         actions=[
-            cl.Action(name="agent", payload={"mode": "agent"}, label="Switch to Agent", icon="bot"),
             cl.Action(
-                name="chat", payload={"mode": "chat"}, label="Stay in Chat", icon="message-circle"
+                name="agent",
+                payload={"mode": "agent"},
+                label=i18n.t("modes.switch_agent"),
+                icon="bot",
+            ),
+            cl.Action(
+                name="chat",
+                payload={"mode": "chat"},
+                label=i18n.t("modes.stay_chat"),
+                icon="message-circle",
             ),
         ],
         author=AUTHOR,
@@ -163,6 +170,6 @@ async def _ask_agent(conv: Conversation) -> None:
         await _show_tools().send(for_id=dialog.id)
         await send_modes("agent", chosen=True)
         return
-    dialog.content = "💬 Stayed in **Chat mode**."
+    dialog.content = i18n.t("modes.stayed")
     await dialog.update()
     await send_modes(conv.session.mode)  # the picker shows it (brainchat.js never moved it)
