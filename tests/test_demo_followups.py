@@ -267,3 +267,20 @@ async def test_a_within_session_cross_validation_says_its_sessions_were_seen(dat
         in (said["within_session"])
     )
     assert "split note" not in said["cross_session"], said["cross_session"]
+
+
+@pytest.mark.parametrize(
+    "question", ["Load the file data/sub-99_ses-07.edf", "加载 sub-99_ses-07.edf"]
+)
+async def test_a_named_file_that_does_not_exist_is_called_missing(demo_server, data, question):
+    """The demo loads the file a request names, not the whole folder: a missing one is reported
+    as not found, with the nearest names, and no demo file is described as if it were it."""
+    conv = Conversation(demo_server, data)
+    events = await collect(conv.agent.run(question, []))
+    calls = [e.args for e in of(events, "tool_call_started") if e.name == "load_data"]
+    assert calls and all("sub-99_ses-07.edf" in " ".join(c["files"]) for c in calls), calls
+    answer = text(events)
+    assert "sub-99_ses-07.edf" in answer and "sub-01" in answer, answer  # missing, and the nearest
+    assert not of(events, "tool_finished") or all(
+        e.status != "success" for e in of(events, "tool_finished") if e.name == "load_data"
+    )

@@ -163,8 +163,19 @@ def files_step(turn: Turn) -> Reply:
     return load_step(turn) or done("The loaded files' details are enough to describe them.")
 
 
+# A recording's path as a request writes it (data/sub-99_ses-07.edf, "my file.vhdr"): a file the
+# request names is loaded as named, so one that does not exist is reported as not found.
+NAMED = re.compile(r"[\w./\\-]+\.(?:edf|bdf|gdf|fif|fif\.gz|set|vhdr|zip)\b", flags=re.IGNORECASE)
+
+
 def load_step(turn: Turn) -> Reply | None:
-    """List the data folder, then load every recording in it (None: loaded in this turn)."""
+    """Load the files the request names; else list the data folder, then load every recording in
+    it (None: loaded in this turn)."""
+    if (named := NAMED.findall(turn.question)) and not turn.has("load_data"):
+        return calls(
+            f"The request names {len(named)} file(s); I load them.",
+            Call("load_data", {"files": named}),
+        )
     if not turn.has("list_data_files"):
         return calls("First I check which recordings are in the data folder.", LIST)
     if turn.has("load_data"):
