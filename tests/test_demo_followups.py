@@ -284,3 +284,27 @@ async def test_a_named_file_that_does_not_exist_is_called_missing(demo_server, d
     assert not of(events, "tool_finished") or all(
         e.status != "success" for e in of(events, "tool_finished") if e.name == "load_data"
     )
+
+
+@pytest.mark.slow  # trains CSP+LDA
+async def test_a_follow_up_answered_with_no_tool_call_reads_the_study(demo_server, data) -> None:
+    """A model that answers a question about an earlier result straight away (no tool call): the
+    answer model's request carries the study as the function-call model saw it, with the scores
+    and the split's shared sessions, so the answer rests on them, not on the model's memory."""
+    conv = Conversation(demo_server, data)
+    await conv.ask("Train CSP+LDA on the demo files")
+    s = demo_server
+    fc = make_chat_model(spec(s, "fc"), "function_call")
+    ans = make_chat_model(spec(s, "ans"), "answer")
+    from brainchat.eeg.guidance import EEG
+
+    agent = build_agent(
+        fc, ans, build_eeg_tools(conv.study), LIMITS, context=conv.study.summary, domain=EEG
+    )
+    s.queue("fc", Text("The study's line has the scores: no tool is needed."))
+    s.queue("ans", Text("The result stands as evaluated."))
+    events = await collect(agent.run("准确率为什么这么高？", conv.history))
+    assert not of(events, "tool_call_started")
+    answer_request = s.requests_for("ans")[-1].messages[-1]["content"]
+    assert re.search(r"csp_lda test acc [\d.]+ \(balanced", answer_request), answer_request
+    assert "(test shares 4 session(s) with training" in answer_request

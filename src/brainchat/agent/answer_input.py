@@ -113,10 +113,22 @@ def answer_input(
 def _closing(run: RunContext, d: Deps | None, nothing_ran: bool) -> list[str]:
     """The request's last lines: when no tool ran, whether the answer may come from knowledge;
     the asked steps that never ran; the language of the answer."""
-    lines = [no_tools_line(run.record)] if nothing_ran else []
+    lines = []
+    if nothing_ran:
+        # No tool ran this turn: a question about what earlier turns ran (a score, a split) is
+        # answered from the study as the function-call model saw it, not from the model's memory.
+        study = d.study_text() if d is not None else ""
+        lines = [study, STUDY_LINE, ""] if study else []
+        lines.append(no_tools_line(run.record))
     if run.record is not None and d is not None and (missing := _not_run(d, run)):
         lines.append(f"Asked for but never run (no result exists for them): {', '.join(missing)}.")
     return [*lines, "", answer_language(run.question, run.record)]
+
+
+STUDY_LINE = (
+    "That study holds what earlier turns of this conversation ran: where the request asks about "
+    "those results, answer from it and state only what it shows."
+)
 
 
 def no_tools_line(record: object) -> str:
