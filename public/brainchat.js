@@ -1,3 +1,17 @@
+// brainchat: Chainlit's page renders its attach button once before the project's settings arrive,
+// with a built-in accept map whose "application/*" the file picker (react-dropzone) rejects, and
+// logs a warning on every load. brainchat's own map is empty (any file reaches the server, which
+// names what it cannot read), so that one warning is noise: it is dropped, every other is kept.
+(() => {
+  "use strict";
+  const warn = console.warn.bind(console);
+  const NOISE = 'Skipped "application/*" because it is not a valid MIME type.';
+  console.warn = (...args) => {
+    if (typeof args[0] === "string" && args[0].startsWith(NOISE)) return;
+    warn(...args);
+  };
+})();
+
 // brainchat: refuse a chat message over the size limit in the browser, with a visible notice.
 // Chainlit's socket drops a message over ~1 MB without a word, and pasting ~1 MB into the
 // message box freezes the tab (a React textarea re-rendered on every change). So a paste or

@@ -63,7 +63,7 @@ def test_an_unsupported_file_is_named_with_the_formats_and_the_page_logs_no_mime
     body = page.inner_text("body")
     assert "not an EEG recording; accepted: EDF, BDF, GDF, FIF, EEGLAB" in body
     mime = [(late, m) for late, m in said if "MIME" in m or "Skipped" in m]
-    assert [m for late, m in mime if late] == [] and len(mime) <= 2, mime
+    assert mime == [], mime  # none, before or after the project's settings arrive
     assert not (data_dir / "uploads" / "notes.txt").exists()
     page.close()
 
