@@ -106,7 +106,8 @@ setup_chromium() {
   if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -q
-  $sudo apt-get install -y -q --no-install-recommends chromium fonts-dejavu-core
+  # fonts-noto-cjk: the Chinese interface (and its screenshots) drawn, not as empty boxes
+  $sudo apt-get install -y -q --no-install-recommends chromium fonts-dejavu-core fonts-noto-cjk
 }
 
 cmd=${1:-run}
