@@ -85,11 +85,25 @@ async def test_files_whose_channels_differ_are_refused_before_loading_with_their
     assert f"- 4 file(s) with 22 channels (Fz, FC3, FC1, FCz, FC2, FC4, …): {', '.join(DEMO)}" \
         in text  # fmt: skip
     assert "- 1 file(s) with 8 channels" in text and ": uploads/my_8ch.edf" in text
-    assert "name them in load_data's files" in text and "nothing was loaded" in text
+    assert "name them in load_data's files" in text and "Nothing was loaded" in text
+    assert "mixed_channels=true" in text  # the way to load them all, if that is what is meant
     assert err.value.next_call == {"name": "load_data", "arguments": {"files": DEMO}}
     assert study.stage == "empty"
     done = await load.ainvoke({"files": DEMO})  # one group: loads
     assert done.startswith("loaded 4 file(s)") and study.stage == "loaded"
+
+
+async def test_a_model_that_means_mixed_channels_loads_them_all_when_it_says_so(
+    data: Path, eight: Path
+) -> None:
+    """A sound call is never refused for good: loading files of different montages to keep their
+    common channels is asked for with mixed_channels, and the load warns as it always did."""
+    study = Study(data)
+    await upload(study, eight, "thread-1")
+    done = await tools(study)["load_data"].ainvoke(
+        {"files": [*DEMO, "uploads/my_8ch.edf"], "mixed_channels": True}
+    )
+    assert done.startswith("loaded 5 file(s)") and "files differ in channels" in done
 
 
 async def test_a_file_named_but_not_there_is_called_missing_with_the_nearest_names(

@@ -61,6 +61,8 @@ def check_channel_sets(
         f"epoched or trained on together ({len(groups)} groups):\n"
         + "\n".join(lines)
         + "\nLoad the files of one group (name them in load_data's files), or ask the user "
-        "which recordings they mean; nothing was loaded",
+        "which recordings they mean; to load them all and keep their common channels "
+        "afterwards (select_channels), call load_data again with mixed_channels=true. Nothing "
+        "was loaded",
         call("load_data", {"files": groups[0][1]}),
     )

@@ -41,6 +41,11 @@ class LoadArgs(s.LoadArgs):
     sessions: list[str] | None = _labels("session")
     tasks: list[str] | None = _labels("task")
     runs: list[str] | None = _labels("run")
+    mixed_channels: bool = Field(
+        False,
+        description="true: load files whose channel sets differ (then keep their common "
+        "channels with select_channels); refused otherwise",
+    )
 
     @field_validator("subjects", "sessions", "tasks", "runs", mode="before")
     @classmethod

@@ -55,11 +55,12 @@ def _data_tools(study: Study) -> list[BaseTool]:
 
         return list_files(study.data_dir, pattern, stop, mine=_own_uploads(study))
 
-    async def load_data(files: list[str], **bids: Any) -> str:
+    async def load_data(files: list[str], mixed_channels: bool = False, **bids: Any) -> str:
         from brainchat.eeg.preprocessing.preprocessing import load_op
 
         files = await expand_files(study, files, bids)  # BIDS: a dataset's folder
-        await in_thread(_channels_checked, data_dir=study.data_dir, files=files)
+        if not mixed_channels:  # asked for: loaded, with the load's "files differ" warning
+            await in_thread(_channels_checked, data_dir=study.data_dir, files=files)
         op = load_op(study.data_dir, files, study.max_operation_mb)
         return await run_op(study, op, record={"op": "load", "files": list(files)})
 
