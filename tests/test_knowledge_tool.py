@@ -1,0 +1,144 @@
+"""search_knowledge through the real agent and the scripted model server: a passage of the user's
+own documents is a source [n] with its document's title and page, held by the same answer check
+as web results; an invented [n] is flagged; no match says so and gives nothing to cite."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from langchain_core.tools import ToolException
+
+from brainchat.agent.graph import build_agent
+from brainchat.knowledge.model import Chunk, Passage
+from brainchat.knowledge.tool import NOTHING, make_knowledge_tool, passage_title
+from brainchat.llm import make_chat_model
+from brainchat.settings import AgentLimits
+from brainchat.testing.scripted_server import Call, Text, ToolCalls
+from brainchat.tools.registry import flags_of
+
+from support import collect, of, spec
+
+EEGNET = "EEGNet: a compact convolutional network"
+PROTOCOL = "Lab motor-imagery protocol"
+
+
+class StandIn:
+    """The knowledge service's search as the tool sees it (its own tests cover the real one):
+    the passages of the user's collections sharing a word with the query."""
+
+    def __init__(self, passages: dict[str, list[Passage]]) -> None:
+        self.passages = passages
+        self.asked: list[tuple[str, str, int]] = []
+
+    def search(self, user: str, query: str, k: int) -> list[Passage]:
+        self.asked.append((user, query, k))
+        words = set(query.lower().split())
+        own = self.passages.get(user, [])
+        return [p for p in own if words & set(p.chunk.text.lower().split())][:k]
+
+
+def passage(doc: str, ordinal: int, text: str, title: str, page: int = 0, heading: str = ""):
+    chunk = Chunk(doc_id=doc, ordinal=ordinal, text=text, page=page, heading=heading)
+    return Passage(chunk=chunk, title=title, collection="ana/personal", score=1.0)
+
+
+LIBRARY = {
+    "ana": [
+        passage(
+            "d1", 7, "EEGNet reached 0.68 mean accuracy on BCI IV 2a within-subject", EEGNET, 4
+        ),
+        passage("d2", 0, "Band-pass 8-30 Hz before CSP in the protocol", PROTOCOL, 0, "Filtering"),
+    ],
+    "bo": [passage("d9", 0, "Bo's private notes on EEGNet accuracy", "Bo's notes", 1)],
+}
+
+
+def agent(server: Any, tool: Any) -> Any:
+    return build_agent(
+        make_chat_model(spec(server, "fc"), "function_call"),
+        make_chat_model(spec(server, "ans"), "answer"),
+        [tool],
+        AgentLimits(evaluation="model"),
+    )
+
+
+def answer_request(server: Any) -> str:
+    return json.dumps(server.requests_for("ans")[-1].messages, ensure_ascii=False)
+
+
+async def test_a_passage_is_cited_with_its_document_and_page(scripted_server) -> None:
+    s = scripted_server
+    knowledge = StandIn(LIBRARY)
+    tool = make_knowledge_tool(knowledge, "ana")
+    s.queue("fc", ToolCalls([Call("search_knowledge", {"query": "EEGNet accuracy"})]), Text("ok"))
+    s.queue("ans", Text("EEGNet reached 0.68 on BCI IV 2a [1]."))
+    events = await collect(agent(s, tool).run("What did the EEGNet paper report on 2a?"))
+    assert knowledge.asked == [("ana", "EEGNet accuracy", 5)]  # the user's own, never another's
+    (cited,) = of(events, "citations")
+    assert [(x["n"], x["title"], x["url"]) for x in cited.sources] == [
+        (1, f"{EEGNET}, p. 4", "knowledge://d1?chunk=7#page=4")
+    ]
+    sent = answer_request(s)
+    assert f"[1] {EEGNET}, p. 4" in sent and "0.68 mean accuracy" in sent
+    assert "Bo's" not in sent
+    assert not of(events, "answer_checked")  # [1] is a source the run found
+
+
+async def test_an_invented_citation_is_flagged(scripted_server) -> None:
+    s = scripted_server
+    tool = make_knowledge_tool(StandIn(LIBRARY), "ana")
+    s.queue("fc", ToolCalls([Call("search_knowledge", {"query": "EEGNet"})]), Text("ok"))
+    s.queue("ans", Text("EEGNet reached 0.68 [1]. It beat every other model [3]."))
+    events = await collect(agent(s, tool).run("What did EEGNet report?"))
+    (checked,) = of(events, "answer_checked")
+    why = {f["why"] for f in checked.flags if f["kind"] == "citation"}
+    assert why == {"[3] cites nothing: this run found 1 source(s)"}
+    assert all("[1]" not in f["sentence"] for f in checked.flags)  # the found one holds
+
+
+async def test_no_match_says_so_and_gives_nothing_to_cite(scripted_server) -> None:
+    s = scripted_server
+    tool = make_knowledge_tool(StandIn(LIBRARY), "ana")
+    s.queue("fc", ToolCalls([Call("search_knowledge", {"query": "ketamine dosage"})]), Text("ok"))
+    s.queue("ans", Text("Your documents say nothing about ketamine dosage [1]."))
+    events = await collect(agent(s, tool).run("What ketamine dosage does our protocol use?"))
+    (finished,) = [e for e in of(events, "tool_finished") if e.name == "search_knowledge"]
+    assert finished.status == "success" and finished.content == NOTHING
+    assert not of(events, "citations")
+    assert "Nothing in your documents matches" in answer_request(s)
+    (checked,) = of(events, "answer_checked")
+    assert "[1] cites nothing: this run found no source" in checked.flags[0]["why"]
+
+
+async def test_flags_arguments_and_failures() -> None:
+    knowledge = StandIn(LIBRARY)
+    tool = make_knowledge_tool(knowledge, "ana")
+    flags = flags_of(tool)
+    assert tool.name == "search_knowledge" and flags.read_only and not flags.web
+    schema = tool.args_schema.model_json_schema()  # type: ignore[union-attr]
+    assert schema["properties"]["k"]["maximum"] == 10 and schema["properties"]["k"]["default"] == 5
+    with pytest.raises(Exception, match="less than or equal to 10"):
+        await tool.ainvoke({"query": "EEGNet", "k": 11})
+
+    class Broken:
+        def search(self, user: str, query: str, k: int) -> list[Passage]:
+            raise OSError("database is locked")
+
+    with pytest.raises(ToolException, match="database is locked"):
+        await make_knowledge_tool(Broken(), "ana").coroutine("EEGNet")  # type: ignore[attr-defined]
+
+
+async def test_an_async_service_and_a_document_without_pages() -> None:
+    class Async(StandIn):
+        async def search(self, user: str, query: str, k: int) -> list[Passage]:  # type: ignore[override]
+            return StandIn.search(self, user, query, k)
+
+    tool = make_knowledge_tool(Async(LIBRARY), "ana")
+    text, artifact = await tool.coroutine("CSP protocol", 2)  # type: ignore[attr-defined]
+    (row,) = artifact["sources"]
+    assert row["title"] == f"{PROTOCOL}, Filtering" and row["url"] == "knowledge://d2?chunk=0"
+    assert text.startswith(f"[1] {PROTOCOL}, Filtering")
+    untitled = passage("d3", 2, "text", "  ", 0, "")
+    assert passage_title(untitled) == "untitled document"
