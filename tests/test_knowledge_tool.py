@@ -142,3 +142,16 @@ async def test_an_async_service_and_a_document_without_pages() -> None:
     assert text.startswith(f"[1] {PROTOCOL}, Filtering")
     untitled = passage("d3", 2, "text", "  ", 0, "")
     assert passage_title(untitled) == "untitled document"
+
+
+def test_the_page_lists_a_passage_as_text_and_copy_keeps_its_number() -> None:
+    """A knowledge:// locator is no address a browser opens: the answer's source list names the
+    document and page as text, and its [n] stays plain "[n]" (what Copy gives)."""
+    from brainchat.ui import format as fmt
+
+    source = {"n": 1, "title": f"{EEGNET}, p. 4", "url": "knowledge://d1?chunk=7#page=4"}
+    web = {"n": 2, "title": "Web page", "url": "https://example.org/a"}
+    listed = fmt.citations_text([source, web]).splitlines()
+    assert listed[-2:] == [f"1. {EEGNET}, p. 4", "2. [Web page](https://example.org/a)"]
+    linked = fmt.link_citations("Reported [1], confirmed [2].", [source, web])
+    assert linked.startswith("Reported [1], confirmed [\\[2\\]](<https://example.org/a>")

@@ -185,8 +185,11 @@ def citations_text(sources: list[dict[str, Any]]) -> str:
     for s in sources:
         title = s.get("title") or s.get("url") or i18n.t("format.source")
         url = s.get("url")
+        # a passage of the user's documents (knowledge://) names its document and page as text
         lines.append(
-            f"{s.get('n', '-')}. [{title}]({url})" if url else f"{s.get('n', '-')}. {title}"
+            f"{s.get('n', '-')}. [{title}]({url})"
+            if _linkable(url)
+            else f"{s.get('n', '-')}. {title}"
         )
     return "\n".join(lines)
 
