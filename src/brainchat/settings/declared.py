@@ -61,6 +61,14 @@ class ModelVars(Declared):
         allowed="a model spec (below)",
         secret=True,
     )
+    embeddings_model: str | None = var(
+        None,
+        "BRAINCHAT_EMBEDDINGS_MODEL",
+        "an OpenAI-compatible `/v1/embeddings` model for knowledge search (OpenAI, Ollama, "
+        "llama.cpp `--embedding`, vLLM); without it the search is BM25 alone",
+        allowed="a model spec (below)",
+        secret=True,
+    )
 
 
 class LimitVars(Declared):

@@ -67,6 +67,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from brainchat.testing.admin import admin_routes
+from brainchat.testing.embeddings import embeddings_route
 from brainchat.testing.replies import (
     Call,
     Drop,
@@ -135,6 +136,8 @@ class ScriptedServer:
         self.models: list[str] | None = None  # what /v1/models reports (None: the known models)
         self.context_windows: dict[str, int] = {}  # /v1/models' max_model_len per id (like vLLM)
         self.api_key: str | None = None  # when set, requests without this bearer key get 401
+        self.embedding_fault: int | None = None  # /v1/embeddings answers this HTTP status
+        self.embedding_requests: list[list[str]] = []  # each /v1/embeddings request's inputs
         self._lock = threading.Lock()
         self._queues: dict[str, list[Reply]] = {}
         self._defaults: dict[str | None, Reply] = {}
@@ -281,6 +284,7 @@ class ScriptedServer:
         return [
             Route("/v1/chat/completions", self._chat, methods=["POST"]),
             Route("/v1/models", self._models, methods=["GET"]),
+            embeddings_route(self),
             *admin_routes(self),
         ]
 
