@@ -155,3 +155,46 @@ def test_the_page_lists_a_passage_as_text_and_copy_keeps_its_number() -> None:
     assert listed[-2:] == [f"1. {EEGNET}, p. 4", "2. [Web page](https://example.org/a)"]
     linked = fmt.link_citations("Reported [1], confirmed [2].", [source, web])
     assert linked.startswith("Reported [1], confirmed [\\[2\\]](<https://example.org/a>")
+
+
+async def test_the_session_offers_it_only_while_the_user_has_a_document(
+    scripted_server, tmp_path
+) -> None:
+    """No document: the model is not offered a search with nothing behind it; once one is
+    readable, the next turn offers search_knowledge (the same tool, so the agent is reused), and
+    an empty EEG study hides it no more than web_search."""
+    from brainchat.session import Session
+    from brainchat.settings import Settings
+
+    from support import write_fixture
+
+    s = scripted_server
+    session = Session(
+        Settings(
+            function_call_model=spec(s, "fc"),
+            answer_model=spec(s, "ans"),
+            default_mode="agent",
+            data_dir=tmp_path / "data",
+            search_backend="fixture",
+            search_fixture=write_fixture(tmp_path / "fx.json"),
+        )
+    )
+    library: dict[str, list[Passage]] = {"ana": []}
+    tool = make_knowledge_tool(StandIn(library), "ana")
+    session.toolbox.use_knowledge(lambda: tool if library["ana"] else None)
+
+    def offered() -> set[str]:
+        return {t["function"]["name"] for t in s.requests_for("fc")[-1].tools or []}
+
+    s.queue("fc", Text("No tools needed."))
+    s.queue("ans", Text("Hello."))
+    await collect(session.ask("Hello"))
+    assert "search_knowledge" not in offered() and "web_search" in offered()
+
+    library["ana"] = list(LIBRARY["ana"])
+    s.queue("fc", ToolCalls([Call("search_knowledge", {"query": "EEGNet"})]))
+    s.queue("ans", Text("EEGNet reached 0.68 [1]."))
+    events = await collect(session.ask("What did the EEGNet paper report?"))
+    assert "search_knowledge" in offered()
+    (cited,) = of(events, "citations")
+    assert cited.sources[0]["title"] == f"{EEGNET}, p. 4"

@@ -74,6 +74,9 @@ class Toolbox:
     user_servers: dict[str, Any] = field(default_factory=dict)
     # the configured servers (the UI's McpHub.servers): their prompts and resources beside these
     configured_servers: Callable[[], Mapping[str, Any]] = field(default=lambda: {}, repr=False)
+    # the user's search_knowledge tool while they can read a document (None: no document, or no
+    # knowledge here): a model is never offered a search with nothing behind it (#41)
+    knowledge: Callable[[], BaseTool | None] = field(default=lambda: None, repr=False)
     _local: tuple[tuple[Any, ...], ToolSet] | None = field(default=None, repr=False)
     _renames: dict[int, tuple[BaseTool, BaseTool]] = field(default_factory=dict, repr=False)
     _resource_tools: list[BaseTool] | None = field(default=None, repr=False)
@@ -92,9 +95,12 @@ class Toolbox:
         return self._local[1]
 
     def toolset(self, settings: Settings, study: Study) -> ToolSet:
-        """Every tool an agent turn gets now: web search, EEG, configured and user MCP tools."""
+        """Every tool an agent turn gets now: web search, EEG, the user's documents, configured
+        and user MCP tools."""
         local = self.local(settings, study)
         tools = list(local.tools)
+        if (own := self.knowledge()) is not None:
+            tools.append(own)
         failures = list(local.failures) + list(self.configured.failures)
         taken = {t.name for t in tools}
         for tool in [
@@ -149,6 +155,10 @@ class Toolbox:
             copy = (tool, tool.model_copy(update={"name": f"{source}__{tool.name}"}))
             self._renames[id(tool)] = copy
         return copy[1]
+
+    def use_knowledge(self, offer: Callable[[], BaseTool | None]) -> None:
+        """Where the user's search_knowledge tool comes from (the same tool every turn)."""
+        self.knowledge = offer
 
     def add_user_tools(self, server: str, tools: list[BaseTool]) -> None:
         self.remove_user_tools(server)
