@@ -22,6 +22,7 @@ def main(argv: list[str] | None = None) -> int:
         "tools": _tools,
         "demo-data": _demo_data,
         "users": _users,
+        "knowledge": _knowledge,
         "eval": _eval,
         "mcp-server": _mcp_server,  # the EEG tools for MCP clients
     }
@@ -35,6 +36,8 @@ def main(argv: list[str] | None = None) -> int:
             "brainchat ask [--mode chat|agent] [--json] [--demo] QUESTION\nbrainchat tools [--json]\n"
             "brainchat demo-data [--subjects N] [--trials N] [--format edf|fif]\n"
             "brainchat users add NAME | passwd NAME | list | remove NAME [--purge]\n"
+            "brainchat knowledge [--user NAME] add PATH... [--collection NAME] | list | remove ID"
+            " | share COLLECTION USER...\n"
             "brainchat eval [--suite NAME] [--models SPEC_OR_NAME ...] [--json] [--scenario-timeout S]\n"
             "brainchat mcp-server [--http [--host H] [--port P]]"
         )
@@ -133,6 +136,12 @@ def _users(args: list[str]) -> int:
     from brainchat.users_cli import main as users_main
 
     return users_main(args)
+
+
+def _knowledge(args: list[str]) -> int:
+    from brainchat.knowledge_cli import main as knowledge_main
+
+    return knowledge_main(args)
 
 
 def _session(settings: Any = None) -> Any:
