@@ -28,6 +28,7 @@ RRF_K = 60  # reciprocal-rank fusion's constant (Cormack et al. 2009)
 DEPTH = 50  # passages each ranking contributes to the fusion
 WORD = re.compile(r"[^\W_]+(?:\.\d+)?")  # letters and digits; "0.5" stays one
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+CJK_SPLIT = re.compile(f"({CJK.pattern})")
 
 
 def tokens(text: str) -> list[str]:
@@ -35,7 +36,10 @@ def tokens(text: str) -> list[str]:
     words) as their characters and character pairs, so "滤波" meets "滤波器"."""
     out: list[str] = []
     for word in WORD.findall(text.lower()):
-        for part in re.split(f"({CJK.pattern})", word):
+        if word.isascii() or not CJK.search(word):
+            out.append(word)
+            continue
+        for part in CJK_SPLIT.split(word):
             if not part:
                 continue
             if CJK.fullmatch(part):
