@@ -169,3 +169,16 @@ def test_open_default_uses_the_state_folder(
     monkeypatch.delenv("DATABASE_URL", raising=False)
     store = open_default()
     assert isinstance(store, SqliteStore) and store.path == tmp_path / "st" / DB_FILE
+
+
+def test_cached_vectors_follow_writes_from_another_process(kb: Knowledge, tmp_path: Path) -> None:
+    store = kb.store
+    assert isinstance(store, SqliteStore)
+    kb.add("ana", write(tmp_path, "p.md", PROTOCOL))
+    rows = [row for row, _ in store.chunks(["ana/personal"])]
+    store.set_vectors([(rows[0], [1.0, 0.0]), (rows[1], [0.0, 1.0])], "m")
+    assert store.vector_search([1.0, 0.1], "m", ["ana/personal"], 1)[0].chunk.ordinal == 0
+    other = SqliteStore(store.path)  # another connection, as another process has
+    other.set_vectors([(rows[0], [0.0, 1.0]), (rows[1], [1.0, 0.0])], "m")
+    assert store.vector_search([1.0, 0.1], "m", ["ana/personal"], 1)[0].chunk.ordinal == 1
+    other.close()

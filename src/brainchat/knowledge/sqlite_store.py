@@ -5,8 +5,9 @@ FTS5's unicode61 tokenizer keeps a run of Chinese characters as one token, and t
 match a two-character word, so the index holds a copy of each passage with every CJK run
 written as its overlapping character pairs (运动想象 -> 运动 动想 想象); a query is written the
 same way, so a Chinese query matches inside a sentence. Latin words are stemmed (porter).
-sqlite-vec is not used: vectors are few enough per user for numpy (a query at 10,000 chunks is
-measured in bench/), and it would add a native extension to load. WAL mode; one connection per
+sqlite-vec (on PyPI) is not used: numpy over a matrix cached per (model, collections) until
+the next write (a version row bumped by every write, so other processes' writes count too)
+answers a query at 10,000 chunks in milliseconds, with no native extension to load. WAL mode; one connection per
 thread (the service runs in worker threads)."""
 
 from __future__ import annotations
@@ -36,10 +37,12 @@ CREATE INDEX IF NOT EXISTS readers_user ON readers (user);
 CREATE TABLE IF NOT EXISTS vectors (
   chunk_id INTEGER NOT NULL REFERENCES chunks (id) ON DELETE CASCADE, model TEXT NOT NULL,
   vec BLOB NOT NULL, PRIMARY KEY (chunk_id, model));
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5 (
   text, heading, tokenize = 'porter unicode61 remove_diacritics 2');
 """
 DB_FILE = "knowledge.db"
+CACHED_MATRICES = 4  # vector matrices kept (per model and set of collections)
 CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 WORD = re.compile(r"\w+")
 
@@ -71,6 +74,8 @@ class SqliteStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
+        self._lock = threading.Lock()
+        self._matrices: dict[tuple[str, tuple[str, ...], int], tuple[int, list[int], Any]] = {}
         with self.db() as db:
             db.executescript(SCHEMA)
 
@@ -85,6 +90,17 @@ class SqliteStore:
         return db
 
     # documents
+    def close(self) -> None:
+        """Close this thread's connection (others close with their threads)."""
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+
+    def version(self) -> int:
+        row = self.db().execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+        return int(row[0]) if row else 0
+
     def add_document(self, doc: Document, chunks: Sequence[Chunk]) -> None:
         with self.db() as db:
             self._delete(db, doc.id)
@@ -108,6 +124,7 @@ class SqliteStore:
             "DELETE FROM chunk_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id = ?)",
             (doc_id,),
         )
+        bump(db)
         # chunks and their vectors go by ON DELETE CASCADE
         return db.execute("DELETE FROM documents WHERE id = ?", (doc_id,)).rowcount
 
@@ -185,6 +202,7 @@ class SqliteStore:
         import numpy as np
 
         with self.db() as db:
+            bump(db)
             db.executemany(
                 "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
                 [(i, model, np.asarray(v, dtype=np.float32).tobytes()) for i, v in rows],
@@ -195,26 +213,56 @@ class SqliteStore:
     ) -> list[Passage]:
         import numpy as np
 
-        rows = (
-            self.db()
-            .execute(
-                "SELECT c.doc_id, c.ordinal, c.text, c.page, c.heading, d.title, d.collection, v.vec"
-                " FROM vectors v JOIN chunks c ON c.id = v.chunk_id JOIN documents d ON"
-                f" d.id = c.doc_id WHERE v.model = ? AND d.collection IN ({marks(collections)})",
-                [model, *collections],
-            )
-            .fetchall()
-        )
         query = np.asarray(vector, dtype=np.float32)
-        rows = [r for r in rows if len(r[-1]) == query.nbytes]  # another size: another model
-        if not rows or k <= 0 or not np.any(query):
+        ids, matrix = self._matrix(model, collections, query.size)
+        norm = float(np.linalg.norm(query))
+        if not ids or k <= 0 or norm == 0:
             return []
-        matrix = np.frombuffer(b"".join(r[-1] for r in rows), dtype=np.float32)
-        matrix = matrix.reshape(len(rows), query.size)
-        norms = np.linalg.norm(matrix, axis=1) * np.linalg.norm(query)
-        scores = matrix @ query / np.where(norms == 0, 1, norms)
+        scores = matrix @ (query / norm)
         best = np.argsort(-scores)[:k]
-        return [passage(rows[i][:-1], float(scores[i])) for i in best]
+        chosen = [ids[i] for i in best]
+        rows = {
+            r[0]: r[1:]
+            for r in self.db().execute(
+                "SELECT c.id, c.doc_id, c.ordinal, c.text, c.page, c.heading, d.title,"
+                " d.collection FROM chunks c JOIN documents d ON d.id = c.doc_id"
+                f" WHERE c.id IN ({marks(chosen)})",
+                chosen,
+            )
+        }
+        return [passage(rows[ids[i]], float(scores[i])) for i in best if ids[i] in rows]
+
+    def _matrix(self, model: str, collections: Sequence[str], size: int) -> tuple[list[int], Any]:
+        """(chunk ids, unit-length vectors as rows) of `model` in `collections`, of `size`
+        dimensions (another size: another model's), cached until the next write."""
+        import numpy as np
+
+        names = tuple(sorted(set(collections)))
+        key = (model, names, size)
+        version = self.version()
+        with self._lock:
+            cached = self._matrices.get(key)
+        if cached is None or cached[0] != version:
+            rows = (
+                self.db()
+                .execute(
+                    "SELECT v.chunk_id, v.vec FROM vectors v JOIN chunks c ON c.id = v.chunk_id"
+                    f" JOIN documents d ON d.id = c.doc_id WHERE v.model = ?"
+                    f" AND d.collection IN ({marks(names)}) ORDER BY v.chunk_id",
+                    [model, *names],
+                )
+                .fetchall()
+            )
+            rows = [r for r in rows if len(r[1]) == 4 * size]  # another size: another model's
+            raw = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+            raw = raw.reshape(len(rows), size)
+            norms = np.linalg.norm(raw, axis=1, keepdims=True)
+            cached = (version, [r[0] for r in rows], raw / np.where(norms == 0, 1, norms))
+            with self._lock:
+                while len(self._matrices) >= CACHED_MATRICES:
+                    self._matrices.pop(next(iter(self._matrices)))
+                self._matrices[key] = cached
+        return cached[1], cached[2]
 
     def missing_vectors(self, model: str, collections: Sequence[str]) -> list[tuple[int, str]]:
         rows = self.db().execute(
@@ -230,6 +278,13 @@ class SqliteStore:
         tables: Iterable[str] = ("documents", "chunks", "chunk_fts", "vectors", "readers")
         db = self.db()
         return {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+
+
+def bump(db: sqlite3.Connection) -> None:
+    """Mark a write (cached vector matrices are stale after it)."""
+    db.execute(
+        "INSERT INTO meta VALUES ('version', 1) ON CONFLICT (key) DO UPDATE SET value = value + 1"
+    )
 
 
 def passage(row: Sequence[Any], score: float) -> Passage:
