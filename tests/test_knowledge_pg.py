@@ -4,6 +4,7 @@ cascade, collections filter, sharing, full-text search (Chinese too) and vectors
 from __future__ import annotations
 
 import logging
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -115,3 +116,15 @@ def test_without_pgvector_a_log_line_says_so(
     # the embedded server's binaries include pgvector: the default uses it
     with PgStore(embedded_pg.new_database("kn_vec")) as store:
         assert store.pgvector
+
+
+def test_an_unreachable_server_is_a_clear_error() -> None:
+    from brainchat.knowledge.pg_store import PgStore
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(ConnectionError) as info:
+        PgStore(f"postgresql+asyncpg://u:hunter2x@127.0.0.1:{port}/kn")
+    said = str(info.value)
+    assert "DATABASE_URL" in said and f"127.0.0.1:{port}" in said and "hunter2x" not in said

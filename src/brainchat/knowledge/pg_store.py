@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
 from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
 from brainchat.knowledge.model import Chunk, Document, Passage
 from brainchat.knowledge.pg_schema import PASSAGE, create_schema, tsquery, tsvector
-from brainchat.redact import mask_url
+from brainchat.redact import mask, mask_url
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+CONNECT_TIMEOUT = 10.0  # seconds to connect
+QUERY_TIMEOUT = 60.0  # seconds a statement may take: a stuck server fails, never hangs
 
 
 class PgStore:
@@ -28,7 +31,7 @@ class PgStore:
 
     def __init__(self, url: str, *, pgvector: bool | None = None) -> None:
         """`pgvector`: None uses the extension when it can be created; False never does."""
-        self.url = url.replace("postgresql+asyncpg://", "postgresql://", 1)
+        self.url = re.sub(r"^postgres(?:ql)?(?:\+\w+)?://", "postgresql://", url)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="knowledge-postgres", daemon=True
@@ -36,14 +39,20 @@ class PgStore:
         self._thread.start()
         try:
             self._pool, self.pgvector = self._run(self._open(pgvector))
-        except BaseException:
+        except Exception as exc:
             self._stop_loop()
-            raise
+            where = mask_url(self.url, drop_query=True)
+            raise ConnectionError(
+                f"knowledge store: cannot use Postgres at {where} ({type(exc).__name__}: "
+                f"{mask(str(exc))}); check DATABASE_URL and that the server is running"
+            ) from None
 
     async def _open(self, pgvector: bool | None) -> tuple[Any, bool]:
         import asyncpg
 
-        pool = await asyncpg.create_pool(self.url, min_size=1, max_size=4)
+        pool = await asyncpg.create_pool(
+            self.url, min_size=1, max_size=4, timeout=CONNECT_TIMEOUT, command_timeout=QUERY_TIMEOUT
+        )
         async with pool.acquire() as conn:
             vector = await create_schema(conn, pgvector)
         if not vector:
