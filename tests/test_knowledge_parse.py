@@ -145,3 +145,27 @@ def test_hostile_zips_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     (tmp_path / "bad.zip").write_bytes(b"not a zip")
     with pytest.raises(KnowledgeError, match="not a readable zip"):
         list(iter_sources(tmp_path / "bad.zip"))
+
+
+def test_pdf_outline_gives_headings_split_where_they_start() -> None:
+    from pypdf import PdfReader, PdfWriter
+
+    pdf = tiny_pdf(
+        [
+            text_page("Abstract", "We compare filters."),
+            text_page("End of the introduction.", "2 Methods", "Band-pass 8-30 Hz."),
+            text_page("Epochs of 2 s."),
+        ]
+    )
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf)))
+    writer.add_outline_item(title="Introduction", page_number=0)
+    writer.add_outline_item(title="2 Methods", page_number=1)
+    out = io.BytesIO()
+    writer.write(out)
+    parsed = parse_bytes("paper.pdf", out.getvalue())
+    assert [(s.page, s.heading, s.text.splitlines()[0]) for s in parsed.sections] == [
+        (1, "Introduction", "Abstract"),
+        (2, "Introduction", "End of the introduction."),
+        (2, "2 Methods", "2 Methods"),
+        (3, "2 Methods", "Epochs of 2 s."),  # the heading carries on to the next page
+    ]

@@ -79,12 +79,14 @@ def page_text(shown: str, page: Any, number: int) -> str:
 
 
 def parse_pdf(name: str, data: bytes) -> Parsed:
-    """Sections per page (1-based), each under the last heading-like line seen."""
+    """Sections per page (1-based), under the headings of the PDF's outline (bookmarks)."""
     shown = PurePath(name).name
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # warnings of damaged files: ours say it
     reader = open_pdf(name, data)
     pages = len(reader.pages)
     sections: list[Section] = []
+    marks = outline(reader)
+    heading = ""
     total, limit, deadline = 0, max_chars(), time.monotonic() + max_seconds()
     for index, page in enumerate(reader.pages):
         if time.monotonic() > deadline:
@@ -99,10 +101,63 @@ def parse_pdf(name: str, data: bytes) -> Parsed:
                 f"'{shown}' holds more than {limit:,} characters of text, the bound of one "
                 "document; split it, or raise BRAINCHAT_KNOWLEDGE_MAX_CHARS"
             )
-        if text:
-            sections.append(Section(text, index + 1, ""))
+        runs, heading = split_at_headings(text, heading, marks.get(index, []))
+        sections += [Section(part, index + 1, under) for part, under in runs]
     notes = [] if sections else [NO_TEXT]
     return Parsed(pdf_title(reader, shown), sections, pages, notes)
+
+
+MAX_OUTLINE = 5000  # outline entries read (a hostile outline cannot grow without bound)
+
+
+def outline(reader: Any) -> dict[int, list[str]]:
+    """The outline's titles by the 0-based page they start on, in order; {} if it has none
+    or cannot be read (a damaged outline costs the headings, not the document)."""
+    found: dict[int, list[str]] = {}
+    stack: list[Any] = []
+    count = 0
+    try:
+        stack.append(iter(reader.outline))
+        while stack and count < MAX_OUTLINE:
+            item = next(stack[-1], None)
+            if item is None:
+                stack.pop()
+            elif isinstance(item, list):
+                stack.append(iter(item))
+            else:
+                count += 1
+                page = reader.get_destination_page_number(item)
+                title = " ".join(str(item.title or "").split())
+                if title and page is not None and page >= 0:
+                    found.setdefault(page, []).append(title[:200])
+    except Exception:  # noqa: BLE001 - see the docstring
+        return {}
+    return found
+
+
+def split_at_headings(
+    text: str, heading: str, starts: list[str]
+) -> tuple[list[tuple[str, str]], str]:
+    """A page's text as (part, heading) runs: each outline title starting on this page begins
+    a new run where its text appears (else at the page's top); returns the runs and the
+    heading that carries on to the next page."""
+    parts: list[tuple[str, str]] = []
+    rest = text
+    for title in starts:
+        at = find_title(rest, title)
+        if at > 0 and rest[:at].strip():
+            parts.append((rest[:at].strip(), heading))
+        rest, heading = rest[max(at, 0) :], title
+    if rest.strip() or not parts:
+        parts.append((rest.strip(), heading))
+    return [(p, h) for p, h in parts if p], heading
+
+
+def find_title(text: str, title: str) -> int:
+    """Where a heading's text starts in the page's text (spacing aside), or 0."""
+    words = [re.escape(w) for w in title.split()]
+    match = re.search(r"\s+".join(words), text, re.IGNORECASE) if words else None
+    return match.start() if match else 0
 
 
 def clean(text: str) -> str:
