@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -182,3 +183,25 @@ def test_cached_vectors_follow_writes_from_another_process(kb: Knowledge, tmp_pa
     other.set_vectors([(rows[0], [0.0, 1.0]), (rows[1], [1.0, 0.0])], "m")
     assert store.vector_search([1.0, 0.1], "m", ["ana/personal"], 1)[0].chunk.ordinal == 1
     other.close()
+
+
+def test_added_documents_are_embedded_once_over_http(scripted_server: Any, tmp_path: Path) -> None:
+    import json
+
+    from brainchat.knowledge.embed import VARIABLE, embedder_from_env
+
+    body = {"provider": "openai-compatible", "model": "emb", "api_key": "k"}
+    spec = json.dumps(body | {"base_url": scripted_server.base_url})
+    embedder = embedder_from_env({VARIABLE: spec})
+    kb = Knowledge(SqliteStore(tmp_path / DB_FILE), embedder)
+    path = write(tmp_path, "p.md", PROTOCOL)
+    [added] = kb.add("ana", path)
+    assert added.status == "added" and added.notes == []
+    assert sum(len(r) for r in scripted_server.embedding_requests) == 2  # both passages
+    assert kb.store.missing_vectors("emb", ["ana/personal"]) == []
+    kb.add("ana", path)  # unchanged: nothing embedded again
+    assert sum(len(r) for r in scripted_server.embedding_requests) == 2
+    scripted_server.embedding_fault = 500
+    [failed] = kb.add("ana", write(tmp_path / "zh", "zh.md", CHINESE))
+    assert failed.status == "added" and "embeddings not made" in failed.notes[0]
+    assert kb.search("ana", "带通滤波", 1)[0].chunk.heading == "实验规程"  # BM25 still finds it
