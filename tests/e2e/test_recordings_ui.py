@@ -1,5 +1,5 @@
 """One's recordings in a real browser (#40): /files lists them with size and origin and removes one
-after asking; a file brainchat cannot read (.txt) reaches brainchat and is named with the formats it
+after asking; a file brainchat cannot read (.docx) reaches brainchat and is named with the formats it
 reads, instead of vanishing in the browser; the page loads without MIME-type warnings."""
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     raw = make_recording(1, 1, trials=6).crop(tmax=20, include_tmax=False)
     raw.pick(raw.ch_names[:8])
     write_raw(raw, root / "my_8ch.edf")
-    (root / "notes.txt").write_text("not a recording")
+    # not .txt: a text file is a document now, added to the user's collection (#41)
+    (root / "notes.docx").write_text("not a recording")
     return root
 
 
@@ -58,13 +59,13 @@ def test_an_unsupported_file_is_named_with_the_formats_and_the_page_logs_no_mime
     page.on("console", lambda m: said.append((bool(settings), m.text)))
     page.goto(app)
     page.wait_for_selector("text=/brainchat is (ready|not ready)/")
-    attach(page, files / "notes.txt")
-    page.wait_for_selector("text=/Refused `?notes.txt`?/", timeout=60_000)
+    attach(page, files / "notes.docx")
+    page.wait_for_selector("text=/Refused `?notes.docx`?/", timeout=60_000)
     body = page.inner_text("body")
     assert "not an EEG recording; accepted: EDF, BDF, GDF, FIF, EEGLAB" in body
     mime = [(late, m) for late, m in said if "MIME" in m or "Skipped" in m]
     assert mime == [], mime  # none, before or after the project's settings arrive
-    assert not (data_dir / "uploads" / "notes.txt").exists()
+    assert not (data_dir / "uploads" / "notes.docx").exists()
     page.close()
 
 

@@ -94,7 +94,8 @@ def make_knowledge_tool(knowledge: KnowledgeSearch, user: str) -> BaseTool:
         name=NAME,
         description=(
             "Search the user's own documents (papers, lab protocols, notes they added). Returns "
-            "numbered passages with document title, page and text; cite them as [n]."
+            "numbered passages with document title, page and text; cite them as [n]. Where "
+            "nothing matches a request in another language, search again in English terms."
         ),
         args_schema=KnowledgeArgs,
         response_format="content_and_artifact",

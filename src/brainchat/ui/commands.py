@@ -7,7 +7,7 @@ from typing import Any
 import chainlit as cl
 
 from brainchat import i18n
-from brainchat.ui import mcp_prompts, mcp_resources, recordings
+from brainchat.ui import knowledge, mcp_prompts, mcp_resources, recordings
 
 COMMANDS = [
     {
@@ -25,6 +25,7 @@ COMMANDS = [
         "persistent": False,
     },
     recordings.COMMAND,  # /files: one's recordings, with Remove
+    knowledge.COMMAND,  # /knowledge: one's documents, with Remove (#41)
     mcp_resources.COMMAND,  # /resource
 ]
 

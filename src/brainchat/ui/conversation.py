@@ -26,6 +26,7 @@ from brainchat.ui import (
     commands,
     connect,
     connect_form,
+    knowledge,
     live,
     modes,
     panel,
@@ -67,6 +68,7 @@ async def start(shared_tools: ToolSet | None, thread: dict[str, Any] | None = No
     settings = load_settings()
     conv = Conversation(Session(settings, extra_tools=shared_tools))
     resume.attach(conv.session)
+    knowledge.attach(conv.session)  # the user's documents as search_knowledge (#41)
     await connect.restore(conv.session)  # the user's connections before the saved picks
     if thread is not None:
         state = resume.thread_state(thread, SNAPSHOT_KEY)
@@ -203,6 +205,9 @@ async def handle_message(conv: Conversation, message: cl.Message) -> None:
     if command == "files":  # one's recordings, with Remove (#40)
         await recordings.command(conv.session)
         return
+    if command == "knowledge":  # one's documents, with Remove (#41)
+        await knowledge.command(conv.session)
+        return
     if command in ("tools", "connect"):
         if switch:
             await conv.save()  # no turn follows to save it
@@ -212,9 +217,10 @@ async def handle_message(conv: Conversation, message: cl.Message) -> None:
 
 
 def typed_command(text: str) -> str | None:
-    """`/tools`, `/connect` or `/files` typed as text, without the command menu."""
+    """`/tools`, `/connect`, `/files` or `/knowledge` typed as text, without the command menu."""
     word = text.split(maxsplit=1)[:1]
-    return word[0][1:] if word and word[0] in ("/tools", "/connect", "/files") else None
+    typed = ("/tools", "/connect", "/files", "/knowledge")
+    return word[0][1:] if word and word[0] in typed else None
 
 
 async def run_turn(

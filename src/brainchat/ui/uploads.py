@@ -31,6 +31,7 @@ from brainchat.eeg.uploads.uploads import (
 )
 from brainchat.redact import get_logger, mask
 from brainchat.settings import Settings
+from brainchat.ui import knowledge
 from brainchat.ui.format import seconds
 from brainchat.ui.render import AUTHOR
 
@@ -61,6 +62,9 @@ async def receive_attached(s: Session, message: cl.Message) -> str | None:
     Chainlit's session folder are removed (what was accepted is in the data folder), so they no
     longer count against the quota."""
     attached = [e for e in message.elements or [] if getattr(e, "path", None)]
+    attached, documents = knowledge.split(attached)  # PDF, Markdown, HTML, text (#41)
+    if documents:
+        await knowledge.receive(documents)  # to the user's collection, not the data folder
     if not attached:
         return None
     key = str(s.settings.data_dir)  # one data folder per user

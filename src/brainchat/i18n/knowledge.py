@@ -1,0 +1,104 @@
+"""The user's documents on the page (#41): /knowledge, adding a dropped document, removing one."""
+
+TEXT = {
+    "commands.knowledge": (
+        "Your documents: title, pages, size, collection; remove them (drop a PDF to add one)",
+        "你的文档：标题、页数、大小、文档集；可删除（拖入 PDF 即可添加）",
+        "你的文件：標題、頁數、大小、文件集；可刪除（拖入 PDF 即可新增）",
+    ),
+    "knowledge.title": (
+        "**Your documents** ({n})",
+        "**你的文档**（{n} 个）",
+        "**你的文件**（{n} 個）",
+    ),
+    "knowledge.none": (
+        "You have no documents yet. Drop a PDF, Markdown, HTML or text file on the chat to add "
+        "it to your personal collection; in Agent mode the agent then searches it and cites "
+        "its pages.",
+        "你还没有文档。把 PDF、Markdown、HTML 或文本文件拖到聊天中，即可加入你的个人文档集；"
+        "在智能体模式下，智能体会检索它并引用页码。",
+        "你還沒有文件。把 PDF、Markdown、HTML 或文字檔拖到聊天中，即可加入你的個人文件集；"
+        "在智能體模式下，智能體會檢索它並引用頁碼。",
+    ),
+    "knowledge.col_title": ("Title", "标题", "標題"),
+    "knowledge.col_pages": ("Pages", "页数", "頁數"),
+    "knowledge.col_size": ("Size", "大小", "大小"),
+    "knowledge.col_added": ("Added", "添加时间", "新增時間"),
+    "knowledge.col_collection": ("Collection", "文档集", "文件集"),
+    "knowledge.col_shared": ("Shared with", "共享给", "共用給"),
+    "knowledge.personal": ("personal", "个人", "個人"),
+    "knowledge.nobody": ("only you", "仅你自己", "僅你自己"),
+    "knowledge.no_pages": ("–", "–", "–"),
+    "knowledge.more_buttons": (
+        "Only the first {n} documents have a Remove button; remove some to reach the others "
+        "(or use `brainchat knowledge remove`).",
+        "只有前 {n} 个文档有删除按钮；删除一些后可处理其余的（或使用 `brainchat knowledge remove`）。",
+        "只有前 {n} 個文件有刪除按鈕；刪除一些後可處理其餘的（或使用 `brainchat knowledge remove`）。",
+    ),
+    "knowledge.remove_button": ("Remove {title}", "删除 {title}", "刪除 {title}"),
+    "knowledge.done_button": ("Done", "完成", "完成"),
+    "knowledge.keep_button": ("Keep it", "保留", "保留"),
+    "knowledge.confirm": (
+        "Remove **{title}** ({size}) from {collection}? Its passages are deleted and the agent "
+        "no longer finds or cites it.",
+        "从{collection}中删除 **{title}**（{size}）？它的段落会被删除，智能体将不再检索或引用它。",
+        "從{collection}中刪除 **{title}**（{size}）？它的段落會被刪除，智能體將不再檢索或引用它。",
+    ),
+    "knowledge.removed": (
+        "Removed **{title}** and its passages.",
+        "已删除 **{title}** 及其段落。",
+        "已刪除 **{title}** 及其段落。",
+    ),
+    "knowledge.not_removed": (
+        "**{title}** was not removed: {reason}",
+        "**{title}** 未删除：{reason}",
+        "**{title}** 未刪除：{reason}",
+    ),
+    "knowledge.adding": (
+        "Adding {n} document(s) to your collection",
+        "正在把 {n} 个文档加入你的文档集",
+        "正在把 {n} 個文件加入你的文件集",
+    ),
+    "knowledge.step_title": (
+        "Documents: {parts} · {took}",
+        "文档：{parts} · {took}",
+        "文件：{parts} · {took}",
+    ),
+    "knowledge.n_added": ("{n} added", "已添加 {n} 个", "已新增 {n} 個"),
+    "knowledge.n_refused": ("{n} refused", "拒绝 {n} 个", "拒絕 {n} 個"),
+    "knowledge.nothing": ("nothing added", "未添加任何文档", "未新增任何文件"),
+    "knowledge.added": (
+        "Added **{title}** (`{name}`) to your personal collection: {pages} page(s), {chunks} "
+        "passage(s).",
+        "已把 **{title}**（`{name}`）加入你的个人文档集：{pages} 页，{chunks} 个段落。",
+        "已把 **{title}**（`{name}`）加入你的個人文件集：{pages} 頁，{chunks} 個段落。",
+    ),
+    "knowledge.added_no_pages": (
+        "Added **{title}** (`{name}`) to your personal collection: {chunks} passage(s).",
+        "已把 **{title}**（`{name}`）加入你的个人文档集：{chunks} 个段落。",
+        "已把 **{title}**（`{name}`）加入你的個人文件集：{chunks} 個段落。",
+    ),
+    "knowledge.note": ("Note: {note}", "注意：{note}", "注意：{note}"),
+    "knowledge.refused": (
+        "**{name}** was not added: {reason}",
+        "**{name}** 未添加：{reason}",
+        "**{name}** 未新增：{reason}",
+    ),
+    "knowledge.next": (
+        "Ask about it in Agent mode: the agent searches your documents and cites them with "
+        "their page. `/knowledge` lists them.",
+        "在智能体模式下提问：智能体会检索你的文档并引用页码。`/knowledge` 可列出它们。",
+        "在智能體模式下提問：智能體會檢索你的文件並引用頁碼。`/knowledge` 可列出它們。",
+    ),
+    "knowledge.unavailable": (
+        "Documents cannot be added or listed here: {reason}",
+        "此处无法添加或列出文档：{reason}",
+        "此處無法新增或列出文件：{reason}",
+    ),
+    "knowledge.failed": (
+        "Adding **{name}** failed: {reason}. Try again; if it fails again, convert the file to "
+        "PDF or text.",
+        "添加 **{name}** 失败：{reason}。请重试；若仍失败，请把文件转换为 PDF 或文本。",
+        "新增 **{name}** 失敗：{reason}。請重試；若仍失敗，請把檔案轉換為 PDF 或文字。",
+    ),
+}
