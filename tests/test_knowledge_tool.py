@@ -5,6 +5,7 @@ as web results; an invented [n] is flagged; no match says so and gives nothing t
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -198,3 +199,49 @@ async def test_the_session_offers_it_only_while_the_user_has_a_document(
     assert "search_knowledge" in offered()
     (cited,) = of(events, "citations")
     assert cited.sources[0]["title"] == f"{EEGNET}, p. 4"
+
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = [("scripted", "knowledge-protocol-page"), ("scripted", "knowledge-not-in-collection"),
+             ("golden-zh", "knowledge-protocol-page")]  # fmt: skip
+
+
+def scenario(suite: str, name: str) -> Any:
+    from brainchat.evals.scenario import load_suite
+
+    [found] = [s for s in load_suite(ROOT / "evals" / suite) if s.name == name]
+    return found
+
+
+async def test_the_knowledge_scenarios_pass_with_their_scripts() -> None:
+    """The golden scenarios (#41), English and Chinese, over a real store of the fixture PDF:
+    the page is cited, and a question the documents cannot answer is said so, citing nothing."""
+    from brainchat.evals.harness import run_suite
+    from brainchat.evals.pairs import ModelPair
+
+    found = [scenario(suite, name) for suite, name in SCENARIOS]
+    results = await run_suite(found, [ModelPair("scripted")])
+    assert [(r.passed, r.failures) for r in results] == [(True, [])] * len(SCENARIOS)
+
+
+async def test_the_oracle_fails_an_invented_citation_and_a_wrong_filter(scripted_server) -> None:
+    """A model that answers the unanswerable with a made-up source, or gives the protocol the
+    wrong band, is failed (the checks judge outcomes, not the script)."""
+    from brainchat.evals.harness import run_suite
+    from brainchat.evals.pairs import ModelPair
+
+    def pair(name: str, query: str, answer: str) -> ModelPair:
+        call = {"type": "tool_calls", "calls": [{"name": "search_knowledge", "args": {"query": query}}]}  # fmt: skip
+        scripted_server.queue(f"{name}-fc", call)
+        scripted_server.set_default(f"{name}-fc", {"type": "text", "content": "Done."})
+        scripted_server.queue(f"{name}-ans", {"type": "text", "content": answer})
+        return ModelPair(name, spec(scripted_server, f"{name}-fc"), spec(scripted_server, f"{name}-ans"))  # fmt: skip
+
+    invented = pair("a", "ketamine dose", "The protocol uses 1 mg/kg ketamine [1].")
+    [result] = await run_suite([scenario("scripted", "knowledge-not-in-collection")], [invented],
+                               server=scripted_server)  # fmt: skip
+    assert not result.passed and any("\\[" in f["message"] for f in result.failures)
+    wrong = pair("b", "band-pass filter", "The protocol band-passes from 1 to 40 Hz [1].")
+    [result] = await run_suite([scenario("scripted", "knowledge-protocol-page")], [wrong],
+                               server=scripted_server)  # fmt: skip
+    assert not result.passed and any("30" in f["message"] for f in result.failures)

@@ -54,6 +54,8 @@ async def _run(
     settings = await _settings(scenario, pair, server, tmp, time_limit)
     session = Session(settings)
     session.set_mode("agent")
+    if setup.get("knowledge"):
+        await _knowledge(session, setup["knowledge"], scenario.path.parent, tmp)
     approve = bool(setup.get("approve", False))
 
     async def confirm(name: str, args: dict[str, Any], ask: Any) -> bool:
@@ -185,3 +187,22 @@ async def _prepare_study(session: Any, calls: list[dict[str, Any]]) -> None:
         if name not in tools:
             raise ValueError(f"setup.study: unknown tool {name!r}")
         await tools[name].ainvoke(call.get("args") or {})
+
+
+async def _knowledge(session: Any, files: list[str], base: Path, tmp: Path) -> None:
+    """The user's documents (paths relative to the scenario), in a store of the run's own, and
+    the session's search_knowledge tool over them; a document that is refused is fatal."""
+    from brainchat.knowledge.service import Knowledge
+    from brainchat.knowledge.sqlite_store import SqliteStore
+    from brainchat.knowledge.tool import make_knowledge_tool
+
+    knowledge = Knowledge(SqliteStore(tmp / "knowledge.db"))
+    for name in files:
+        path = (base / name).resolve()
+        if not path.is_file():
+            raise ValueError(f"setup.knowledge: {path} does not exist")
+        for r in await asyncio.to_thread(knowledge.add, "eval", path):
+            if r.status == "refused":
+                raise ValueError(f"setup.knowledge: {r.name} was refused: {r.reason}")
+    tool = make_knowledge_tool(knowledge, "eval")
+    session.toolbox.use_knowledge(lambda: tool)

@@ -13,7 +13,8 @@ from typing import Any
 
 from brainchat.testing.replies import Reply, Text, reply_from_dict
 
-SETUP_KEYS = {"demo_data", "search_fixture", "study", "mcp", "limits", "approve", "tool_calling"}
+SETUP_KEYS = {"demo_data", "search_fixture", "study", "mcp", "limits", "approve", "tool_calling",
+              "knowledge"}  # fmt: skip
 CHECK_KEYS = {"tools", "study", "answer", "limits", "plan"}
 TOP_KEYS = {"name", "description", "question", "setup", "script", "checks", "tags", "planted"}
 
