@@ -245,3 +245,57 @@ async def test_the_oracle_fails_an_invented_citation_and_a_wrong_filter(scripted
     [result] = await run_suite([scenario("scripted", "knowledge-protocol-page")], [wrong],
                                server=scripted_server)  # fmt: skip
     assert not result.passed and any("30" in f["message"] for f in result.failures)
+
+
+def test_dropped_files_are_routed_by_what_they_are(tmp_path) -> None:
+    """Documents (and a zip holding only documents) go to the user's collection; recordings, a
+    zip with a recording in it, and what is neither stay with the recordings' check."""
+    import zipfile
+    from types import SimpleNamespace
+
+    from brainchat.ui.knowledge import split
+
+    def element(name: str, entries: tuple[str, ...] = ()) -> Any:
+        path = tmp_path / name
+        if entries:
+            with zipfile.ZipFile(path, "w") as zf:
+                for entry in entries:
+                    zf.writestr(entry, "x")
+        else:
+            path.write_text("x")
+        return SimpleNamespace(name=name, path=str(path))
+
+    files = [element("paper.PDF"), element("notes.md"), element("page.html"), element("a.txt"),
+             element("rec.edf"), element("report.docx"),
+             element("papers.zip", ("p/one.pdf", "p/two.md", "__MACOSX/._one.pdf", ".DS_Store")),
+             element("study.zip", ("sub-01.edf", "README.txt")), element("empty.zip", ("d/.x",))]  # fmt: skip
+    others, docs = split(files)
+    assert [e.name for e in docs] == ["paper.PDF", "notes.md", "page.html", "a.txt", "papers.zip"]
+    assert [e.name for e in others] == ["rec.edf", "report.docx", "study.zip", "empty.zip"]
+
+
+def test_what_the_page_says_of_each_added_file() -> None:
+    from brainchat import i18n
+    from brainchat.knowledge.model import Document
+    from brainchat.knowledge.service import AddResult
+    from brainchat.ui.knowledge import _said
+
+    doc = Document("d1", "local/personal", "local", "p.pdf", EEGNET, 12, 2048, "s", 0.0, 30)
+    md = Document("d2", "local/personal", "local", "n.md", "Lab notes", 0, 100, "t", 0.0, 2)
+    i18n.use("en")
+    try:
+        assert _said(AddResult("p.pdf", "added", document=doc)) == (
+            f"Added **{EEGNET}** (`p.pdf`) to your personal collection: 12 page(s), 30 passage(s)."
+        )
+        assert _said(AddResult("n.md", "added", document=md, notes=["cut at 2 MB"])) == (
+            "Added **Lab notes** (`n.md`) to your personal collection: 2 passage(s).\n"
+            "Note: cut at 2 MB"
+        )
+        assert "already in your collection" in _said(AddResult("p.pdf", "unchanged", document=doc))
+        assert "replaces the old one" in _said(AddResult("p.pdf", "updated", document=doc))
+        refused = AddResult("scan.pdf", "refused", "it has no text layer (a scanned PDF)")
+        assert _said(refused) == "**scan.pdf** was not added: it has no text layer (a scanned PDF)"
+        i18n.use("zh-CN")
+        assert _said(refused).startswith("**scan.pdf** 未添加")
+    finally:
+        i18n.use(None)

@@ -78,6 +78,17 @@ TEXT = {
         "已把 **{title}**（`{name}`）加入你的个人文档集：{chunks} 个段落。",
         "已把 **{title}**（`{name}`）加入你的個人文件集：{chunks} 個段落。",
     ),
+    "knowledge.unchanged": (
+        "**{title}** (`{name}`) is already in your collection (the same file): nothing was "
+        "indexed again.",
+        "**{title}**（`{name}`）已在你的文档集中（同一文件）：未重新索引。",
+        "**{title}**（`{name}`）已在你的文件集中（同一檔案）：未重新索引。",
+    ),
+    "knowledge.updated": (
+        "{said} (a new version of a file of that name: it replaces the old one)",
+        "{said}（同名文件的新版本：已替换旧版本）",
+        "{said}（同名檔案的新版本：已取代舊版本）",
+    ),
     "knowledge.note": ("Note: {note}", "注意：{note}", "注意：{note}"),
     "knowledge.refused": (
         "**{name}** was not added: {reason}",

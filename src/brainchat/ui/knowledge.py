@@ -94,9 +94,30 @@ def is_document(name: str) -> bool:
     return PurePath(name).suffix.lower() in KINDS
 
 
+def documents_zip(name: str, path: str) -> bool:
+    """A zip whose files (hidden ones aside) are all documents: the user's, not recordings. Only
+    its directory is read; the service bounds what it unpacks."""
+    import zipfile
+
+    if PurePath(name).suffix.lower() != ".zip":
+        return False
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = [i.filename for i in zf.infolist() if not i.is_dir()]
+    except (OSError, zipfile.BadZipFile):
+        return False  # the recordings' check names what is wrong with it
+    shown = [n for n in names if not any(p.startswith((".", "__MACOSX")) for p in n.split("/"))]
+    return bool(shown) and all(is_document(n) for n in shown)
+
+
 def split(elements: list[Any]) -> tuple[list[Any], list[Any]]:
     """(the other files, the documents) of a message's attached files."""
-    docs = [e for e in elements if is_document(str(getattr(e, "name", "") or ""))]
+
+    def document(e: Any) -> bool:
+        name = str(getattr(e, "name", "") or "")
+        return is_document(name) or documents_zip(name, str(e.path))
+
+    docs = [e for e in elements if document(e)]
     return [e for e in elements if e not in docs], docs
 
 
@@ -145,12 +166,13 @@ def _said(r: AddResult) -> str:
     doc = r.document
     if r.status == "refused" or doc is None:
         return i18n.t("knowledge.refused", name=r.name, reason=r.reason or r.status)
+    if r.status == "unchanged":
+        return i18n.t("knowledge.unchanged", title=doc.title, name=r.name)
     key = "knowledge.added" if doc.pages else "knowledge.added_no_pages"
     said = i18n.t(key, title=doc.title, name=r.name, pages=doc.pages, chunks=doc.chunks)
-    notes = [i18n.t("knowledge.note", note=n) for n in r.notes]
-    if r.status == "unchanged":
-        notes.insert(0, i18n.t("knowledge.note", note=r.reason))
-    return "\n".join([said, *notes])
+    if r.status == "updated":
+        said = i18n.t("knowledge.updated", said=said)
+    return "\n".join([said, *(i18n.t("knowledge.note", note=n) for n in r.notes)])
 
 
 def _title(results: list[AddResult], took: float) -> str:
