@@ -44,6 +44,18 @@ def _channels_checked(*, data_dir: Any, files: list[str], stop: threading.Event)
     return ""
 
 
+async def _load(study: Study, files: list[str], mixed: bool, bids: dict[str, Any]) -> str:
+    """load_data: a BIDS folder expanded to its recordings, their channel sets compared unless
+    the call says they differ on purpose (then the load warns), the files read."""
+    from brainchat.eeg.preprocessing.preprocessing import load_op
+
+    files = await expand_files(study, files, bids)  # BIDS: a dataset's folder
+    if not mixed:
+        await in_thread(_channels_checked, data_dir=study.data_dir, files=files)
+    op = load_op(study.data_dir, files, study.max_operation_mb)
+    return await run_op(study, op, record={"op": "load", "files": list(files)})
+
+
 def _own_uploads(study: Study) -> set[str]:
     """The files uploaded in this conversation (its upload lines: "name (8 ch, ...)")."""
     return {line.rsplit(" (", 1)[0] for line in study.uploads}
@@ -56,13 +68,7 @@ def _data_tools(study: Study) -> list[BaseTool]:
         return list_files(study.data_dir, pattern, stop, mine=_own_uploads(study))
 
     async def load_data(files: list[str], mixed_channels: bool = False, **bids: Any) -> str:
-        from brainchat.eeg.preprocessing.preprocessing import load_op
-
-        files = await expand_files(study, files, bids)  # BIDS: a dataset's folder
-        if not mixed_channels:  # asked for: loaded, with the load's "files differ" warning
-            await in_thread(_channels_checked, data_dir=study.data_dir, files=files)
-        op = load_op(study.data_dir, files, study.max_operation_mb)
-        return await run_op(study, op, record={"op": "load", "files": list(files)})
+        return await _load(study, files, mixed_channels, bids)
 
     async def get_study_state() -> str:
         from brainchat.eeg.core.report import describe
