@@ -107,3 +107,17 @@ def test_a_failing_endpoint_leaves_bm25_alone_with_a_note(
     found = rank(store, "band-pass filter", MINE, 2, embedder(scripted_server))
     assert found[0].chunk.doc_id == "methods"
     assert "BM25 alone" in found.note and "HTTP 500" in found.note
+
+
+async def test_the_tool_says_when_retrieval_fell_back_to_bm25_alone(
+    store: Any, scripted_server: ScriptedServer
+) -> None:
+    """The note travels from the ranking through the service to the search_knowledge result the
+    model reads: it knows the dense half did not run."""
+    from brainchat.knowledge.service import Knowledge
+    from brainchat.knowledge.tool import make_knowledge_tool
+
+    scripted_server.embedding_fault = 500
+    tool = make_knowledge_tool(Knowledge(store, embedder(scripted_server)), "ann")
+    text = await tool.ainvoke({"query": "band-pass filter", "k": 2})
+    assert "[1]" in text and "BM25 alone" in text and "HTTP 500" in text, text

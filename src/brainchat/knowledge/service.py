@@ -91,11 +91,9 @@ class Knowledge:
         allowed = self.collections(user)
         if collections is not None:
             allowed = [c for c in allowed if c in set(collections)]
-        try:
-            from brainchat.knowledge.retrieve import rank
-        except ImportError:
-            return self.store.text_search(query, allowed, k)
-        return list(rank(self.store, query, allowed, k, self.embedder))
+        from brainchat.knowledge.retrieve import rank
+
+        return rank(self.store, query, allowed, k, self.embedder)  # a Ranking: keeps its .note
 
     # writing
     def remove(self, user: str, doc_id: str) -> Document:

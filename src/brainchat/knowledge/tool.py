@@ -87,6 +87,8 @@ def make_knowledge_tool(knowledge: KnowledgeSearch, user: str) -> BaseTool:
         text = "\n".join(
             f"[{i}] {r['title']}\n{r['url']}\n{r['snippet']}" for i, r in enumerate(rows, 1)
         )
+        if note := getattr(found, "note", ""):  # the ranking was less than asked (BM25 alone)
+            text += f"\n({note})"
         return text, {"sources": rows, "cache_hit": False}
 
     tool = StructuredTool.from_function(
