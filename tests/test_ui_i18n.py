@@ -247,3 +247,13 @@ def test_a_refused_panel_value_is_explained_in_the_users_language(session: Sessi
         "「函式呼叫溫度」：'hot' 無效；應為 0 到 2 之間的數字",
         "「最大迭代次數」：99 無效；允許範圍為 1 到 30",
     ]
+
+
+def test_a_search_step_body_counts_its_results_in_the_users_language(lang: None) -> None:
+    from brainchat.events import ToolFinished
+    from brainchat.ui import step_text as st
+
+    i18n.use("zh-CN")
+    top = [{"title": f"t{i}", "url": f"https://e.org/{i}"} for i in range(4)]
+    found = ToolFinished(call_id="1", name="web_search", status="success", duration=0.1, summary="4 results", top=top)  # fmt: skip
+    assert st._first(found) == "4 个结果" and "results" not in st._first(found)

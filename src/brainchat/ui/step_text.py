@@ -99,6 +99,8 @@ def result_text(e: ToolFinished, change: str = "", figures: list[str] | None = N
 
 def _first(e: ToolFinished) -> str:
     summary = e.summary.strip()
+    if e.top and summary.startswith(f"{len(e.top)} results"):  # a search's count, in the UI's words
+        summary = plural(len(e.top), "result") + summary.removeprefix(f"{len(e.top)} results")
     return "" if IMAGE_NOTE.match(summary) else summary
 
 
