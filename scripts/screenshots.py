@@ -160,6 +160,23 @@ def tour(page: Any, shots: Shots) -> None:
     shots.take(page, "eeg-run.png", height=1700)
 
 
+def tour_in_chinese(browser: Any, url: str, shots: Shots) -> None:
+    """The same app in a browser whose language is 简体中文: brainchat's own text follows it."""
+    context = browser.new_context(locale="zh-CN", viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(url)
+    page.wait_for_selector("text=已就绪")
+    page.click("#mode-picker-trigger-mode")
+    page.get_by_role("option").nth(1).click()  # Agent (the options' names are translated)
+    page.get_by_role("button", name="切换到智能体").click()
+    page.wait_for_selector("text=智能体模式已开启")
+    send(page, "运动想象时脑电图显示什么？请引用文献。")
+    open_step(page, "web_search")
+    shots.take(page, "chinese.png", height=1300)
+    context.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs", help="folder (default docs/)")
@@ -178,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
                 page.goto(url)
                 try:
                     tour(page, shots)
+                    tour_in_chinese(browser, url, shots)
                 finally:
                     shots.save_texts(args.texts)
                     browser.close()

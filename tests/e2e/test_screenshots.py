@@ -20,7 +20,7 @@ import pytest
 from conftest import CHROMIUM, ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-SHOTS = ("chat.png", "agent-run.png", "settings.png", "training.png", "eeg-run.png")
+SHOTS = ("chat.png", "agent-run.png", "settings.png", "training.png", "eeg-run.png", "chinese.png")
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -49,6 +49,7 @@ def test_screenshot_command_regenerates_every_readme_picture_from_a_clean_demo(t
     screens = texts.read_text()
     assert "brainchat is ready" in screens and "Demo mode" in screens
     assert "Agent mode is on" in screens and "Sources" in screens
+    assert "已就绪" in screens and "智能体模式已开启" in screens  # the page in Chinese
     assert "train_model · epoch" in screens  # live training progress in the step's title
     assert "/tmp" not in screens and "pytest" not in screens  # no path of this machine
     assert "unavailable" not in screens and "not found" not in screens  # no failed source
