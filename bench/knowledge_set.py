@@ -53,8 +53,8 @@ def md_sections(text: str) -> list[tuple[str, str]]:
 
 
 def render_pdf(text: str, path: Path, pages: int | None = None) -> dict[str, int]:
-    """Write the Markdown `text` as a PDF, one section a page (cycled to `pages` pages when
-    given); returns each section's heading -> its first page."""
+    """Write the Markdown `text` as a PDF: one section a page, or, given `pages`, the sections
+    flowed (cycled) into that many full pages of 44 lines; returns heading -> first page."""
     import textwrap
 
     import matplotlib
@@ -65,14 +65,22 @@ def render_pdf(text: str, path: Path, pages: int | None = None) -> dict[str, int
     from matplotlib.figure import Figure
 
     sections = md_sections(text)
+    sheets: list[list[str]] = []
     where: dict[str, int] = {}
+    n = 0
+    while len(sheets) < (pages or len(sections)):
+        head, body = sections[n % len(sections)]
+        lines = [head, ""] + textwrap.wrap(body, 90, break_on_hyphens=False) + [""]
+        if not pages or not sheets or len(sheets[-1]) + len(lines) > 44:
+            sheets.append([])
+        where.setdefault(head, len(sheets))
+        sheets[-1] += lines
+        n += 1
     with PdfPages(path) as pdf:
-        for n in range(pages or len(sections)):
-            head, body = sections[n % len(sections)]
-            where.setdefault(head, n + 1)
+        for sheet in sheets:
             fig = Figure(figsize=(8.27, 11.69))
-            for i, line in enumerate([head, ""] + textwrap.wrap(body, 90, break_on_hyphens=False)):
-                fig.text(0.08, 0.94 - i * 0.025, line, fontsize=10)
+            for i, line in enumerate(sheet):
+                fig.text(0.08, 0.95 - i * 0.021, line, fontsize=9)
             pdf.savefig(fig)
     return where
 
