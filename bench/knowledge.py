@@ -222,14 +222,32 @@ def index_part(args: argparse.Namespace) -> dict[str, Any]:
             fts5_ranker(chunks, str(Path(tmp) / "fts5.sqlite"))
         product_ranker(store)("motor imagery filter", K)  # builds the bm25s index
         indexed = time.perf_counter() - t0
+        added = service_add(pdf, Path(tmp) / "service.sqlite")
     total = parsed + indexed
     return {
         "pages": len(pages), "PDF bytes": len(data), "chunks": len(chunks), "store": kind,
         "floor: pypdf text only (s)": round(floor, 2),
         "parse + chunk (s)": round(parsed, 2), "store + bm25s index (s)": round(indexed, 2),
         "total (s)": round(total, 2), "ratio to floor": round(total / floor, 2),
+        "Knowledge.add + first search (s)": added,
+        "its ratio to floor": round(added / floor, 2) if isinstance(added, float) else "-",
         "peak RSS (MB)": round(peak_rss_mb(), 1), "peak RSS before (MB)": round(before, 1),
     }  # fmt: skip
+
+
+def service_add(pdf: Path, db: Path) -> float | str:
+    """The user's path: brainchat.knowledge.service.Knowledge.add of the file (hash, quota,
+    parse, chunk, store) and the first search (which builds the BM25 index); seconds."""
+    service = real("service")
+    if service is None:
+        return "no service yet"
+    store, _ = open_store(db)
+    knowledge = service.Knowledge(store)
+    t0 = time.perf_counter()
+    (result,) = knowledge.add("bench", pdf)
+    knowledge.search("bench", "motor imagery filter", K)
+    seconds = time.perf_counter() - t0
+    return round(seconds, 2) if result.status == "added" else f"{result.status}: {result.reason}"
 
 
 def synthetic_chunks(n: int, seed: int = 41) -> dict[str, list[Chunk]]:
@@ -329,7 +347,7 @@ def main() -> None:
     if args.child:  # one part in this interpreter (its own peak RSS), its result as JSON
         print(json.dumps(PARTS[args.child](args), ensure_ascii=False))
         return
-    names = ("parse", "chunk", "embed", "retrieve", *STORE_MODULES)
+    names = ("parse", "chunk", "embed", "retrieve", "service", *STORE_MODULES)
     print("brainchat.knowledge: " + ", ".join(n for n in names if real(n)), flush=True)
     for part in args.parts.split(","):
         argv = sys.argv[1:]
