@@ -14,9 +14,11 @@ Every figure comes with a ratio against a baseline measured in the same run:
 - recall@3 and MRR: BM25 and hybrid (BM25 + dense, reciprocal-rank fusion) against a plain
   keyword-overlap ranking. Dense vectors come from an OpenAI-compatible /v1/embeddings: the
   scripted server's deterministic one unless --embeddings-url names a real one.
-- indexing 500 pages: parse + chunk + index (FTS5 and bm25s) against pypdf's bare text
-  extraction of the same PDF; peak RSS of the process (each part runs in its own interpreter).
-- a query at 10,000 chunks: FTS5 and bm25s against a linear keyword-overlap scan; memory added.
+- indexing 500 pages: parse + chunk + the store + the bm25s index, and the user's path
+  (service.Knowledge.add, then the first search), against pypdf's bare text extraction of the
+  same PDF; peak RSS of the process (each part runs in its own interpreter).
+- a query at 10,000 chunks: bm25s (retrieve.rank) and the store's FTS5 text_search against a
+  linear keyword-overlap scan; memory added and peak (each backend in its own interpreter).
 
 The ranking uses brainchat.knowledge where its modules exist (parse, chunk, the SQLite store,
 retrieve); where one does not, a stand-in of this file takes its place, and the output says which.
