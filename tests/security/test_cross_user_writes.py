@@ -71,11 +71,11 @@ def anas(app, model_server) -> dict[str, Any]:
         tid = await client.wait_thread_id()
         await client.close()
         async with asyncio.timeout(30):  # the plot's row and file are written by background tasks
-            while not (thread := await get_thread(app, cookie, tid))["elements"]:
+            while not images(thread := await get_thread(app, cookie, tid)):
                 await asyncio.sleep(0.1)
         steps = {s["type"]: s for s in thread["steps"]}
         tool = next(s for s in thread["steps"] if s["type"] == "tool" and s.get("input"))
-        return {"id": tid, "cookie": cookie, "plot": thread["elements"][0], "tool": tool,
+        return {"id": tid, "cookie": cookie, "plot": images(thread)[0], "tool": tool,
                 "question": steps["user_message"], "answer": steps["assistant_message"]}  # fmt: skip
 
     return asyncio.run(run())
@@ -92,6 +92,11 @@ async def bobs_chat(app: str, model_server: Any) -> tuple[ChainlitSocket, str]:
     await client.wait_for("Hello Bob.", timeout=60)
     await client.wait_thread_id()
     return client, cookie
+
+
+def images(thread: dict) -> list[dict]:
+    """The thread's figures shown inline (not their download files)."""
+    return [e for e in thread["elements"] if e.get("type") == "image"]
 
 
 async def until_logged_or(home: Path, needle: str, done: Any) -> None:
@@ -136,8 +141,10 @@ async def test_an_element_cannot_be_put_into_or_taken_from_anothers_thread(
                            json={"sessionId": client.session_id, "element": removed})  # fmt: skip
     await client.close()
     thread = await get_thread(app, anas["cookie"], anas["id"])
-    assert [e["id"] for e in thread["elements"]] == [plot["id"]]
-    assert thread["elements"][0]["name"] == plot["name"]
+    assert injected not in [e["id"] for e in thread["elements"]]
+    # her figure (the image; its PNG and SVG downloads are elements of their own) stays hers
+    assert [e["id"] for e in images(thread)] == [plot["id"]]
+    assert images(thread)[0]["name"] == plot["name"]
     async with httpx.AsyncClient(base_url=app, headers={"Cookie": anas["cookie"]}) as http:
         r = await http.get(plot["url"])
     assert r.status_code == 200 and r.content.startswith(b"\x89PNG")

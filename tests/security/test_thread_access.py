@@ -97,7 +97,8 @@ def anas_thread(app, model_server) -> dict[str, Any]:
         async with httpx.AsyncClient(base_url=app, headers={"Cookie": cookie}) as http:
             thread = await stored_thread(http, client.thread_id)
         await client.close()
-        (element,) = thread["elements"]
+        # the figure shown inline (its PNG and SVG downloads are elements of their own)
+        (element,) = [e for e in thread["elements"] if e.get("type") == "image"]
         step = next(s for s in thread["steps"] if s["type"] == "assistant_message")
         return {"id": client.thread_id, "cookie": cookie, "element": element, "step": step["id"]}
 

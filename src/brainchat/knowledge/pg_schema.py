@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from brainchat.knowledge.model import Chunk, Passage
 from brainchat.knowledge.retrieve import tokens
-
-if TYPE_CHECKING:
-    from brainchat.knowledge.pg_store import PgStore
 
 log = logging.getLogger(__name__)
 
@@ -81,9 +78,10 @@ def tsquery(query: str) -> str:
 
 
 def python_cosine(
-    store: PgStore, vector: list[float], model: str, collections: Sequence[str], k: int
+    store: Any, vector: list[float], model: str, collections: Sequence[str], k: int
 ) -> list[Passage]:
-    """Nearest passages by cosine similarity, computed here (no pgvector on the server)."""
+    """Nearest passages by cosine similarity, computed here (no pgvector on the server).
+    `store` is the PgStore asking (not imported: it imports this module)."""
     import numpy as np
 
     sql = (

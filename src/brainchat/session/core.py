@@ -141,6 +141,11 @@ class Session:
         return problems
 
     # -- models in force ----------------------------------------------------------------------
+    def forget_upload(self, name: str) -> None:
+        """A removed recording leaves the list of this conversation's uploads ("name (8 ch, ...)")."""
+        prefix = name + " ("
+        self.study.uploads[:] = [u for u in self.study.uploads if not u.startswith(prefix)]
+
     def set_mode(self, mode: str) -> None:
         self.models.set_mode(mode)
 

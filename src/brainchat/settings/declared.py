@@ -207,6 +207,34 @@ class AppVars(Declared):
         "serve `web_search` from a JSON file instead of the web (tests, offline demos)",
         allowed="a file",
     )
+    knowledge_max_mb: int = var(
+        500, "BRAINCHAT_KNOWLEDGE_MAX_MB", "the documents one user may add to knowledge, in all; "
+        "see [Knowledge](#knowledge-your-documents-as-a-source)", ge=1, le=1_000_000, unit="MB",
+    )  # fmt: skip
+    knowledge_max_file_mb: int = var(
+        200, "BRAINCHAT_KNOWLEDGE_MAX_FILE_MB", "the largest document (or zip of them) added to "
+        "knowledge", ge=1, le=100_000, unit="MB",
+    )  # fmt: skip
+    knowledge_max_pages: int = var(
+        2000, "BRAINCHAT_KNOWLEDGE_MAX_PAGES", "the most pages of a PDF added to knowledge (a "
+        "longer one is refused whole)", ge=1, le=1_000_000,
+    )  # fmt: skip
+    knowledge_max_chars: int = var(
+        20_000_000, "BRAINCHAT_KNOWLEDGE_MAX_CHARS", "the most characters of text one document "
+        "gives", ge=1, le=2_000_000_000,
+    )  # fmt: skip
+    knowledge_parse_seconds: int = var(
+        300, "BRAINCHAT_KNOWLEDGE_PARSE_SECONDS", "the longest one document's text extraction may "
+        "take", ge=1, le=86_400, unit="s",
+    )  # fmt: skip
+    knowledge_zip_entries: int = var(
+        2000, "BRAINCHAT_KNOWLEDGE_ZIP_ENTRIES", "the most entries of a zip added to knowledge",
+        ge=1, le=1_000_000,
+    )  # fmt: skip
+    knowledge_zip_mb: int = var(
+        1000, "BRAINCHAT_KNOWLEDGE_ZIP_MB", "the most bytes a zip added to knowledge may unpack "
+        "to", ge=1, le=1_000_000, unit="MB",
+    )  # fmt: skip
     search_backend: Literal["ddgs", "fixture"] = var(
         "ddgs",
         "BRAINCHAT_SEARCH_BACKEND",

@@ -74,6 +74,15 @@ class Settings:
     user_quota_mb: int = _app("user_quota_mb")  # disk a user's files may take (0: none)
     max_operation_mb: int = _app("max_operation_mb")  # memory one study operation may need
     mcp_config: Path | None = _app("mcp_config")
+    # knowledge/ reads these bounds from the environment where it uses them; declared here so
+    # a bad value is named at start-up like any other
+    knowledge_max_mb: int = _app("knowledge_max_mb")
+    knowledge_max_file_mb: int = _app("knowledge_max_file_mb")
+    knowledge_max_pages: int = _app("knowledge_max_pages")
+    knowledge_max_chars: int = _app("knowledge_max_chars")
+    knowledge_parse_seconds: int = _app("knowledge_parse_seconds")
+    knowledge_zip_entries: int = _app("knowledge_zip_entries")
+    knowledge_zip_mb: int = _app("knowledge_zip_mb")
     search_backend: str = _app("search_backend")
     search_fixture: Path | None = _app("search_fixture")
     errors: tuple[ConfigError, ...] = ()

@@ -160,7 +160,6 @@ async def _remove(s: Session, data_dir: Path, row: Row) -> None:
             content=i18n.t("uploads.not_removed", name=row.name, reason=reason), author=AUTHOR
         ).send()
         return
-    prefix = gone.name + " ("
-    s.study.uploads[:] = [line for line in s.study.uploads if not line.startswith(prefix)]
+    s.forget_upload(gone.name)
     files = ", ".join(f"`{f}`" for f in gone.files)
     await cl.Message(content=i18n.t("uploads.removed", files=files), author=AUTHOR).send()

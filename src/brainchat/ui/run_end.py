@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import chainlit as cl
 
@@ -19,8 +19,9 @@ from brainchat import i18n
 from brainchat.ui import format as fmt
 from brainchat.ui import step_text as st
 
-if TYPE_CHECKING:
-    from brainchat.ui.render import RunRenderer
+# The functions take ui.render's RunRenderer, which imports this module: it is typed `Renderer`
+# (Any) here, so the two modules do not reach each other.
+Renderer = Any
 
 AUTHOR = "brainchat"
 EXPORT_ACTION = "export_analysis"  # the button under an answer that changed the study
@@ -61,7 +62,7 @@ def usage_footer(mode: str, stats: ev.Stats) -> str:
     return f"\n\n{line}\n\n{fmt.chat_stats_table(stats)}"
 
 
-async def finish(r: RunRenderer) -> None:
+async def finish(r: Renderer) -> None:
     """Close every open step, then complete the answer with sources, figures and stats."""
     if r.finished:
         return
@@ -94,7 +95,7 @@ async def finish(r: RunRenderer) -> None:
 
 
 async def stop(
-    r: RunRenderer, rows: list[ev.RoleStats] | None = None, message: cl.Message | None = None
+    r: Renderer, rows: list[ev.RoleStats] | None = None, message: cl.Message | None = None
 ) -> None:
     """The user pressed stop: mark open steps stopped, keep partial output, show usage so far.
 
