@@ -11,6 +11,7 @@ from brainchat import i18n
 from brainchat.agent.approval import Answer, Ask
 from brainchat.events import current_tool_call
 from brainchat.ui import format as fmt
+from brainchat.ui.run_end import AUTHOR
 
 # answer -> (button label's key, icon, the key of what the dialog says afterwards)
 _CHOICES: dict[Answer, tuple[str, str, str]] = {
@@ -73,3 +74,19 @@ def _action(answer: Answer, ask: Ask) -> cl.Action:
         key = "confirm.approve"  # a destructive tool asks every time: "once" says nothing more
     label = i18n.t(key)
     return cl.Action(name=answer, payload={"answer": answer}, label=label, icon=icon)
+
+
+async def ask_remove(question: str, keep_label: str, wait_s: int) -> bool:
+    """Ask before removing something of the user's (a recording, a document): True only for an
+    explicit Remove; Keep, no answer in `wait_s` or anything else keeps it."""
+    dialog = cl.AskActionMessage(
+        content=question,
+        actions=[
+            cl.Action(name="remove", payload={}, label=i18n.t("common.remove"), icon="trash-2"),
+            cl.Action(name="keep", payload={}, label=keep_label, icon="x"),
+        ],
+        author=AUTHOR,
+        timeout=wait_s,
+    )
+    reply: Any = await dialog.send()
+    return bool(reply) and reply.get("name") == "remove"

@@ -23,6 +23,7 @@ import chainlit as cl
 from brainchat import i18n
 from brainchat.knowledge.model import PERSONAL, Document
 from brainchat.redact import get_logger, mask
+from brainchat.ui.confirm import ask_remove
 from brainchat.ui.format import seconds
 from brainchat.ui.recordings import size_text
 from brainchat.ui.render import AUTHOR
@@ -281,22 +282,13 @@ async def _ask(text: str, mine: list[Document], wait_s: int) -> Document | None:
 
 
 async def _confirmed(doc: Document, user: str, wait_s: int) -> bool:
-    dialog = cl.AskActionMessage(
-        content=i18n.t(
-            "knowledge.confirm",
-            title=_cell(doc.title),
-            size=size_text(doc.size),
-            collection=_collection(doc, user),
-        ),
-        actions=[
-            cl.Action(name="remove", payload={}, label=i18n.t("common.remove"), icon="trash-2"),
-            cl.Action(name="keep", payload={}, label=i18n.t("knowledge.keep_button"), icon="x"),
-        ],
-        author=AUTHOR,
-        timeout=wait_s,
+    question = i18n.t(
+        "knowledge.confirm",
+        title=_cell(doc.title),
+        size=size_text(doc.size),
+        collection=_collection(doc, user),
     )
-    reply: Any = await dialog.send()
-    return bool(reply) and reply.get("name") == "remove"
+    return await ask_remove(question, i18n.t("knowledge.keep_button"), wait_s)
 
 
 async def _remove(user: str, doc: Document) -> None:

@@ -18,6 +18,7 @@ import chainlit as cl
 from brainchat import i18n
 from brainchat.eeg.io.paths import without_server_paths
 from brainchat.eeg.uploads.recordings import NotRemoved, Row, list_recordings, remove_recording
+from brainchat.ui.confirm import ask_remove
 from brainchat.ui.render import AUTHOR
 
 if TYPE_CHECKING:
@@ -138,17 +139,8 @@ async def _ask(text: str, actions: list[cl.Action], wait_s: int) -> int | None:
 
 
 async def _confirmed(row: Row, wait_s: int) -> bool:
-    dialog = cl.AskActionMessage(
-        content=i18n.t("uploads.confirm", name=row.name, size=size_text(row.size)),
-        actions=[
-            cl.Action(name="remove", payload={}, label=i18n.t("common.remove"), icon="trash-2"),
-            cl.Action(name="keep", payload={}, label=i18n.t("uploads.keep_button"), icon="x"),
-        ],
-        author=AUTHOR,
-        timeout=wait_s,
-    )
-    reply: Any = await dialog.send()
-    return bool(reply) and reply.get("name") == "remove"
+    question = i18n.t("uploads.confirm", name=row.name, size=size_text(row.size))
+    return await ask_remove(question, i18n.t("uploads.keep_button"), wait_s)
 
 
 async def _remove(s: Session, data_dir: Path, row: Row) -> None:
