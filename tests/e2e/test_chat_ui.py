@@ -74,8 +74,13 @@ def test_estimated_tokens_are_marked(model_server, app, browser):
         line = page.locator(USAGE_LINE).last.inner_text()
         assert re.match(r"chat-m · \d+ est\. in / \d+ est\. out tokens", line), line  # marked
         page.locator(USAGE_LINE).last.click()
-        table = page.locator("table", has_text="In tokens").inner_text()
-        assert re.search(r"chat-m\t\d+ est\.\t\d+ est\.\t", table)  # counted here: marked
+        shown = page.locator("table", has_text="In tokens").last
+        shown.wait_for(state="visible")  # unfolded in place: a folded table reads without tabs
+        cells = [
+            c.inner_text().strip() for c in shown.locator("tbody tr").first.locator("td").all()
+        ]
+        assert re.fullmatch(r"\d+ est\.", cells[1]) and re.fullmatch(r"\d+ est\.", cells[2]), cells
+        assert cells[0] == "chat-m", cells  # counted here: marked
         page.close()
     finally:
         model_server.send_usage = True

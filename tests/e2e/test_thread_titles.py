@@ -100,7 +100,8 @@ async def test_the_chat_model_writes_the_title_when_configured(model_server, app
     url = app_factory(env)
     model_server.queue("chat-m", Text("Mu is 8-13 Hz over the motor cortex."), Text('"Mu rhythm"'))
     cookie, tid = await one_turn(url, "Mu is 8-13 Hz over the motor cortex.")
-    async with asyncio.timeout(30):  # the title is written in the background
+    # the title is written in the background, after the answer (a loaded full run took > 30 s)
+    async with asyncio.timeout(120):
         while await title_of(url, cookie, tid) != "Mu rhythm":
             await asyncio.sleep(0.1)
     (request,) = title_requests(model_server)
