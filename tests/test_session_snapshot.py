@@ -205,3 +205,14 @@ def test_the_write_check_sees_the_writes_it_forbids(tmp_path) -> None:
     finally:
         SRC = saved
     assert sorted(int(line.split(":")[1]) for line in found) == [2, 3, 5, 7, 8]
+
+
+def test_a_removed_recording_leaves_the_conversations_upload_list(scripted_server, tmp_path):
+    """/files' Remove calls Session.forget_upload: the file's line leaves the study context, so
+    the agent is no longer told of a file that is gone; other uploads, and look-alike names, stay."""
+    session = Session(settings_for(scripted_server, tmp_path))
+    session.study.uploads[:] = ["uploads/a.edf (8 ch, 10 s)", "uploads/a.edf.bak (1 ch)",
+                                "uploads/b.edf (8 ch, 10 s)"]  # fmt: skip
+    session.forget_upload("uploads/a.edf")
+    assert session.study.uploads == ["uploads/a.edf.bak (1 ch)", "uploads/b.edf (8 ch, 10 s)"]
+    assert list(session.snapshot().uploads) == session.study.uploads  # what a reload restores
