@@ -107,17 +107,18 @@ def answer_input(
     if stop_reason in LIMIT_STOPS and not _finished(d, run):
         gathered = any(e.status == "success" for e in ledger.entries)
         lines += ["", LIMIT_STOPS[stop_reason] if gathered else NOTHING[stop_reason]]
-    return "\n".join(lines + _closing(run, d, nothing_ran=len(lines) == 2))
+    return "\n".join(lines + _closing(run, d, nothing_ran=len(lines) == 2, cap=cap))
 
 
-def _closing(run: RunContext, d: Deps | None, nothing_ran: bool) -> list[str]:
+def _closing(run: RunContext, d: Deps | None, nothing_ran: bool, cap: int = 3000) -> list[str]:
     """The request's last lines: when no tool ran, whether the answer may come from knowledge;
     the asked steps that never ran; the language of the answer."""
     lines = []
     if nothing_ran:
         # No tool ran this turn: a question about what earlier turns ran (a score, a split) is
         # answered from the study as the function-call model saw it, not from the model's memory.
-        study = d.study_text() if d is not None else ""
+        # cut to a result's share, so a request fitted to the window shrinks it like a result
+        study = cut_text(d.study_text(), cap) if d is not None else ""
         lines = [study, STUDY_LINE, ""] if study else []
         lines.append(no_tools_line(run.record))
     if run.record is not None and d is not None and (missing := _not_run(d, run)):
