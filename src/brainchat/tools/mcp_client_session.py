@@ -18,6 +18,12 @@ from mcp.client.session import ClientSession
 from brainchat.tools.mcp_elicit_route import Elicitations, elicit_aside
 
 
+def session_options(connection: Any) -> dict[str, Any]:
+    """The ClientSession keyword arguments for one configured server's session (its callbacks:
+    who answers the server's questions, and so on); `connection` is its ServerConnection."""
+    return {"elicitation_callback": connection.elicitations}
+
+
 class CancellingSession(ClientSession):
     """A ClientSession that tells the server when a request is given up (Stop, a timeout): the
     MCP specification's `notifications/cancelled`, which the SDK's client does not send."""

@@ -23,7 +23,7 @@ from mcp import ClientSession, McpError, StdioServerParameters, types
 from mcp.types import CONNECTION_CLOSED
 
 from brainchat.redact import get_logger, mask
-from brainchat.tools.mcp_client_session import CancellingSession
+from brainchat.tools.mcp_client_session import CancellingSession, session_options
 from brainchat.tools.mcp_config import McpServerConfig
 from brainchat.tools.mcp_elicit_route import Elicitations
 from brainchat.tools.mcp_prompts import list_all_prompts
@@ -286,7 +286,7 @@ class ServerConnection:
                 stack.callback(tg.cancel_scope.cancel)
                 tg.start_soon(_pump, read, inner_send, lost)
                 session = await stack.enter_async_context(
-                    CancellingSession(inner_read, write, elicitation_callback=self.elicitations)
+                    CancellingSession(inner_read, write, **session_options(self))
                 )
                 init = await session.initialize()
                 self.instructions, self.capabilities = init.instructions, init.capabilities
