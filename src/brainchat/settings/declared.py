@@ -201,6 +201,11 @@ class AppVars(Declared):
         allowed="a file",
         shown_default="`mcp_servers.json`",
     )
+    mcp_max_call_seconds: float = var(
+        600.0, "BRAINCHAT_MCP_MAX_CALL_SECONDS", "the longest one MCP tool call may run while "
+        "its server keeps sending progress (each progress restarts the tool's own `timeout`); "
+        "past it the call is cancelled, the session kept", ge=1, le=86_400, unit="s",
+    )  # fmt: skip
     search_fixture: Path | None = var(
         None,
         "BRAINCHAT_SEARCH_FIXTURE",

@@ -74,6 +74,7 @@ class Settings:
     user_quota_mb: int = _app("user_quota_mb")  # disk a user's files may take (0: none)
     max_operation_mb: int = _app("max_operation_mb")  # memory one study operation may need
     mcp_config: Path | None = _app("mcp_config")
+    mcp_max_call_seconds: float = _app("mcp_max_call_seconds")  # tools/mcp_call_limit reads it
     # knowledge/ reads these bounds from the environment where it uses them; declared here so
     # a bad value is named at start-up like any other
     knowledge_max_mb: int = _app("knowledge_max_mb")
