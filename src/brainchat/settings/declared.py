@@ -345,6 +345,31 @@ class ServerVars(Declared):
         allowed="16 characters or more",
         secret=True,
     )
+    mcp_allowed_origins: str | None = var(
+        None,
+        "BRAINCHAT_MCP_ALLOWED_ORIGINS",
+        "browser origins `brainchat mcp-server --http` accepts besides its own address (every "
+        "other Origin is refused, on every bind address), e.g. `http://localhost:6274` for the "
+        "MCP Inspector",
+        allowed="comma-separated `http(s)://host[:port]` (`:*`: any port)",
+    )
+    mcp_study_handles: int = var(
+        16,
+        "BRAINCHAT_MCP_STUDY_HANDLES",
+        "study handles (from `load_data`, for one-shot MCP clients) one bearer token, or the "
+        "one stdio client, may hold at once; past it a new study gets no handle",
+        ge=1,
+        le=1_000,
+        unit="handles",
+    )
+    mcp_handle_idle_s: int = var(
+        3_600,
+        "BRAINCHAT_MCP_HANDLE_IDLE_S",
+        "a study handle unused this long expires (its study is released)",
+        ge=60,
+        le=604_800,
+        unit="seconds",
+    )
 
 
 GROUPS: tuple[type[Declared], ...] = (
