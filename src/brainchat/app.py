@@ -14,6 +14,7 @@ from brainchat.ui import (
     files_folder,
     headers,
     language,
+    local_model,
     mcp_plug,
     mcp_resources,
     origin,
@@ -104,6 +105,12 @@ async def show_tools(action: cl.Action) -> None:
 async def add_connection(action: cl.Action) -> None:
     if c := conv.current():
         await conv.add_connection(c)
+
+
+@cl.action_callback("local_model")
+async def local_model_action(action: cl.Action) -> None:
+    if c := conv.current():
+        await local_model.on_action(c, action.payload)
 
 
 @cl.action_callback("write_demo_data")

@@ -28,6 +28,7 @@ from brainchat.ui import (
     connect_form,
     knowledge,
     live,
+    local_model,
     modes,
     panel,
     recordings,
@@ -130,10 +131,11 @@ async def welcome(conv: Conversation) -> None:
     s = conv.session
     problem = s.config_problem()
     if problem:
+        local, buttons = await local_model.offer()  # "Use a local model" (#42)
         await cl.Message(
             content=f"{i18n.t('welcome.not_ready')}\n\n{problem}\n\n"
-            f"{i18n.t('welcome.add_connection')}\n\n{i18n.t('welcome.try_offline')}",
-            actions=[connect_form.button()],
+            f"{i18n.t('welcome.add_connection')}\n\n{local}{i18n.t('welcome.try_offline')}",
+            actions=[connect_form.button(), *buttons],
             author=AUTHOR,
         ).send()
         return

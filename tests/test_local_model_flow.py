@@ -1,0 +1,85 @@
+"""The page's "Use a local model" without a browser: what the first screen and the catalog say
+about each model (size, memory, licence, fit to this machine), a download's progress line, in
+every language, and who may download or start a model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from brainchat import i18n
+from brainchat.ui import local_model_view as view
+
+GB = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class Entry:
+    """The catalog entry's fields the page reads (brainchat.localmodels.catalog.CatalogModel)."""
+
+    id: str = "small-q4"
+    name: str = "Small 1.5B (Q4_K_M)"
+    params: str = "1.5B"
+    license: str = "Apache-2.0"
+    size_bytes: int = 986 * 1_000_000
+    ram_bytes: int = 2 * GB
+
+
+@pytest.fixture(autouse=True)
+def _english() -> None:
+    i18n.use("en")
+
+
+def test_sizes_and_times_read_as_people_read_them() -> None:
+    assert view.size(986_000_000) == "986 MB"
+    assert view.size(1_120_000_000) == "1.1 GB"
+    assert view.size(12_300_000) == "12.3 MB"
+    assert view.size(512) == "512 B"
+    assert view.duration(12.4) == "12 s"
+    assert view.duration(600) == "10 min"
+    assert view.duration(None) == "unknown time"
+
+
+def test_the_offer_names_the_model_its_size_memory_licence_and_fit() -> None:
+    text = view.offer_text(Entry(), 24 * GB, present=False)
+    for part in (
+        "Small 1.5B (Q4_K_M)",
+        "1.5B",
+        "Apache-2.0",
+        "986 MB",
+        "2.0 GB",
+        "fits",
+        "24.0 GB",
+    ):
+        assert part in text, part
+    assert "does not fit" not in text and "already downloaded" not in text
+    assert "already downloaded" in view.offer_text(Entry(), 24 * GB, present=True)
+    assert "does not fit this machine's 1.0 GB" in view.offer_text(Entry(), 1 * GB, present=False)
+
+
+def test_the_catalog_table_marks_fit_recommendation_and_downloads() -> None:
+    big = Entry(id="big", name="Big 7B", params="7B", size_bytes=4 * GB, ram_bytes=8 * GB)
+    text = view.catalog_text([Entry(), big], 4 * GB, recommended="small-q4", present={"big"})
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "GB" in line]
+    assert len(rows) == 2
+    assert "fits, recommended" in rows[0] and "does not fit, downloaded" in rows[1]
+    assert "This machine has 4.0 GB" in text
+
+
+def test_progress_shows_bar_percent_bytes_speed_and_time_left() -> None:
+    text = view.progress_text("M", 250_000_000, 1_000_000_000, 8_200_000, 95)
+    assert "25%" in text and "250 MB of 1.0 GB" in text and "8.2 MB/s" in text
+    assert "2 min left" in text
+    assert view.bar(0.25) == "█" * 5 + "░" * 15
+    assert "25%" not in view.progress_text("M", 250, None, 1000, None)  # no size: no percent
+
+
+@pytest.mark.parametrize("lang", ["zh-CN", "zh-TW"])
+def test_the_flow_speaks_chinese(lang: str) -> None:
+    i18n.use(lang)
+    text = view.offer_text(Entry(), 24 * GB, present=True)
+    assert "Small 1.5B (Q4_K_M)" in text and ("本地" in text or "本機" in text)
+    assert "fits" not in text and "downloaded" not in text
+    progress = view.progress_text("M", 1, 2, 10, 30)
+    assert "50%" in progress and "left" not in progress
