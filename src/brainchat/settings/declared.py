@@ -13,6 +13,7 @@ from typing import Literal
 
 from brainchat.settings.compute import ComputeVars, DemoVars, KernelVars, PublicDataVars
 from brainchat.settings.declare import Declared, var
+from brainchat.settings.localmodels import LocalModelVars
 
 
 class ModelVars(Declared):
@@ -382,5 +383,6 @@ GROUPS: tuple[type[Declared], ...] = (
     ComputeVars,  # eeg/protocols/runner.py
     KernelVars,  # eeg/kernel/
     PublicDataVars,  # eeg/tools/fetch_tool.py
+    LocalModelVars,  # localmodels/
     DemoVars,
 )
