@@ -219,11 +219,18 @@ class Logs:
 
 
 @contextmanager
-def http_server(data: Path, token: str | None = TOKEN, logs: Logs | None = None) -> Iterator[str]:
+def http_server(
+    data: Path,
+    token: str | None = TOKEN,
+    logs: Logs | None = None,
+    host: str = "127.0.0.1",
+    **extra: str,
+) -> Iterator[str]:
+    """A server on `host` (reached at 127.0.0.1), with `extra` in its environment."""
     port = free_port()
-    env = server_env(data, **({"BRAINCHAT_MCP_TOKEN": token} if token else {}))
+    env = server_env(data, **({"BRAINCHAT_MCP_TOKEN": token} if token else {}), **extra)
     proc = subprocess.Popen(
-        [str(BIN), "mcp-server", "--http", "--port", str(port)],
+        [str(BIN), "mcp-server", "--http", "--host", host, "--port", str(port)],
         env=env,
         cwd=data.parent,
         stdout=subprocess.DEVNULL,

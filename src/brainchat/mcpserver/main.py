@@ -54,17 +54,25 @@ def main(argv: list[str]) -> int:
     import anyio
 
     from brainchat.mcpserver.http import serve_http
+    from brainchat.mcpserver.origins import OriginsError, bound_names, configured_origins
     from brainchat.store.config import is_loopback
 
+    try:
+        origins = configured_origins()
+    except OriginsError as exc:
+        print(f"brainchat mcp-server: {exc}", file=sys.stderr)
+        return 2
     where = f"http://{opts.host}:{opts.port}/mcp"
-    print(f"brainchat mcp-server: streamable HTTP at {where} (bearer token)", file=sys.stderr)
+    print(f"brainchat mcp-server: streamable HTTP at {where} (bearer token); Host names "
+          f"answered: {', '.join(bound_names(opts.host))}; other browser origins allowed: "
+          f"{', '.join(origins) or 'none'}", file=sys.stderr)  # fmt: skip
     if not is_loopback(opts.host):
         print(
             "brainchat mcp-server: not loopback: the token crosses the network in plain HTTP; "
             "put a TLS proxy in front",
             file=sys.stderr,
         )
-    anyio.run(serve_http, build_server(settings), token, opts.host, opts.port)
+    anyio.run(serve_http, build_server(settings), token, opts.host, opts.port, origins)
     return 0
 
 
