@@ -34,10 +34,10 @@ async def test_http_server_tools_through_a_kept_session(mode):
             assert message.artifact["structured"]["city"] == "Paris"
             pids = {await tools["pid"].ainvoke({}) for _ in range(3)}
             assert len(pids) == 1
-            with pytest.raises(ToolException, match="did not answer within 2 s"):
+            with pytest.raises(ToolException, match="was cancelled after .*still connected"):
                 await tools["slow"].ainvoke({"seconds": 10})
-            assert await tools["echo"].ainvoke({"text": "back"}) == "back"  # reconnected
-            assert hub.status()[0]["restarts"] == 1
+            assert await tools["echo"].ainvoke({"text": "back"}) == "back"  # the session kept
+            assert hub.status()[0]["restarts"] == 0  # #43: a timeout no longer restarts it
         finally:
             await hub.close()
 

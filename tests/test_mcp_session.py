@@ -29,7 +29,7 @@ async def test_tools_of_a_session_opened_by_someone_else():
             {"type": "tool_call", "id": "1", "name": "structured_weather", "args": {"city": "Rome"}}
         )
         assert message.artifact["structured"]["city"] == "Rome"
-        with pytest.raises(ToolException, match="did not answer within 1 s"):
+        with pytest.raises(ToolException, match="was cancelled after .*still connected"):
             await tools["slow"].ainvoke({"seconds": 5})
         with pytest.raises(ToolException, match="returned an error: .*bad"):
             await tools["fail"].ainvoke({"message": "bad"})

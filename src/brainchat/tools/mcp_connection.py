@@ -2,7 +2,8 @@
 
 The owner task enters and leaves the transport and the ClientSession (anyio cancel scopes must
 be left in the task that entered them); calls from other tasks await `session.call_tool`
-directly. A crash, a hang past the timeout or a lost transport marks the server unhealthy and
+directly. A call past its time limit is cancelled and the session kept (mcp_call_limit); a
+crash, a lost transport or a server that no longer answers a ping marks the server unhealthy and
 closes it; a later call restarts it (at once the first time, then with exponential backoff)
 and re-lists its tools.
 """
@@ -23,12 +24,14 @@ from mcp import ClientSession, McpError, StdioServerParameters, types
 from mcp.types import CONNECTION_CLOSED
 
 from brainchat.redact import get_logger, mask
+from brainchat.tools.mcp_call_limit import CallLimit, Gone, answers_ping, within
 from brainchat.tools.mcp_client_session import CancellingSession, session_options
 from brainchat.tools.mcp_config import McpServerConfig
 from brainchat.tools.mcp_elicit_route import Elicitations
 from brainchat.tools.mcp_prompts import list_all_prompts
 from brainchat.tools.mcp_resources import offers_any_resource
 from brainchat.tools.mcp_tools import (
+    PING_WAIT,
     SHUTDOWN_WAIT,
     ProgressFn,
     describe_error,
@@ -116,7 +119,9 @@ class ServerConnection:
         progress: ProgressFn | None = None,
     ) -> types.CallToolResult:
         """Call a tool on the kept session, reconnecting first if the server is down;
-        `progress` gets the server's progress notifications for the call."""
+        `progress` gets the server's progress notifications for the call, each of which
+        restarts the `timeout` (up to BRAINCHAT_MCP_MAX_CALL_SECONDS)."""
+        limit = CallLimit(timeout)
 
         def still_offered() -> None:
             if tool not in {t.name for t in self.tools}:
@@ -129,10 +134,11 @@ class ServerConnection:
                 lambda s: s.call_tool(
                     tool,
                     args,
-                    read_timeout_seconds=timedelta(seconds=timeout),
-                    progress_callback=progress,
+                    # a backstop only: the limit cancels the call first
+                    read_timeout_seconds=timedelta(seconds=limit.hard + SHUTDOWN_WAIT),
+                    progress_callback=limit.forward(progress),
                 ),
-                timeout,
+                limit,
                 after_restart=still_offered,
             )
 
@@ -141,12 +147,16 @@ class ServerConnection:
         what: str,
         during: str,
         op: Callable[[ClientSession], Awaitable[Any]],
-        timeout: float,  # noqa: ASYNC109
+        limit: CallLimit | float,
         after_restart: Callable[[], None] | None = None,
     ) -> Any:
         """Run `op(session)` on the kept session (a tool call, a resource read...), reconnecting
-        first if the server is down; a lost transport marks it unhealthy. `what` names the
-        request in errors ("tool 'add'"), `during` in "the connection closed during ..."."""
+        first if the server is down; a lost transport marks it unhealthy, a request past its
+        `limit` (seconds, or a CallLimit that progress extends) is cancelled and the session
+        kept. `what` names the request in errors ("tool 'add'"), `during` in "the connection
+        closed during ..."."""
+        if not isinstance(limit, CallLimit):
+            limit = CallLimit(limit, limit)
         if self.state in ("closed",):
             raise ToolException(f"MCP server '{self.name}' has been shut down")
         if self.state != "connected":
@@ -165,18 +175,21 @@ class ServerConnection:
         session, gone, generation = self._session, self._gone, self._generation
         assert session is not None
         try:
-            result = await _call_unless_gone(op(session), gone, timeout)
+            limit.start()
+            result = await within(op(session), gone, limit)
         except McpError as exc:
             if exc.error.code != CONNECTION_CLOSED:
                 raise ToolException(
                     f"MCP server '{self.name}', {what} failed: {describe_error(exc)}"
                 ) from None
             reason = f"the server closed the connection during {during} (it exited or crashed)"
-        except _Gone:
+        except Gone:
             reason = f"the server closed the connection during {during}"
             reason += f": {self.error}" if self.error else " (it exited or crashed)"
         except TimeoutError:
-            reason = f"{what} did not answer within {timeout:g} s"
+            if await answers_ping(session, gone, PING_WAIT):  # cancelled; the session lives on
+                raise ToolException(f"MCP server '{self.name}': {limit.cancelled(what)}") from None
+            reason = f"{what} did not answer within {limit.elapsed():.0f} s, nor a ping after it"
         except Exception as exc:
             if schema_error := output_schema_error(exc):  # the result, not the connection
                 raise ToolException(f"MCP server '{self.name}', {what} {schema_error}") from None
@@ -335,29 +348,6 @@ class ServerConnection:
         except Exception:
             return ""
         return f"; its stderr ends with: {tail}" if tail else ""
-
-
-class _Gone(Exception):
-    """The owner task left its contexts while a call was waiting."""
-
-
-async def _call_unless_gone(call: Any, gone: asyncio.Event, timeout: float) -> Any:  # noqa: ASYNC109
-    """Await a session call, but stop at once if the session's owner task has ended."""
-    task = asyncio.ensure_future(call)
-    waiter = asyncio.ensure_future(gone.wait())
-    try:
-        done, _ = await asyncio.wait(
-            {task, waiter}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-        )
-    finally:
-        waiter.cancel()
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
-    if task in done:
-        return task.result()
-    raise _Gone() if waiter in done else TimeoutError()
 
 
 async def _pump(read: Any, send: Any, lost: asyncio.Event) -> None:

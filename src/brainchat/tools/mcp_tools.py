@@ -19,17 +19,21 @@ from mcp.shared.session import ProgressFnT
 
 from brainchat import events
 from brainchat.redact import mask
+from brainchat.tools.mcp_call_limit import CallLimit, answers_ping, max_call_seconds, within
 from brainchat.tools.registry import set_flags
 
 MAX_RESULT_CHARS = 16_000
 # How long a hung server's session may take to close before its task is cancelled
 # (mcp_connection): a call that timed out waits for this before its error is raised.
 SHUTDOWN_WAIT = 5.0
-# Seconds the agent's own tool timeout adds to the MCP call timeout: enough for the MCP layer to
-# shut a hung server's session down (bounded by SHUTDOWN_WAIT) and report its own timeout. With 2 s,
+# How long a server whose call timed out has to answer a ping: one that does keeps its session.
+PING_WAIT = 5.0
+# Seconds the agent's own tool timeout adds to the MCP call's hard maximum: enough for the MCP
+# layer to ping the server, shut a hung one's session down (bounded by SHUTDOWN_WAIT) and report
+# its own timeout. With 2 s,
 # a shutdown slowed by a busy machine was cut by the agent's limit: the step said '... did not
 # finish within 3 s' instead of naming the MCP server's timeout.
-TIMEOUT_GRACE = SHUTDOWN_WAIT + 2.0
+TIMEOUT_GRACE = PING_WAIT + SHUTDOWN_WAIT + 2.0
 # Tool name for the model: OpenAI allows ^[a-zA-Z0-9_-]{1,64}$.
 _BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 PREFIX_SEP = "__"
@@ -197,9 +201,9 @@ def make_tool(
         read_only=read_only,
         destructive=destructive,
         ask_first=ask_first,
-        # The agent's outer limit waits a little longer, so the MCP layer reports its own
-        # timeout first and marks the server unhealthy (a hung server gets restarted).
-        timeout=timeout + TIMEOUT_GRACE,
+        # The agent's outer limit waits a little longer than the longest the MCP layer lets
+        # progress extend a call, so the MCP layer reports its own timeout first.
+        timeout=max(timeout, max_call_seconds()) + TIMEOUT_GRACE,
     )
 
 
@@ -276,23 +280,50 @@ async def tools_from_session(
     """
     mcp_tools = await list_all_tools(session)
     names = assign_names({server_name: [t.name for t in mcp_tools]}, reserved_names)
+    call = _plugged_call(session, server_name)
+
+    return [
+        make_tool(
+            server_name,
+            t,
+            call,
+            name=names[(server_name, t.name)],
+            timeout=timeout,
+            **_user_flags(t, read_only, destructive),
+        )
+        for t in mcp_tools
+    ]
+
+
+def _plugged_call(session: ClientSession, server_name: str) -> CallFn:
+    """`call(tool, args, seconds, progress)` on a session someone else owns: progress extends
+    the limit, a timeout cancels the call (the session stays theirs), errors become messages."""
     asking = _question_route(session, server_name)
 
     async def call(
         tool: str, args: dict[str, Any], seconds: float, progress: ProgressFn | None = None
     ) -> types.CallToolResult:
+        limit, open_ = CallLimit(seconds), asyncio.Event()  # progress extends the limit
         try:
             with asking(tool, seconds):  # who answers the server's question now
-                async with asyncio.timeout(seconds):
-                    return await session.call_tool(
+                return await within(  # type: ignore[no-any-return]
+                    session.call_tool(
                         tool,
                         args,
-                        read_timeout_seconds=timedelta(seconds=seconds),
-                        progress_callback=progress,
-                    )
+                        read_timeout_seconds=timedelta(seconds=limit.hard + SHUTDOWN_WAIT),
+                        progress_callback=limit.forward(progress),
+                    ),
+                    open_,
+                    limit,
+                )
         except TimeoutError:
+            if await answers_ping(session, open_, PING_WAIT):
+                raise ToolException(
+                    f"MCP server '{server_name}': " + limit.cancelled(f"tool '{tool}'")
+                ) from None
             raise ToolException(
-                f"MCP server '{server_name}', tool '{tool}' did not answer within {seconds:g} s"
+                f"MCP server '{server_name}', tool '{tool}' did not answer within "
+                f"{limit.elapsed():.0f} s, nor a ping after it; reconnect it from the MCP button"
             ) from None
         except McpError as exc:
             raise ToolException(
@@ -308,17 +339,7 @@ async def tools_from_session(
                 "reconnect it from the MCP button in the chat bar"
             ) from None
 
-    return [
-        make_tool(
-            server_name,
-            t,
-            call,
-            name=names[(server_name, t.name)],
-            timeout=timeout,
-            **_user_flags(t, read_only, destructive),
-        )
-        for t in mcp_tools
-    ]
+    return call
 
 
 def _question_route(session: ClientSession, server_name: str) -> Callable[[str, float], Any]:
