@@ -361,3 +361,40 @@ def test_brainchat_tools_in_a_terminal_says_the_server_needs_a_sign_in(
     assert "FAILED" in out.stdout and "secure" in out.stdout
     assert "requires an OAuth sign-in (at 127.0.0.1)" in out.stdout
     assert "Traceback" not in out.stdout
+
+
+async def test_brainchats_own_client_asks_a_token_protected_brainchat_server_for_its_token(
+    tmp_path: Path,
+) -> None:
+    """Before #43 brainchat's client reported its own token-protected server as "requires an
+    OAuth sign-in (at 127.0.0.1)": the 401 did not say it wanted a plain bearer token."""
+    from brainchat.eeg.io.synthetic import write_demo_set
+    from test_mcp_server import TOKEN, http_server
+
+    data = tmp_path / "data"
+    write_demo_set(data, subjects=1, sessions=1, trials=4, seed=3)
+    with http_server(data) as url:
+        bare, wrong, right = (
+            ServerConnection(
+                McpServerConfig(
+                    name="eeg",
+                    transport="streamable_http",
+                    url=url,
+                    headers={"Authorization": f"Bearer {token}"} if token else {},
+                )
+            )  # fmt: skip
+            for token in (None, "not-the-token-0123456789", TOKEN)
+        )
+        try:
+            assert not await bare.connect() and not await wrong.connect()
+            assert await right.connect(), right.error
+            names = {t.name for t in right.tools}
+        finally:
+            for conn in (bare, wrong, right):
+                await conn.close()
+    for conn in (bare, wrong):
+        assert conn.error is not None and "requires an OAuth sign-in" not in conn.error
+        assert "wants a bearer token" in conn.error and "Authorization: Bearer" in conn.error
+    assert "was refused" in (wrong.error or "") and "was refused" not in (bare.error or "")
+    assert "BRAINCHAT_MCP_TOKEN" in (wrong.error or "")  # the server's own word (RFC 6750)
+    assert "load_data" in names

@@ -84,6 +84,19 @@ async def test_tools_are_listed_with_hints_from_the_tool_flags_and_their_own_sch
     assert tools["bandpass_filter"].inputSchema["properties"]["l_freq"]["anyOf"]
 
 
+async def test_the_server_names_itself_brainchat_with_its_version(data):
+    """Before #43 serverInfo.version was the SDK's (1.30.0)."""
+    from importlib import metadata
+
+    params = StdioServerParameters(
+        command=str(BIN), args=["mcp-server"], env=server_env(data), cwd=str(data.parent)
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+        info = (await s.initialize()).serverInfo
+    assert info.name == "brainchat" and info.version == metadata.version("brainchat")
+    assert info.version != metadata.version("mcp")
+
+
 async def test_a_real_recording_is_loaded_and_a_figure_comes_back_as_a_png_image(data):
     async with stdio_session(data) as s:
         listed = text(await s.call_tool("list_data_files", {}))

@@ -51,7 +51,7 @@ def build_server(settings: Settings) -> Server[SessionStudy, Any]:
             await study.release()
 
     server: Server[SessionStudy, Any] = Server(
-        "brainchat", instructions=INSTRUCTIONS, lifespan=one_study
+        "brainchat", version=version(), instructions=INSTRUCTIONS, lifespan=one_study
     )
 
     @server.list_tools()
@@ -76,6 +76,18 @@ def build_server(settings: Settings) -> Server[SessionStudy, Any]:
         )
 
     return server
+
+
+def version() -> str:
+    """brainchat's installed version (serverInfo.version; the SDK's own otherwise)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("brainchat")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        import brainchat
+
+        return brainchat.__version__
 
 
 def _progress(ctx: RequestContext[Any, Any, Any]) -> Progress | None:

@@ -47,6 +47,11 @@ class SignInRequired(Exception):
     """The server needs an OAuth sign-in that cannot happen here; the message says where."""
 
 
+class BearerRequired(SignInRequired):
+    """The server answered 401 but publishes no OAuth metadata: it wants a plain bearer token in
+    the headers (brainchat's own `mcp-server --http` is one), not a sign-in."""
+
+
 class SignInFailed(Exception):
     """A sign-in that did not finish (refused, expired, a bad link); the message says why."""
 
@@ -121,7 +126,10 @@ PENDING = PendingSignIns()  # the process's pending sign-ins (the callback route
 
 
 class SignInProvider(OAuthClientProvider):
-    """The SDK's provider, with stored expiry honoured and the flow's own requests marked."""
+    """The SDK's provider, with stored expiry honoured, the flow's own requests marked, and a
+    server that is no OAuth resource told apart from one that wants a sign-in."""
+
+    server_name = ""
 
     async def _initialize(self) -> None:
         await super()._initialize()
@@ -137,17 +145,50 @@ class SignInProvider(OAuthClientProvider):
         self, request: httpx.Request
     ) -> AsyncGenerator[httpx.Request, httpx.Response]:
         flow = super()._auth_flow(request)
+        challenge: httpx.Response | None = None  # the 401, while no metadata was found
         try:
             outgoing = await flow.__anext__()
             while True:
                 if outgoing is not request:
+                    if challenge is not None and outgoing.method != "GET":
+                        raise self._bearer(challenge, request)  # registration with no metadata
                     outgoing.extensions = {**outgoing.extensions, OAUTH_REQUEST: True}
                 response = yield outgoing
-                outgoing = await flow.asend(response)
+                if outgoing is request:
+                    challenge = response if _plain_challenge(response) else None
+                elif response.status_code == 200:
+                    challenge = None  # discovery found metadata: an OAuth server
+                try:
+                    outgoing = await flow.asend(response)
+                except SignInRequired as exc:
+                    if challenge is None or isinstance(exc, BearerRequired):
+                        raise
+                    raise self._bearer(challenge, request) from None
         except StopAsyncIteration:
             return
         finally:
             await flow.aclose()
+
+    def _bearer(self, challenge: httpx.Response, request: httpx.Request) -> BearerRequired:
+        from mcp.client.auth.utils import extract_field_from_www_auth
+
+        said = extract_field_from_www_auth(challenge, "error_description")
+        sent = "authorization" in request.headers
+        return BearerRequired(
+            f"MCP server '{self.server_name or request.url.host}' wants a bearer token, not an "
+            "OAuth sign-in (it publishes no OAuth metadata): put the token in the server's "
+            "`headers` in the MCP config (Authorization: Bearer <token>)"
+            + ("; the token in its headers was refused" if sent else "")
+            + (f". The server says: {redact.mask(said)[:300]}" if said else "")
+        )
+
+
+def _plain_challenge(response: httpx.Response) -> bool:
+    """A 401 whose WWW-Authenticate names no OAuth resource metadata (RFC 9728): a sign-in is
+    possible only if discovery at the well-known addresses finds metadata."""
+    from mcp.client.auth.utils import extract_resource_metadata_from_www_auth
+
+    return response.status_code == 401 and not extract_resource_metadata_from_www_auth(response)
 
 
 def client_metadata(redirect_uri: str) -> OAuthClientMetadata:
@@ -216,7 +257,7 @@ def user_sign_in(
             pending.drop(state)
         return code, state
 
-    return SignInProvider(
+    provider = SignInProvider(
         server_url=server_url,
         client_metadata=client_metadata(redirect_uri),
         storage=UserTokens(vault, user, server_url),
@@ -225,6 +266,8 @@ def user_sign_in(
         timeout=wait,
         client_metadata_url=client_metadata_url,
     )
+    provider.server_name = server
+    return provider
 
 
 def headless_sign_in(
@@ -245,13 +288,15 @@ def headless_sign_in(
     async def never() -> tuple[str, str | None]:  # pragma: no cover - refuse() raised first
         raise SignInRequired(f"MCP server '{server}' requires an OAuth sign-in")
 
-    return SignInProvider(
+    provider = SignInProvider(
         server_url=server_url,
         client_metadata=client_metadata(_NOWHERE),
         storage=_Unregistered(vault or MemoryVault(), user, server_url),
         redirect_handler=refuse,
         callback_handler=never,
     )
+    provider.server_name = server
+    return provider
 
 
 _NOWHERE = "http://127.0.0.1/brainchat-cannot-sign-in-here"
