@@ -3,12 +3,13 @@ runtime context, `Runtime[AgentContext]`), and the typed state one node hands th
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
+from langchain_core.tools import BaseTool
 
 from brainchat.agent.budget import Budget
 from brainchat.agent.offer import ToolOffer
@@ -45,6 +46,22 @@ class Deps:
     facts: Callable[[], dict[str, Any]] | None = None  # the study's stage and steps (plan checks)
     domain: Domain = field(default_factory=NoDomain)  # the field's knowledge (brainchat.domain)
     guided: Any = None  # the guards of a guided profile (agent/guided.py; guards.in_force)
+    # the tools as they are now (an MCP server's list_changed), asked before each request
+    tools_now: Callable[[], Awaitable[list[BaseTool]]] | None = None
+
+    async def follow_tools(self) -> None:
+        """Offer (and run) the tools as they are now, when they changed since the last request:
+        a tool a server added during a call is in the run's next request."""
+        if self.tools_now is None:
+            return
+        tools = await self.tools_now()
+        if [id(t) for t in tools] == [id(t) for t, _ in self.bound_llm.pairs]:
+            return
+        from brainchat.tools.schemas import openai_schema
+
+        known = {id(t): s for t, s in self.bound_llm.pairs}
+        self.bound_llm.replace(tools, [known.get(id(t)) or openai_schema(t) for t in tools])
+        self.runner.tools = {t.name: t for t in tools}
 
     @property
     def profile(self) -> Profile:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import AsyncIterator, Callable, Collection
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -98,6 +98,12 @@ async def _act_and_evaluate(state: AgentState, runtime: Runtime[AgentContext]) -
     return {**acted, **judged}
 
 
+async def _decide(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
+    """decide, with the tools as they are now: a server's tools/list_changed reaches the request."""
+    await runtime.context.deps.follow_tools()
+    return await decide.decide(state, runtime)
+
+
 @functools.cache
 def _graph() -> Any:
     """The graph, compiled once per process: each run brings its deps and record in the runtime
@@ -105,7 +111,7 @@ def _graph() -> Any:
     graph = StateGraph(AgentState, context_schema=AgentContext)
     graph.add_node("understand", understand)
     graph.add_node("plan", loop.plan)
-    graph.add_node("decide", decide.decide)
+    graph.add_node("decide", _decide)
     graph.add_node("act", _act_and_evaluate)  # act -> evaluate, in one step
     graph.add_node("answer", write_answer)
     graph.add_conditional_edges(
@@ -303,12 +309,14 @@ def build_agent(
     round_rule: RoundRule | None = None,
     facts: Callable[[], dict[str, Any]] | None = None,
     domain: Domain | None = None,
+    tools_now: Callable[[], Awaitable[list[BaseTool]]] | None = None,
 ) -> Agent:
     """Assemble an agent; answer_llm defaults to function_call_llm (one model plays both roles).
 
     `hidden()`, asked before each decide round, names tools not offered to the model that round
     (they stay runnable; their schemas are just not sent); a guided profile's guards may hide
-    more. `domain` is the field's knowledge (brainchat.domain; none by default).
+    more. `domain` is the field's knowledge (brainchat.domain; none by default). `tools_now()`,
+    asked before each request, gives the tools as they are now (an MCP server's list_changed).
     """
     limits = limits or AgentLimits()
     answer_llm = answer_llm or retag(function_call_llm, "answer")
@@ -339,5 +347,6 @@ def build_agent(
         facts=facts,
         domain=domain or NoDomain(),
         guided=GUIDED,
+        tools_now=tools_now,
     )
     return Agent(deps, specs)

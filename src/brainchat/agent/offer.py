@@ -38,6 +38,12 @@ class ToolOffer:
         self.bound: dict[frozenset[str], Any] = {}
         self.sizes: dict[frozenset[str], int] = {}
 
+    def replace(self, tools: list[BaseTool], schemas: list[dict[str, Any]]) -> None:
+        """Other tools from this round on (an MCP server's list changed mid-run)."""
+        self.pairs = list(zip(tools, schemas, strict=True))
+        self.bound.clear()
+        self.sizes.clear()
+
     def _hide(self) -> frozenset[str]:
         if self.narrow is None:
             return frozenset(self.hidden()) if self.hidden else frozenset()

@@ -8,7 +8,7 @@ of them changes: a settings-panel change, an MCP server connected or dropped. Th
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Collection
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,7 @@ class AgentCache:
         hidden: Callable[[], Collection[str]] | None = None,
         told: Callable[[str], None] | None = None,
         domain: Any = None,
+        tools_now: Callable[[], Awaitable[list[BaseTool]]] | None = None,
     ) -> Agent:
         fc_spec = settings.model_for("function_call")
         answer_spec = settings.model_for("answer")
@@ -71,6 +72,7 @@ class AgentCache:
                 hidden=hidden,
                 specs={"function_call": fc_spec, "answer": answer_spec},
                 domain=domain,
+                tools_now=tools_now,
             )
             self.key = key
             self.builds += 1

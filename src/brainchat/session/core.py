@@ -200,9 +200,15 @@ class Session:
         self.toolbox.user_servers[server] = await UserServer.open(server, client)
         return tools
 
-    def use_configured_servers(self, servers: Callable[[], Mapping[str, Any]]) -> None:
-        """Where the configured servers are (the UI's hub), for their prompts and resources."""
+    def use_configured_servers(
+        self,
+        servers: Callable[[], Mapping[str, Any]],
+        tools: Callable[[], ToolSet] | None = None,
+    ) -> None:
+        """Where the configured servers are (the UI's hub), for their prompts and resources, and
+        (`tools`) their tools now, which a run reads again when a server's list changed."""
         self.toolbox.configured_servers = servers
+        self.toolbox.configured_now = tools
 
     def mcp_servers(self) -> dict[str, Any]:
         """Connected servers with prompts or resources: configured, and connected by the user."""
@@ -237,6 +243,7 @@ class Session:
             hidden,
             study.told if eeg else None,
             eeg_domain() if eeg else None,
+            tools_now=lambda: self.toolbox.tools_now(self.settings, self.study),
         )
 
     def study_facts(self) -> dict[str, Any]:

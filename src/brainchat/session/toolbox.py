@@ -74,6 +74,8 @@ class Toolbox:
     user_servers: dict[str, Any] = field(default_factory=dict)
     # the configured servers (the UI's McpHub.servers): their prompts and resources beside these
     configured_servers: Callable[[], Mapping[str, Any]] = field(default=lambda: {}, repr=False)
+    # their tools now (the UI's hub.toolset), read again mid-run after a server's list_changed
+    configured_now: Callable[[], ToolSet] | None = field(default=None, repr=False)
     # the user's search_knowledge tool while they can read a document (None: no document, or no
     # knowledge here): a model is never offered a search with nothing behind it (#41)
     knowledge: Callable[[], BaseTool | None] = field(default=lambda: None, repr=False)
@@ -112,6 +114,16 @@ class Toolbox:
             taken.add(tool.name)
             tools.append(tool)
         return ToolSet(tools=tools, failures=failures)
+
+    async def tools_now(self, settings: Settings, study: Study) -> list[BaseTool]:
+        """The tools as they are now, once the servers' re-listings after a `list_changed` are
+        in (asked before each of a run's requests)."""
+        from brainchat.tools.mcp_notify import settled
+
+        await settled(self.configured_servers().values())
+        if self.configured_now is not None:
+            self.configured = self.configured_now()
+        return self.toolset(settings, study).tools
 
     def _configured_tools(self) -> list[BaseTool]:
         """The configured servers' tools; with a user server that has resources, the resource

@@ -16,12 +16,19 @@ from mcp import types
 from mcp.client.session import ClientSession
 
 from brainchat.tools.mcp_elicit_route import Elicitations, elicit_aside
+from brainchat.tools.mcp_notify import notices_of
 
 
 def session_options(connection: Any) -> dict[str, Any]:
     """The ClientSession keyword arguments for one configured server's session (its callbacks:
-    who answers the server's questions, and so on); `connection` is its ServerConnection."""
-    return {"elicitation_callback": connection.elicitations}
+    who answers the server's questions, who hears its notifications and log messages);
+    `connection` is its ServerConnection."""
+    notices = notices_of(connection)
+    return {
+        "elicitation_callback": connection.elicitations,
+        "message_handler": notices.on_message,
+        "logging_callback": notices.on_log,
+    }
 
 
 class CancellingSession(ClientSession):

@@ -105,6 +105,13 @@ class Elicitations:
         _note(caller, f"server '{self.server}' asked: {form.message[:80]} · {form.summary(reply)}")
         return reply
 
+    def open_call(self) -> _Caller | None:
+        """The call a server's unasked message (a log line, a sampling request) belongs to: the
+        open calls' run, when they are one run's; else None (whose it is cannot be told)."""
+        if not self._callers or len({id(c.asker) for c in self._callers}) > 1:
+            return None
+        return self._callers[0]
+
     def _caller(self) -> _Caller | None:
         """The call the server asks about: one call's (or one run's) only; else nobody's."""
         askers = {id(c.asker) for c in self._callers}
