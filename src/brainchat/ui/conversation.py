@@ -85,7 +85,7 @@ async def show(conv: Conversation) -> None:
     cl.user_session.set(KEY, conv)
     keep(conv)
     await modes.send_modes(conv.session.mode)
-    conv.session.use_configured_servers(servers.configured_servers)
+    conv.session.use_configured_servers(servers.configured_servers, servers.toolset)
     await commands.send(conv.session)
     await panel.send_panel(conv.session, conv.custom_ids)
 
