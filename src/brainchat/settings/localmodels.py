@@ -9,7 +9,7 @@ from brainchat.settings.declare import Declared, var
 
 
 class LocalModelVars(Declared):
-    """Read at each download and catalog read (localmodels/catalog.py, download.py); operator
+    """Read at each download, catalog read and runtime start (localmodels/); operator
     settings only: never set from the settings panel."""
 
     models_hub_url: str = var(
@@ -26,4 +26,12 @@ class LocalModelVars(Declared):
         "built-in entries' fields (`brainchat models list` shows them)",
         allowed="a JSON file",
         shown_default="the built-in catalog",
+    )
+    llama_server: Path | None = var(
+        None,
+        "BRAINCHAT_LLAMA_SERVER",
+        "run local models with this llama.cpp `llama-server` binary (native tool calls, two "
+        "requests at once) instead of llama-cpp-python's server from `brainchat[local]`",
+        allowed="an executable file",
+        shown_default="llama-cpp-python's server",
     )
