@@ -21,8 +21,9 @@ def main(argv: list[str] | None = None) -> int:
         "ask": _ask,
         "tools": _tools,
         "demo-data": _demo_data,
-        "users": _users,
-        "knowledge": _knowledge,
+        "users": lambda a: _sub("users_cli", a),
+        "knowledge": lambda a: _sub("knowledge_cli", a),
+        "models": lambda a: _sub("models_cli", a),
         "eval": _eval,
         "mcp-server": _mcp_server,  # the EEG tools for MCP clients
     }
@@ -38,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
             "brainchat users add NAME | passwd NAME | list | remove NAME [--purge]\n"
             "brainchat knowledge [--user NAME] add PATH... [--collection NAME] | list | remove ID"
             " | share COLLECTION USER...\n"
+            "brainchat models pull [ID|URL|PATH] | list [--json] | remove NAME [--yes]\n"
             "brainchat eval [--suite NAME] [--models SPEC_OR_NAME ...] [--json] [--scenario-timeout S]\n"
             "brainchat mcp-server [--http [--host H] [--port P]]"
         )
@@ -132,16 +134,11 @@ def _mcp_server(args: list[str]) -> int:
     return mcp_main(args)
 
 
-def _users(args: list[str]) -> int:
-    from brainchat.users_cli import main as users_main
+def _sub(module: str, args: list[str]) -> int:
+    """A subcommand whose module loads only when it runs (users_cli, knowledge_cli, models_cli)."""
+    import importlib
 
-    return users_main(args)
-
-
-def _knowledge(args: list[str]) -> int:
-    from brainchat.knowledge_cli import main as knowledge_main
-
-    return knowledge_main(args)
+    return int(importlib.import_module(f"brainchat.{module}").main(args))
 
 
 def _session(settings: Any = None) -> Any:
