@@ -101,3 +101,82 @@ def test_dropped_documents_are_listed_cited_with_their_page_and_removed_after_as
     assert TITLE not in listing and "Lab notes" in listing
     page.get_by_role("button", name="Done").last.click()
     page.close()
+
+
+SECRET = "# Unpublished results\n\nSubject 7 reached 93 percent with the zebrafinch pipeline.\n"
+
+
+def sent_to(model_server, model: str, since: int) -> str:
+    """What the model was sent (tool results, sources; not the system prompt) in its requests
+    from the `since`-th on."""
+    sent = model_server.requests_for(model)[since:]
+    return "\n".join(str(m.get("content")) for r in sent for m in r.messages
+                     if m.get("role") != "system")  # fmt: skip
+
+
+@pytest.mark.attack
+def test_with_accounts_one_user_never_reads_anothers_documents_until_shared_in_the_page(
+    model_server, app_factory, browser, tmp_path
+) -> None:
+    """Bob reaches for Ana's unpublished notes through the agent and /knowledge: nothing. Ana
+    shares her personal collection with Bob from /knowledge: Bob's search now cites it, and he
+    still cannot remove it."""
+    from test_persist_ui import add_user
+    from test_recordings_ui import login
+
+    env = {"AGENT_FUNCTION_CALL_MODEL": spec(model_server, "fc-k"), "DEFAULT_MODE": "agent",
+           "BRAINCHAT_AUTH": "password"}  # fmt: skip
+    add_user(tmp_path, env, "ana", "correct horse battery")
+    add_user(tmp_path, env, "bob", "battery staple horse")
+    (tmp_path / "ana-results.md").write_text(SECRET)
+    (tmp_path / "bob-notes.md").write_text("# Bob's notes\n\nThe cap has 64 channels.\n")
+    url = app_factory(env, home=tmp_path)
+    ana = login(browser, url, "ana", "correct horse battery")
+    attach(ana, [tmp_path / "ana-results.md"])
+    ana.wait_for_selector("text=/Added Unpublished results/", timeout=60_000)
+    bob = login(browser, url, "bob", "battery staple horse")
+    attach(bob, [tmp_path / "bob-notes.md"])  # his own document: search_knowledge is offered
+    bob.wait_for_selector("text=/Added Bob's notes/", timeout=60_000)
+    wait_idle(bob)
+
+    def bob_searches(query: str, *replies: str) -> str:
+        """Bob's agent searches his documents; the last reply is the answer he reads."""
+        model_server.queue("fc-k", ToolCalls([Call("search_knowledge", {"query": query})]),
+                           *(Text(r) for r in replies))  # fmt: skip
+        reply = replies[-1]
+        since = len(model_server.requests_for("fc-k"))
+        send(bob, "What did subject 7 reach with the zebrafinch pipeline?")
+        bob.wait_for_selector(f"text={reply}", timeout=60_000)
+        wait_idle(bob)
+        assert "search_knowledge" in bob.inner_text("body")  # the tool ran
+        return sent_to(model_server, "fc-k", since)
+
+    seen = bob_searches("zebrafinch", "Enough.", "Nothing found in your documents.")
+    assert "Nothing in your documents matches" in seen
+    assert "93 percent" not in seen and "Unpublished" not in seen
+    send(bob, "/knowledge")
+    bob.wait_for_selector("text=Your documents", timeout=30_000)
+    assert "Unpublished results" not in bob.locator("table").last.inner_text()
+    assert bob.get_by_role("button", name="Remove Unpublished results").count() == 0
+    bob.get_by_role("button", name="Done").last.click()
+    wait_idle(bob)
+
+    send(ana, "/knowledge")
+    ana.wait_for_selector("text=Your documents", timeout=30_000)
+    ana.get_by_role("button", name="Share personal…").click()
+    ana.wait_for_selector("text=/Who may read your personal documents/", timeout=30_000)
+    send(ana, "bob")
+    ana.wait_for_selector("text=/personal can now be read by: bob/", timeout=30_000)
+    ana.wait_for_selector("text=Your documents (1)", timeout=30_000)  # the list again
+    assert "bob" in ana.locator("table").last.inner_text()  # the "shared with" column
+    ana.get_by_role("button", name="Done").last.click()
+
+    seen = bob_searches("zebrafinch pipeline", "Subject 7 reached 93 percent [1].")
+    assert "Subject 7 reached 93 percent with the zebrafinch pipeline" in seen
+    send(bob, "/knowledge")
+    bob.wait_for_selector("text=Your documents (2)", timeout=30_000)
+    assert "Unpublished results" in bob.locator("table").last.inner_text()
+    assert bob.get_by_role("button", name="Remove Unpublished results").count() == 0
+    assert bob.get_by_role("button", name="Share personal…").count() == 1  # his own only
+    ana.context.close()
+    bob.context.close()

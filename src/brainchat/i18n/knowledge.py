@@ -112,4 +112,47 @@ TEXT = {
         "添加 **{name}** 失败：{reason}。请重试；若仍失败，请把文件转换为 PDF 或文本。",
         "新增 **{name}** 失敗：{reason}。請重試；若仍失敗，請把檔案轉換為 PDF 或文字。",
     ),
+    "knowledge.share_button": ("Share {collection}…", "共享 {collection}…", "共用 {collection}…"),
+    "knowledge.share_ask": (
+        "Who may read your **{collection}** documents? Type their account names, separated by "
+        "commas or spaces; `{nobody}` alone for nobody but you. Now: {now}.",
+        "谁可以阅读你的 **{collection}** 文档？请输入他们的账号名，用逗号或空格分隔；只输入 "
+        "`{nobody}` 表示仅你自己。目前：{now}。",
+        "誰可以閱讀你的 **{collection}** 文件？請輸入他們的帳號名稱，以逗號或空格分隔；只輸入 "
+        "`{nobody}` 表示僅你自己。目前：{now}。",
+    ),
+    "knowledge.shared": (
+        "**{collection}** can now be read by: {readers}. They can search and cite it, not "
+        "remove it; a name with no account reads nothing.",
+        "**{collection}** 现在可由以下用户阅读：{readers}。他们可以搜索和引用，但不能删除；没有账号的"
+        "名字读不到任何内容。",
+        "**{collection}** 現在可由以下使用者閱讀：{readers}。他們可以搜尋和引用，但不能刪除；沒有帳號的"
+        "名稱讀不到任何內容。",
+    ),
+    "knowledge.share_unchanged": (
+        "Nothing typed: who may read **{collection}** is unchanged.",
+        "未输入任何内容：**{collection}** 的读者保持不变。",
+        "未輸入任何內容：**{collection}** 的讀者維持不變。",
+    ),
+    "knowledge.share_refused": (
+        "Not shared: {reason}",
+        "未共享：{reason}",
+        "未共用：{reason}",
+    ),
+    "knowledge.share_empty": (
+        "no account name was typed; type names separated by commas, or `{nobody}` for nobody",
+        "没有输入账号名；请输入以逗号分隔的名字，或输入 `{nobody}` 表示不共享",
+        "沒有輸入帳號名稱；請輸入以逗號分隔的名稱，或輸入 `{nobody}` 表示不共用",
+    ),
+    "knowledge.share_bad_name": (
+        "{name!r} is not an account name (letters, digits, '.', '_', '@', '-'); check the "
+        "spelling and type the names again",
+        "{name!r} 不是账号名（字母、数字、'.'、'_'、'@'、'-'）；请检查拼写后重新输入",
+        "{name!r} 不是帳號名稱（字母、數字、'.'、'_'、'@'、'-'）；請檢查拼字後重新輸入",
+    ),
+    "knowledge.share_too_many": (
+        "a collection can be shared with at most {n} accounts",
+        "一个集合最多可与 {n} 个账号共享",
+        "一個集合最多可與 {n} 個帳號共用",
+    ),
 }

@@ -6,9 +6,9 @@ every collection a user may read, on any backend. A document another user cannot
 to them, exactly as absent as one that never existed (the same 'not found').
 
 Quota: the bytes of a user's documents are bounded by BRAINCHAT_KNOWLEDGE_MAX_MB (default
-500 MB a user). The disk quota of uploads (BRAINCHAT_USER_QUOTA_MB) lives in eeg/uploads,
-which knowledge/ does not import; documents are kept in the database, not in the data folder
-that quota counts, so the two bounds are separate."""
+500 MB a user), and by the user's disk quota (BRAINCHAT_USER_QUOTA_MB) through the `room`
+check the caller passes to `add`: the page counts a user's documents with their uploads, models
+and exports (knowledge/ does not import eeg/, where that quota is counted)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import hashlib
 import re
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -31,6 +31,7 @@ from brainchat.knowledge.store import KnowledgeStore
 if TYPE_CHECKING:
     from brainchat.knowledge.embed import Embedder
 
+Room = Callable[[str, int], "str | None"]  # (file name, bytes it adds) -> why it does not fit
 COLLECTION_NAME = re.compile(r"^[^\W][\w.\- ]{0,63}$")
 NOT_FOUND = "no document with id {id} in your collections; `brainchat knowledge list` shows them"
 
@@ -120,18 +121,24 @@ class Knowledge:
     def used_bytes(self, user: str) -> int:
         return sum(d.size for d in self.documents(user) if d.owner == user)
 
-    def add(self, user: str, path: Path | str, collection: str = PERSONAL) -> list[AddResult]:
-        """Add a file, a folder or a zip of documents to one of `user`'s collections."""
+    def add(
+        self, user: str, path: Path | str, collection: str = PERSONAL, room: Room | None = None
+    ) -> list[AddResult]:
+        """Add a file, a folder or a zip of documents to one of `user`'s collections. `room`,
+        when given, is asked before each file is stored: `room(name, extra_bytes)` returns why
+        the file does not fit the user's quota, or None."""
         full = collection_id(user, collection)
         if user not in self.store.readers(full):
             self.store.share(full, sorted({user, *self.store.readers(full)}))
-        results = [self._add_one(user, full, src.name, src.data, src.refused)
+        results = [self._add_one(user, full, src.name, src.data, src.refused, room)
                    for src in iter_sources(Path(path))]  # fmt: skip
         if self.embedder is not None and any(r.status in ("added", "updated") for r in results):
             self._embed(full, results)
         return results
 
-    def _add_one(self, user: str, full: str, name: str, data: bytes, refused: str) -> AddResult:
+    def _add_one(
+        self, user: str, full: str, name: str, data: bytes, refused: str, room: Room | None
+    ) -> AddResult:
         if refused:
             return AddResult(name, "refused", refused)
         sha = hashlib.sha256(data).hexdigest()
@@ -142,6 +149,8 @@ class Knowledge:
         used = self.used_bytes(user) - (old.size if old else 0)
         if used + len(data) > limit:
             return AddResult(name, "refused", over_quota(name, limit, used))
+        if room is not None and (full_up := room(name, len(data) - (old.size if old else 0))):
+            return AddResult(name, "refused", full_up)
         try:
             parsed = parse_bytes(name, data)
         except KnowledgeError as exc:

@@ -25,14 +25,16 @@ from brainchat.knowledge.model import PERSONAL, Document
 from brainchat.redact import get_logger, mask
 from brainchat.ui.confirm import ask_remove
 from brainchat.ui.format import seconds
+from brainchat.ui.knowledge_store import documents_bytes, owner, service
 from brainchat.ui.recordings import size_text
 from brainchat.ui.render import AUTHOR
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
-    from brainchat.knowledge.service import AddResult, Knowledge
+    from brainchat.knowledge.service import AddResult, Knowledge, Room
     from brainchat.session import Session
+    from brainchat.settings import Settings
 
 log = get_logger("brainchat.ui")
 COMMAND = {
@@ -43,26 +45,37 @@ COMMAND = {
     "persistent": False,
 }
 BUTTONS = 20  # Remove buttons in one list (the table names every document)
-_service: Knowledge | None = None
-
-
-def service() -> Knowledge:
-    """The process's knowledge service over the configured store (opened on first use)."""
-    global _service
-    if _service is None:
-        from brainchat.knowledge.embed import embedder_from_env
-        from brainchat.knowledge.service import Knowledge, open_default
-
-        _service = Knowledge(open_default(), embedder_from_env())
-    return _service
 
 
 def who() -> str:
     """The signed-in user; the local user where there are no accounts."""
-    from brainchat.store.config import LOCAL_USER
+    return owner(_identifier())
 
+
+def _identifier() -> str:
+    """The signed-in user's identifier as the upload quota keys it ("" without accounts)."""
     user = getattr(cl.context.session, "user", None)
-    return str(user.identifier) if user is not None else LOCAL_USER
+    return str(user.identifier) if user is not None else ""
+
+
+def quota_room(settings: Settings, identifier: str) -> Room | None:
+    """The user's disk quota as the service's `room` check: documents count with the files
+    brainchat wrote for the user (uploads, models, exports); None where there is no quota."""
+    if not settings.user_quota_mb:
+        return None
+    from brainchat.eeg.uploads.quota import MB, over_quota
+    from brainchat.ui.upload_route import quota_used
+
+    quota_mb, user = settings.user_quota_mb, owner(identifier)
+    # the data folder is walked once; the documents are counted again before each file,
+    # so a folder or zip of documents stops at the quota
+    files = quota_used(identifier, Path(settings.data_dir)) - documents_bytes(user)
+
+    def room(name: str, extra: int) -> str | None:
+        used = files + documents_bytes(user)
+        return over_quota(quota_mb, used, f"'{name}'") if used + extra > quota_mb * MB else None
+
+    return room
 
 
 def attach(session: Session) -> None:
@@ -122,13 +135,16 @@ def split(elements: list[Any]) -> tuple[list[Any], list[Any]]:
     return [e for e in elements if e not in docs], docs
 
 
-async def receive(elements: list[Any]) -> None:
-    """Add the dropped documents to the user's personal collection: a step, then a message."""
-    user, started = who(), time.perf_counter()
+async def receive(elements: list[Any], settings: Settings) -> None:
+    """Add the dropped documents to the user's personal collection: a step, then a message.
+    They count against the user's disk quota, as uploads do."""
+    identifier, started = _identifier(), time.perf_counter()
+    user = owner(identifier)
     step = cl.Step(name=i18n.t("knowledge.adding", n=len(elements)), type="tool")
     async with step:
         try:
-            results = await asyncio.to_thread(_add, service(), user, elements)
+            room = await asyncio.to_thread(quota_room, settings, identifier)
+            results = await asyncio.to_thread(_add, service(), user, elements, room)
         except Exception as exc:  # noqa: BLE001 - a document never breaks the conversation
             log.exception("adding documents failed")
             reason = mask(f"{type(exc).__name__}: {exc}")
@@ -151,14 +167,16 @@ def _drop(elements: list[Any]) -> None:
         Path(str(e.path)).unlink(missing_ok=True)
 
 
-def _add(knowledge: Knowledge, user: str, elements: list[Any]) -> list[AddResult]:
+def _add(
+    knowledge: Knowledge, user: str, elements: list[Any], room: Room | None
+) -> list[AddResult]:
     """Each file added under its own name (Chainlit's copy has a random one)."""
     results: list[AddResult] = []
     with tempfile.TemporaryDirectory(prefix="brainchat-doc-") as tmp:
         for e in elements:
             target = Path(tmp) / PurePath(str(e.name or "document")).name
             shutil.copyfile(str(e.path), target)
-            results += knowledge.add(user, target, PERSONAL)
+            results += knowledge.add(user, target, PERSONAL, room)
             target.unlink(missing_ok=True)
     return results
 
@@ -230,7 +248,10 @@ def _listing(knowledge: Knowledge, user: str) -> tuple[list[Document], dict[str,
 
 
 async def command(s: Session) -> None:
-    """Show the list; each Remove asks first, then the list is shown again; Done ends it."""
+    """Show the list; each Remove asks first, each Share (with accounts) asks who may read the
+    collection, then the list is shown again; Done ends it."""
+    from brainchat.ui import knowledge_share
+
     user = who()
     timeout = int(max(30, s.settings.limits.confirm_timeout))
     while True:
@@ -242,10 +263,17 @@ async def command(s: Session) -> None:
             return
         text = table(docs, user, readers)
         mine = [d for d in docs if d.owner == user][:BUTTONS]
+        own = sorted(readers) if knowledge_share.accounts_on() else []
         if not mine:
             await _say(text)
             return
-        chosen = await _ask(text, mine, timeout)
+        reply = await _ask(text, mine, knowledge_share.actions(own), timeout)
+        if reply.get("name") == "share":
+            if collection := knowledge_share.chosen(reply, own):
+                await knowledge_share.share(service(), user, collection, timeout)
+                continue
+            return
+        chosen = _chosen(reply, mine)
         if chosen is None:
             return
         if await _confirmed(chosen, user, timeout):
@@ -256,8 +284,10 @@ async def _say(text: str) -> None:
     await cl.Message(content=text, author=AUTHOR).send()
 
 
-async def _ask(text: str, mine: list[Document], wait_s: int) -> Document | None:
-    """The document the user chose to remove, or None (Done, or no answer in time)."""
+async def _ask(
+    text: str, mine: list[Document], more: list[cl.Action], wait_s: int
+) -> dict[str, Any]:
+    """The button the user chose ({} for none: no answer in time)."""
     actions = [
         cl.Action(
             name="remove",
@@ -269,10 +299,15 @@ async def _ask(text: str, mine: list[Document], wait_s: int) -> Document | None:
     ]
     done = cl.Action(name="done", payload={}, label=i18n.t("knowledge.done_button"), icon="check")
     dialog = cl.AskActionMessage(
-        content=text, actions=[*actions, done], author=AUTHOR, timeout=wait_s
+        content=text, actions=[*actions, *more, done], author=AUTHOR, timeout=wait_s
     )
     reply: Any = await dialog.send()
-    if not reply or reply.get("name") != "remove":
+    return dict(reply) if isinstance(reply, dict) else {}
+
+
+def _chosen(reply: dict[str, Any], mine: list[Document]) -> Document | None:
+    """The document a Remove reply names, or None (Done, or no answer in time)."""
+    if reply.get("name") != "remove":
         return None
     row = (reply.get("payload") or {}).get("row")
     # a number from this list only: anything else (a forged reply) chooses nothing

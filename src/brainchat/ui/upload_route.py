@@ -58,8 +58,13 @@ def pending_bytes(identifier: str, skip: set[str] | None = None) -> int:
 
 
 def quota_used(identifier: str, data_dir: Path, skip: set[str] | None = None) -> int:
-    """What counts against the user's quota now (blocking: walks the data folder)."""
-    return used_bytes(data_dir) + pending_bytes(identifier, skip) + _arriving.get(identifier, 0)
+    """What counts against the user's quota now (blocking: walks the data folder): the files
+    brainchat wrote for the user, the uploads not yet sent or still arriving, and the user's
+    documents in the knowledge store."""
+    from brainchat.ui.knowledge_store import documents_bytes
+
+    arriving = pending_bytes(identifier, skip) + _arriving.get(identifier, 0)
+    return used_bytes(data_dir) + arriving + documents_bytes(identifier)
 
 
 @dataclass

@@ -64,7 +64,7 @@ async def receive_attached(s: Session, message: cl.Message) -> str | None:
     attached = [e for e in message.elements or [] if getattr(e, "path", None)]
     attached, documents = knowledge.split(attached)  # PDF, Markdown, HTML, text (#41)
     if documents:
-        await knowledge.receive(documents)  # to the user's collection, not the data folder
+        await knowledge.receive(documents, s.settings)  # to the user's collection (#41)
     if not attached:
         return None
     key = str(s.settings.data_dir)  # one data folder per user
