@@ -39,6 +39,7 @@ from brainchat.events import (
 )
 from brainchat.redact import get_logger
 from brainchat.settings import AgentLimits, ModelSpec
+from brainchat.tools import mcp_sampling
 from brainchat.tools.schemas import openai_schema
 from brainchat.usage import UsageCallback, UsageLedger, count_tokens
 
@@ -188,11 +189,7 @@ class Agent:
             emit(RunFinished(reason="error", answer="", error=too_long))
             return
         try:
-            state: AgentState = await self.graph.ainvoke(
-                {"messages": [HumanMessage(question)], "round": 0, "tool_rounds": 0},
-                {"recursion_limit": 5 * d.limits.max_iterations + 10},
-                context=AgentContext(d, ctx),
-            )
+            state = await self._invoke(question, ctx)
             answer, error = state.get("answer", ""), state.get("error")
             reason = "error" if error else state.get("stop_reason") or "answered"
         except asyncio.CancelledError:
@@ -213,6 +210,21 @@ class Agent:
             reason = "error"
         self._emit_stats(ctx, started)
         emit(RunFinished(reason=reason, answer=answer, error=error))
+
+    async def _invoke(self, question: str, ctx: RunContext) -> AgentState:
+        """The graph over this run; an MCP server's sampling request made during one of its
+        calls is served by this run's function-call model (tools/mcp_sampling)."""
+        d = self.deps
+        model = mcp_sampling.Model(
+            d.function_call_llm, d.names["function_call"], [ctx.callback], ctx.remaining
+        )
+        with mcp_sampling.serving(model):
+            state: AgentState = await self.graph.ainvoke(
+                {"messages": [HumanMessage(question)], "round": 0, "tool_rounds": 0},
+                {"recursion_limit": 5 * d.limits.max_iterations + 10},
+                context=AgentContext(d, ctx),
+            )
+        return state
 
     def _too_long(self, question: str) -> tuple[str, str] | None:
         """The first request of each role, checked whole before anything is sent.

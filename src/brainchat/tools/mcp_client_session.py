@@ -17,6 +17,7 @@ from mcp.client.session import ClientSession
 
 from brainchat.tools.mcp_elicit_route import Elicitations, elicit_aside
 from brainchat.tools.mcp_notify import notices_of
+from brainchat.tools.mcp_sampling import Sampler, sample_aside
 
 
 def session_options(connection: Any) -> dict[str, Any]:
@@ -28,6 +29,7 @@ def session_options(connection: Any) -> dict[str, Any]:
         "elicitation_callback": connection.elicitations,
         "message_handler": notices.on_message,
         "logging_callback": notices.on_log,
+        "sampling_callback": Sampler(connection.name, connection.elicitations),
     }
 
 
@@ -36,7 +38,9 @@ class CancellingSession(ClientSession):
     MCP specification's `notifications/cancelled`, which the SDK's client does not send."""
 
     async def _received_request(self, responder: Any) -> None:
-        if not elicit_aside(self, responder, self._elicitation_callback):
+        if elicit_aside(self, responder, self._elicitation_callback):
+            return
+        if not sample_aside(self, responder, self._sampling_callback):
             await super()._received_request(responder)
 
     async def send_request(self, request: Any, result_type: Any, *args: Any, **kwargs: Any) -> Any:

@@ -1,0 +1,102 @@
+"""A server asks the client's model mid-call (MCP sampling, #43): served by the run's
+function-call model after the run's user approves it for that server, its tokens in the run's
+usage, shown as a step; denied, or with nobody to ask, the server gets an error. Against
+tests/mcp_servers/sampling_lab.py (FastMCP, stdio) and the scripted model server."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from brainchat.agent.graph import build_agent
+from brainchat.llm import make_chat_model
+from brainchat.testing.scripted_server import Call, Text, ToolCalls
+from brainchat.tools import mcp_sampling
+from brainchat.tools.mcp import McpHub
+from brainchat.tools.mcp_config import McpServerConfig
+from brainchat.tools.mcp_elicit_route import answering
+
+from support import collect, of, spec
+
+LAB = Path(__file__).parent / "mcp_servers" / "sampling_lab.py"
+
+
+def lab() -> McpServerConfig:
+    return McpServerConfig(name="sampler", command=sys.executable, args=[str(LAB)], read_only=True)
+
+
+class Approver:
+    def __init__(self, *decisions: mcp_sampling.Decision):
+        self.decisions = list(decisions)
+        self.asked: list[mcp_sampling.Request] = []
+
+    async def __call__(self, request: mcp_sampling.Request) -> mcp_sampling.Decision:
+        self.asked.append(request)
+        return self.decisions.pop(0)
+
+
+def agent_over(s: Any, hub: McpHub) -> Any:
+    fc, ans = spec(s, "fc"), spec(s, "ans")
+    return build_agent(
+        make_chat_model(fc, "function_call"),
+        make_chat_model(ans, "answer"),
+        hub.toolset().tools,
+        specs={"function_call": fc, "answer": ans},
+    )
+
+
+async def run(s: Any, approver: Any, *model_replies: Any) -> list[Any]:
+    async with McpHub([lab()]) as hub:
+        agent = agent_over(s, hub)
+        s.queue("fc", ToolCalls([Call("summarise", {"text": "mu rhythm over C3"})]), *model_replies)
+        s.queue("ans", Text("Done."))
+        with answering(None), mcp_sampling.approving(approver):
+            return await collect(agent.run("Summarise it"))
+
+
+async def test_an_approved_request_is_served_by_the_runs_model_in_a_step_and_counted(
+    scripted_server,
+):
+    s = scripted_server
+    approver = Approver("once")
+    events = await run(s, approver, Text("Mu ERD at C3."), Text("Enough."))
+    asked = approver.asked[0]
+    assert (asked.server, asked.tool, asked.max_tokens) == ("sampler", "summarise", 64)
+    assert asked.messages == [("user", "Summarise: mu rhythm over C3")]
+    sampled = s.requests_for("fc")[1]  # the sampling request, between the run's two rounds
+    assert sampled.messages[0] == {"role": "system", "content": "You write one-line summaries."}
+    assert sampled.params.get("max_completion_tokens") == 64 and not sampled.tools
+    steps = {e.name: e for e in of(events, "tool_finished")}
+    assert steps["sampling (sampler)"].summary == "Mu ERD at C3."
+    assert steps["summarise"].summary.startswith("summary from fc: Mu ERD at C3.")
+    fc_row = next(r for r in of(events, "stats")[0].rows if r.role == "function_call")
+    assert fc_row.calls == 3  # two rounds and the sampling request
+
+
+async def test_a_denied_request_returns_an_error_to_the_server_and_asks_no_model(
+    scripted_server,
+):
+    s = scripted_server
+    events = await run(s, Approver("deny"), Text("Enough."))
+    summary = {e.name: e for e in of(events, "tool_finished")}["summarise"].summary
+    assert summary.startswith("refused: the user denied the sampling request (-1)")
+    assert len(s.requests_for("fc")) == 2  # no sampling request reached the model
+
+
+async def test_a_run_nobody_can_approve_refuses_and_its_step_says_so(scripted_server):
+    s = scripted_server
+    events = await run(s, None, Text("Enough."))
+    summary = {e.name: e for e in of(events, "tool_finished")}["summarise"].summary
+    assert "nobody can approve sampling in this run" in summary
+    notes = [p.message for p in of(events, "tool_progress") if p.data.get("sampling")]
+    assert notes and "nobody can approve" in notes[0]
+
+
+async def test_a_request_outside_a_call_of_a_run_is_refused():
+    async with McpHub([lab()]) as hub:
+        result = await hub.servers["sampler"].call("summarise", {"text": "x"}, 30)
+        caps = await hub.servers["sampler"].call("capabilities", {}, 30)
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert text.startswith("refused: the calling run has no model to serve sampling")
+    assert "sampling=True" in caps.content[0].text  # type: ignore[union-attr]
