@@ -75,6 +75,7 @@ class GGUFServer:
     cut_after: int | None = None  # close the connection after this many body bytes, once
     ignore_range: bool = False  # answer every GET with 200 and the whole file
     status: int | None = None  # answer every request with this status, no body
+    redirects: dict[str, str] = field(default_factory=dict)  # path -> where a 302 sends it
     requests: list[dict[str, str]] = field(default_factory=list)  # path + headers, in order
 
     def start(self) -> GGUFServer:
@@ -115,6 +116,9 @@ def _handler(server: GGUFServer) -> type[BaseHTTPRequestHandler]:
             server.requests.append(
                 {"path": path, **{k.lower(): v for k, v in self.headers.items()}}
             )
+            if path in server.redirects:  # as a hub sends a file to its CDN
+                self._head(302, 0, {"Location": server.redirects[path]})
+                return
             data = server.body(path)
             if server.status is not None or data is None:
                 self._head(server.status or 404, 0)

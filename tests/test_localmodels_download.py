@@ -8,6 +8,7 @@ from __future__ import annotations
 import socket
 import threading
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -75,6 +76,26 @@ def test_an_interrupted_pull_leaves_a_part_file_the_next_pull_resumes(hub, tmp_p
     assert not part.exists()
 
 
+def test_a_redirect_to_a_cdn_is_followed_and_a_resume_keeps_its_range(hub, tmp_path) -> None:
+    hub.files["/cdn/blob-1234"] = hub.files.pop(PATH)
+    hub.redirects[PATH] = f"{hub.url}/cdn/blob-1234?signed=1"
+    hub.cut_after = 900_000
+    path = pull(MODEL, folder=tmp_path)
+    assert path.read_bytes() == DATA
+    assert [r["path"] for r in hub.requests] == [PATH, "/cdn/blob-1234"] * 2
+    assert hub.requests[3]["range"] == "bytes=900000-"
+
+
+def test_one_download_of_a_file_at_a_time(hub, tmp_path) -> None:
+    from brainchat.localmodels.transfer import Busy, claimed
+
+    with claimed(tmp_path / MODEL.filename, "another"):  # as the app downloading it already
+        with pytest.raises(Busy, match="being downloaded by another brainchat process"):
+            pull(MODEL, folder=tmp_path)
+    assert hub.requests == []
+    assert pull(MODEL, folder=tmp_path).read_bytes() == DATA
+
+
 def test_a_server_that_ignores_range_restarts_the_file_cleanly(hub, tmp_path) -> None:
     hub.cut_after = 700_000
     with pytest.raises(DownloadError):
@@ -91,14 +112,14 @@ def test_a_wrong_sha256_is_refused_and_nothing_stays_installed(hub, tmp_path) ->
         pull(wrong, folder=tmp_path)
     assert f"has sha256 {MODEL.sha256}, but the catalog pins {'0' * 64}" in str(err.value)
     assert "removed" in str(err.value)
-    assert list(tmp_path.iterdir()) == []
+    assert _files(tmp_path) == []
     assert store.installed(tmp_path) == []
 
 
 def test_a_file_of_another_size_is_refused_before_its_body(hub, tmp_path) -> None:
     with pytest.raises(DownloadError, match="the catalog expects"):
         pull(replace(MODEL, size_bytes=len(DATA) + 1), folder=tmp_path)
-    assert list(tmp_path.iterdir()) == []
+    assert _files(tmp_path) == []
 
 
 def test_offline_says_so_clearly(monkeypatch, tmp_path) -> None:
@@ -180,7 +201,7 @@ def test_remove_deletes_the_file_its_note_and_its_partial_download(hub, tmp_path
     path = pull(MODEL, folder=tmp_path)
     (tmp_path / f"{MODEL.filename}.abc.part").write_bytes(b"GGUF")
     assert store.remove(MODEL.filename, tmp_path) == path
-    assert list(tmp_path.iterdir()) == []
+    assert _files(tmp_path) == []
     with pytest.raises(store.NotInstalled, match="no installed model named 'gone'"):
         store.remove("gone", tmp_path)
 
@@ -211,3 +232,8 @@ def test_hub_url_must_be_http(monkeypatch) -> None:
     monkeypatch.setenv("BRAINCHAT_MODELS_HUB_URL", "ftp://mirror")
     with pytest.raises(DownloadError, match="BRAINCHAT_MODELS_HUB_URL must be an http"):
         download.hub_url()
+
+
+def _files(folder: Path) -> list[Path]:
+    """What a user sees in the folder (the hidden .locks folder aside)."""
+    return [p for p in folder.iterdir() if not p.name.startswith(".")]

@@ -133,7 +133,7 @@ def test_a_wrong_sha256_fails_with_a_message_and_installs_nothing(env, tmp_path)
     assert done.returncode == 1
     assert "error: the file downloaded for Lab Small (Q4) has sha256" in done.stderr
     assert "Traceback" not in done.stderr
-    assert list(models(env).iterdir()) == []
+    assert [p for p in models(env).iterdir() if not p.name.startswith(".")] == []
 
 
 def test_offline_and_unknown_names_are_one_line_errors(env) -> None:
@@ -150,3 +150,26 @@ def test_a_bad_catalog_file_is_a_configuration_error(env) -> None:
     done = brainchat(env, "list")
     assert done.returncode == 2 and "BRAINCHAT_MODELS_CATALOG=" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_progress_bar_on_a_terminal_shows_percent_speed_and_time_left() -> None:
+    import io
+
+    from brainchat.localmodels.download import Progress
+    from brainchat.models_cli import ProgressBar
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out = Terminal()
+    bar = ProgressBar(out)
+    bar(Progress(0, 1_000_000_000, 0.0, None))
+    bar(Progress(500_000_000, 1_000_000_000, 10_000_000.0, 50.0))
+    bar(Progress(1_000_000_000, 1_000_000_000, 10_000_000.0, 0.0))
+    bar.end()
+    frames = out.getvalue().split("\r")[1:]
+    assert frames[1].startswith("[" + "#" * 12 + "." * 12 + "]  50%  500.0 MB / 1.0 GB")
+    assert "10.0 MB/s, 0:50 left" in frames[1]
+    assert frames[2].startswith("[" + "#" * 24 + "] 100%") and "left" not in frames[2]
+    assert out.getvalue().endswith("\n")

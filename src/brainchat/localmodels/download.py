@@ -37,6 +37,7 @@ from brainchat.localmodels.transfer import (
     Progress,
     Target,
     check_space,
+    claimed,
     disk_free,
     fetch,
     not_gguf,
@@ -109,6 +110,20 @@ def _catalog(
     if (ready := present(model, where)) is not None:
         return ready
     _prepare(where)
+    with claimed(where / model.filename, model.name):
+        if (ready := present(model, where)) is not None:  # another process just finished it
+            return ready
+        return _fetch_catalog(model, where, progress, cancel, space, attempts)
+
+
+def _fetch_catalog(
+    model: CatalogModel,
+    where: Path,
+    progress: Callable[[Progress], None] | None,
+    cancel: threading.Event | None,
+    space: Callable[[Path], int],
+    attempts: int,
+) -> Path:
     final = where / model.filename
     part = where / f"{model.filename}.{model.sha256[:12]}{PART}"
     have = part.stat().st_size if part.exists() else 0
@@ -150,9 +165,10 @@ def _url(
         )
     _prepare(where)
     part = where / f"{name}.{hashlib.sha256(url.encode()).hexdigest()[:12]}{PART}"
-    target = Target(url, part, name)
-    sha = fetch(target, progress=progress, cancel=cancel, free_bytes=space, attempts=attempts)
-    return _install(part, final, sha, url)
+    with claimed(final, name):
+        target = Target(url, part, name)
+        sha = fetch(target, progress=progress, cancel=cancel, free_bytes=space, attempts=attempts)
+        return _install(part, final, sha, url)
 
 
 def _local(

@@ -133,6 +133,7 @@ def remove(name: str, folder: Path | None = None) -> Path:
     for extra in item.path.parent.glob(glob_escape(item.path.name) + ".*" + PART):
         extra.unlink(missing_ok=True)
     sidecar(item.path).unlink(missing_ok=True)
+    (item.path.parent / ".locks" / (item.path.name + ".lock")).unlink(missing_ok=True)
     item.path.unlink(missing_ok=True)
     return item.path
 

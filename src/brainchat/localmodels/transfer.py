@@ -10,7 +10,8 @@ import shutil
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -18,6 +19,7 @@ from urllib.parse import urlsplit
 import httpx
 
 CHUNK = 1 << 20
+LOCK = ".lock"
 MAGIC = b"GGUF"
 TIMEOUT = httpx.Timeout(60.0, connect=15.0)
 TICK = 0.25  # seconds between progress calls
@@ -31,6 +33,40 @@ class DownloadError(Exception):
 
 class DownloadCancelled(DownloadError):
     """The user cancelled; the partial file is kept and the next pull resumes it."""
+
+
+class Busy(DownloadError):
+    """Another process is downloading the same file."""
+
+
+@contextmanager
+def claimed(path: Path, label: str) -> Iterator[None]:
+    """Only one process (the app, a terminal) downloads a file at a time: a lock beside it."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks here; the sha256 check still catches a mix
+        yield
+        return
+    lock = lock_path(path)
+    lock.parent.mkdir(exist_ok=True)
+    with lock.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise Busy(
+                f"{label} is being downloaded by another brainchat process (the app or a "
+                "terminal); wait for it to finish, then try again"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def lock_path(path: Path) -> Path:
+    """Where the lock of a model file is: a hidden folder beside it (kept: deleting a lock
+    another process has just opened would let two downloads run)."""
+    return path.parent / ".locks" / (path.name + LOCK)
 
 
 class Lost(Exception):
