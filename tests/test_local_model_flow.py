@@ -55,16 +55,18 @@ def test_the_offer_names_the_model_its_size_memory_licence_and_fit() -> None:
         assert part in text, part
     assert "does not fit" not in text and "already downloaded" not in text
     assert "already downloaded" in view.offer_text(Entry(), 24 * GB, present=True)
-    assert "does not fit this machine's 1.0 GB" in view.offer_text(Entry(), 1 * GB, present=False)
+    assert "does not fit this machine's 4.0 GB" in view.offer_text(Entry(), 4 * GB, present=False)
+    assert "986 MB to download, 2.0 GB" in view.offer_text(Entry(), 24 * GB, present=False)
 
 
 def test_the_catalog_table_marks_fit_recommendation_and_downloads() -> None:
     big = Entry(id="big", name="Big 7B", params="7B", size_bytes=4 * GB, ram_bytes=8 * GB)
-    text = view.catalog_text([Entry(), big], 4 * GB, recommended="small-q4", present={"big"})
+    # the catalog keeps 2 GiB for the app and the system: 2 GB + 2 GiB fit in 8 GB, 8 GB do not
+    text = view.catalog_text([Entry(), big], 8 * GB, recommended="small-q4", present={"big"})
     rows = [line for line in text.splitlines() if line.startswith("| ") and "GB" in line]
     assert len(rows) == 2
     assert "fits, recommended" in rows[0] and "does not fit, downloaded" in rows[1]
-    assert "This machine has 4.0 GB" in text
+    assert "This machine has 8.0 GB" in text
 
 
 def test_progress_shows_bar_percent_bytes_speed_and_time_left() -> None:

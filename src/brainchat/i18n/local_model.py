@@ -7,16 +7,16 @@ TEXT = {
     "local_model.cancel_button": ("Cancel the download", "取消下载", "取消下載"),
     "local_model.offer": (
         "Or run a model on this machine, with nothing sent elsewhere: **Use a local model** sets "
-        "up **{name}** ({params} parameters, licence {license}): {size} to download {present}, "
+        "up **{name}** ({params} parameters, licence {license}): {size} to download{present}, "
         "{ram} of memory to run; {fits}. **Other local models** lists the vetted catalog.",
         "或者在本机运行一个模型，数据不外传：**使用本地模型**会设置 **{name}**"
-        "（{params} 参数，许可证 {license}）：下载 {size} {present}，运行需 {ram} 内存；{fits}。"
+        "（{params} 参数，许可证 {license}）：下载 {size}{present}，运行需 {ram} 内存；{fits}。"
         "**其他本地模型**列出经审核的模型目录。",
         "或者在本機執行一個模型，資料不外傳：**使用本機模型**會設定 **{name}**"
-        "（{params} 參數，授權 {license}）：下載 {size} {present}，執行需 {ram} 記憶體；{fits}。"
+        "（{params} 參數，授權 {license}）：下載 {size}{present}，執行需 {ram} 記憶體；{fits}。"
         "**其他本機模型**列出經審核的模型目錄。",
     ),
-    "local_model.present": ("(already downloaded)", "（已下载）", "（已下載）"),
+    "local_model.present": (" (already downloaded)", "（已下载）", "（已下載）"),
     "local_model.fits": (
         "it fits this machine's {total} of memory",
         "本机 {total} 内存放得下",

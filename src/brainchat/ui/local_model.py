@@ -60,9 +60,7 @@ def _catalog() -> Any:
 
 
 def _entries() -> tuple[Any, ...]:
-    catalog = _catalog()
-    entries = getattr(catalog, "entries", None)
-    return tuple(entries() if entries is not None else catalog.CATALOG)
+    return tuple(_catalog().entries())  # the operator's BRAINCHAT_MODELS_CATALOG, else built in
 
 
 def _present(model_id: str) -> Path | None:
@@ -85,7 +83,7 @@ def recommended(total: int | None) -> Any | None:
     entries = _entries()
     if not entries:
         return None
-    pick = _catalog().recommend(total) if total else None
+    pick = _catalog().recommend(total)  # unknown memory: the catalog's default
     return pick or min(entries, key=lambda m: m.ram_bytes)
 
 
@@ -186,7 +184,7 @@ async def use(conv: Conversation, setup: Setup) -> None:
 
 async def download(model: Any, cancel: threading.Event) -> Path | None:
     """The verified file, downloaded here with its progress shown; None (said why) if not."""
-    from brainchat.localmodels.download import DownloadError, pull
+    from brainchat.localmodels.download import DownloadCancelled, DownloadError, pull
 
     stop = action("cancel", i18n.t("local_model.cancel_button"), "x", model.id)
     shown = i18n.t("local_model.connecting", name=model.name, size=view.size(model.size_bytes))
@@ -194,28 +192,28 @@ async def download(model: Any, cancel: threading.Event) -> Path | None:
     if lock.locked():
         shown = i18n.t("local_model.waiting_other", name=model.name)
     note = await cl.Message(content=shown, actions=[stop], author=AUTHOR).send()
+    path: Path | None = None
     try:
         async with lock:
-            if (ready := await asyncio.to_thread(_present, model.id)) is not None:
-                return ready  # another page downloaded it meanwhile
-            latest: list[Any] = [None]  # the worker thread's last Progress (one slot)
-            work = asyncio.ensure_future(
-                asyncio.to_thread(
-                    pull, model, progress=lambda p: latest.__setitem__(0, p), cancel=cancel
+            path = await asyncio.to_thread(_present, model.id)  # another page's download
+            if path is None:
+                latest: list[Any] = [None]  # the worker thread's last Progress (one slot)
+                work = asyncio.ensure_future(
+                    asyncio.to_thread(
+                        pull, model, progress=lambda p: latest.__setitem__(0, p), cancel=cancel
+                    )
                 )
-            )
-            await _follow(work, note, model.name, latest)
-            path: Path = work.result()
+                await _follow(work, note, model.name, latest)
+                path = work.result()
+        note.content = i18n.t(
+            "local_model.downloaded_ok", name=model.name, size=view.size(model.size_bytes)
+        )
     except DownloadError as exc:
-        key = "cancelled" if cancel.is_set() else "download_failed"
+        key = "cancelled" if isinstance(exc, DownloadCancelled) else "download_failed"
         note.content = i18n.t(f"local_model.{key}", name=model.name, reason=mask(str(exc)))
-        return None
     finally:
         await stop.remove()
         await note.update()
-    note.content = i18n.t(
-        "local_model.downloaded_ok", name=model.name, size=view.size(model.size_bytes)
-    )
     return path
 
 

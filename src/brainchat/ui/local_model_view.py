@@ -4,7 +4,6 @@ tests read the text without a page."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -14,20 +13,10 @@ BAR_CELLS = 20
 
 
 def machine_memory() -> int | None:
-    """This machine's memory in bytes (the catalog's reading when it offers one)."""
-    try:
-        from brainchat.localmodels import catalog
+    """This machine's memory in bytes, as the catalog reads it."""
+    from brainchat.localmodels import catalog
 
-        reader = getattr(catalog, "total_ram", None)
-        if reader is not None:
-            found = reader()
-            return int(found) if found else None
-    except ImportError:  # pragma: no cover - the package ships with brainchat
-        pass
-    try:
-        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):
-        return None
+    return catalog.total_memory()
 
 
 def size(n: int | float | None) -> str:
@@ -56,8 +45,10 @@ def duration(seconds: float | None) -> str:
 
 
 def fits(model: Any, total: int | None) -> bool | None:
-    """Whether the model's memory need fits this machine's memory (None: memory unknown)."""
-    return None if total is None else int(model.ram_bytes) <= total
+    """Whether the model fits this machine's memory, by the catalog's rule (None: unknown)."""
+    from brainchat.localmodels import catalog
+
+    return catalog.fits(model, total)
 
 
 def fit_text(model: Any, total: int | None, short: bool = False) -> str:
@@ -83,7 +74,7 @@ def offer_text(model: Any, total: int | None, present: bool) -> str:
         present=i18n.t("local_model.present") if present else "",
         ram=size(model.ram_bytes),
         fits=fit_text(model, total),
-    ).replace("  ", " ")
+    )
 
 
 def catalog_text(
