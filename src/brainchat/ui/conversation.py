@@ -21,6 +21,7 @@ from brainchat.redact import get_logger, mask
 from brainchat.session import Session
 from brainchat.settings import Settings, load_settings
 from brainchat.tools.mcp_elicit_route import answering
+from brainchat.tools.mcp_sampling import approving
 from brainchat.tools.registry import ToolSet
 from brainchat.ui import (
     commands,
@@ -44,6 +45,7 @@ from brainchat.ui import mcp_prompts as mcp_prm
 from brainchat.ui import mcp_resources as mcp_res
 from brainchat.ui.confirm import make_confirm
 from brainchat.ui.mcp_elicit import make_asker
+from brainchat.ui.mcp_sampling import make_approver
 from brainchat.ui.message_limit import too_long_notice
 from brainchat.ui.render import AUTHOR, RunRenderer
 from brainchat.ui.state import KEY, SNAPSHOT_KEY, Conversation, current, keep, restore_ui, save
@@ -239,7 +241,8 @@ async def run_turn(
         s.use_configured_tools(await servers.refreshed_toolset())
     counted = False
     try:
-        with answering(make_asker()):  # an MCP server's question is a form here
+        # an MCP server's question is a form here; its request for the model, a dialog
+        with answering(make_asker()), approving(make_approver()):
             async for event in s.ask(question + note, confirm=confirm, message_id=parent_id):
                 if isinstance(event, RunFinished):
                     resume.mark_answer(renderer, event, parent_id)
