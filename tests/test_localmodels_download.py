@@ -195,6 +195,10 @@ def test_a_local_gguf_is_installed_and_recognised_by_its_sha256(tmp_path, monkey
         pull(str(text), folder=models)
     with pytest.raises(DownloadError, match="not a catalog model, an http"):
         pull("no-such-model", folder=models)
+    monkeypatch.chdir(own.parent)  # a file named like a catalog model is taken from here, offline
+    (own.parent / MODEL.filename).write_bytes(DATA)
+    monkeypatch.setenv("BRAINCHAT_MODELS_HUB_URL", "http://no-such-host.invalid")
+    assert pull(MODEL.filename, folder=tmp_path / "other").read_bytes() == DATA
 
 
 def test_remove_deletes_the_file_its_note_and_its_partial_download(hub, tmp_path) -> None:

@@ -12,6 +12,7 @@ import shutil
 import sys
 import threading
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any, TextIO
 
 from brainchat.localmodels import catalog, store
@@ -65,6 +66,9 @@ def pull_command(source: str | None) -> int:
             return 1
         print(f"recommended for this machine ({human(total) if total else 'memory unknown'}):")
         target = pick
+    elif Path(source).expanduser().is_file():
+        target = source
+        print(f"installing {source}: checking that it is a GGUF and hashing it (sha256)")
     else:
         target = catalog.find(source) or source
     if isinstance(target, CatalogModel):

@@ -86,13 +86,13 @@ def pull(
     if isinstance(source, CatalogModel):
         return _catalog(source, where, progress, cancel, space, attempts)
     text = str(source).strip()
-    if (model := find(text)) is not None:
-        return _catalog(model, where, progress, cancel, space, attempts)
     if re.match(r"^https?://", text, re.I):
         return _url(text, where, progress, cancel, space, attempts)
     path = Path(text).expanduser()
-    if path.is_file():
+    if path.is_file():  # a file here wins over a catalog name it may share (no network needed)
         return _local(path, where, progress, cancel, space)
+    if (model := find(text)) is not None:
+        return _catalog(model, where, progress, cancel, space, attempts)
     raise DownloadError(
         f"{text!r} is not a catalog model, an http(s) URL of a .gguf file, nor a file that "
         "exists; `brainchat models list` shows the catalog"
