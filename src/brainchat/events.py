@@ -103,9 +103,8 @@ class ToolImage(Event):
     call_id: str
     name: str
     title: str
-    png: bytes  # the image's bytes: PNG unless `mime` says otherwise
+    png: bytes
     svg: bytes = b""  # the same figure as SVG, to download (empty: none)
-    mime: str = "image/png"  # an MCP tool's image may be JPEG, GIF or WebP too
 
 
 @dataclass(kw_only=True)
@@ -326,11 +325,6 @@ def emit(event: Event) -> None:
     sink = _sink.get()
     if sink is not None:
         sink(event)
-
-
-def listening() -> bool:
-    """Does anyone receive this context's events (a page, the CLI), or do they go nowhere?"""
-    return _sink.get() is not None
 
 
 def silence_after(stop: threading.Event) -> None:

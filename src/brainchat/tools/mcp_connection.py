@@ -157,21 +157,7 @@ class ServerConnection:
         closed during ..."."""
         if not isinstance(limit, CallLimit):
             limit = CallLimit(limit, limit)
-        if self.state in ("closed",):
-            raise ToolException(f"MCP server '{self.name}' has been shut down")
-        if self.state != "connected":
-            wait = self.next_attempt - time.monotonic()
-            if wait > 0:
-                raise ToolException(
-                    f"MCP server '{self.name}' is unavailable ({self.error}); "
-                    f"next restart attempt in {wait:.1f} s. Use other tools or answer without it."
-                )
-            if not await self.connect():
-                raise ToolException(
-                    f"MCP server '{self.name}' could not be restarted: {self.error}"
-                )
-            if after_restart is not None:
-                after_restart()
+        await self._ready(after_restart)
         session, gone, generation = self._session, self._gone, self._generation
         assert session is not None
         try:
@@ -203,6 +189,23 @@ class ServerConnection:
         raise ToolException(
             f"MCP server '{self.name}': {reason}. The server will be restarted on a later call."
         )
+
+    async def _ready(self, after_restart: Callable[[], None] | None) -> None:
+        """Connected, or reconnected now if its backoff allows; else a ToolException."""
+        if self.state in ("closed",):
+            raise ToolException(f"MCP server '{self.name}' has been shut down")
+        if self.state == "connected":
+            return
+        wait = self.next_attempt - time.monotonic()
+        if wait > 0:
+            raise ToolException(
+                f"MCP server '{self.name}' is unavailable ({self.error}); "
+                f"next restart attempt in {wait:.1f} s. Use other tools or answer without it."
+            )
+        if not await self.connect():
+            raise ToolException(f"MCP server '{self.name}' could not be restarted: {self.error}")
+        if after_restart is not None:
+            after_restart()
 
     async def close(self) -> None:
         async with self._lock:

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import contextvars
 import hashlib
-import json
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import timedelta
@@ -20,9 +18,10 @@ from mcp.shared.session import ProgressFnT
 from brainchat import events
 from brainchat.redact import mask
 from brainchat.tools.mcp_call_limit import CallLimit, answers_ping, max_call_seconds, within
+from brainchat.tools.mcp_content import MAX_RESULT_CHARS as MAX_RESULT_CHARS  # mcp_resources
+from brainchat.tools.mcp_content import model_content, scrub
 from brainchat.tools.registry import set_flags
 
-MAX_RESULT_CHARS = 16_000
 # How long a hung server's session may take to close before its task is cancelled
 # (mcp_connection): a call that timed out waits for this before its error is raised.
 SHUTDOWN_WAIT = 5.0
@@ -85,62 +84,6 @@ def input_schema(tool: types.Tool) -> dict[str, Any]:
     return schema
 
 
-def flatten_result(result: types.CallToolResult) -> tuple[str, list[tuple[str, bytes]]]:
-    """Text for the model, plus (mime, bytes) of images; structured content as compact JSON."""
-    texts: list[str] = []
-    images: list[tuple[str, bytes]] = []
-    for block in result.content:
-        if isinstance(block, types.TextContent):
-            texts.append(block.text)
-        elif isinstance(block, types.ImageContent):
-            raw = base64.b64decode(block.data)
-            images.append((block.mimeType, raw))
-            texts.append(f"[image {block.mimeType}, {len(raw)} bytes, shown to the user]")
-        elif isinstance(block, types.AudioContent):
-            texts.append(f"[audio {block.mimeType}, not shown]")
-        elif isinstance(block, types.ResourceLink):
-            texts.append(f"[resource {block.name}: {block.uri}]")
-        elif isinstance(block, types.EmbeddedResource):
-            res = block.resource
-            if isinstance(res, types.TextResourceContents):
-                texts.append(res.text)
-            else:
-                texts.append(f"[resource {res.uri} ({res.mimeType or 'binary'})]")
-    texts = [_compact_json(t) for t in texts]
-    structured = result.structuredContent
-    if structured is not None:
-        wrapped = set(structured) == {"result"}  # FastMCP wraps a plain return value this way
-        if not (wrapped and any(_parses_to(t, structured["result"]) for t in texts)):
-            # Servers often repeat structured output as JSON text: keep only the compact form.
-            texts = [t for t in texts if not _parses_to(t, structured)]
-            texts.append(
-                json.dumps(structured, separators=(",", ":"), ensure_ascii=False, default=str)
-            )
-    text = "\n".join(t for t in texts if t) or "(the tool returned no content)"
-    if len(text) > MAX_RESULT_CHARS:
-        text = text[:MAX_RESULT_CHARS] + f"\n[truncated: {len(text)} characters in all]"
-    return text, images
-
-
-def _compact_json(text: str) -> str:
-    """JSON objects and arrays in text, re-dumped without indentation (fewer tokens)."""
-    if not text.lstrip().startswith(("{", "[")):
-        return text
-    try:
-        return json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
-    except ValueError:
-        return text
-
-
-def _parses_to(text: str, value: Any) -> bool:
-    if isinstance(value, str):
-        return text == value
-    try:
-        return json.loads(text) == value
-    except ValueError:
-        return False
-
-
 def error_text(result: types.CallToolResult) -> str:
     parts = [b.text for b in result.content if isinstance(b, types.TextContent)]
     return mask("\n".join(parts).strip()) or "no message"
@@ -171,15 +114,16 @@ def make_tool(
             raise ToolException(
                 f"MCP server '{server}', tool '{tool_name}' returned an error: {error_text(result)}"
             )
-        text, images = flatten_result(result)
-        _emit_images(tool_name, images)
+        # an agent run's tool call streams its events to a page (or the CLI); a bare call, nobody
+        given = model_content(result, can_show=bool(events.current_tool_call()[0]))
+        _emit_images(tool_name, given.images)
         artifact = {
             "server": server,
             "tool": tool_name,
-            "structured": result.structuredContent,
+            "structured": scrub(result.structuredContent),
             "content": [_block_for_ui(b) for b in result.content],
         }
-        return text, artifact
+        return given.text, artifact
 
     tool = StructuredTool(
         name=name,
@@ -232,21 +176,21 @@ def hints_of(mcp_tool: types.Tool) -> dict[str, Any]:
     return annotations.model_dump(exclude_none=True) if annotations else {}
 
 
-def _emit_images(tool_name: str, images: list[tuple[str, bytes]]) -> None:
+def _emit_images(tool_name: str, images: list[tuple[str, bytes, str]]) -> None:
     call_id, name = events.current_tool_call()
-    for i, (mime, raw) in enumerate(images):
-        if mime == "image/png":
-            title = f"{tool_name} image {i + 1}"
-            events.emit(
-                events.ToolImage(call_id=call_id, name=name or tool_name, title=title, png=raw)
-            )
+    for i, (_mime, raw, label) in enumerate(images):  # the UI reads the type from the bytes
+        title = f"{tool_name} image {i + 1}" + (f" ({label.rsplit('/', 1)[-1]})" if label else "")
+        events.emit(events.ToolImage(call_id=call_id, name=name or tool_name, title=title, png=raw))
 
 
 def _block_for_ui(block: types.ContentBlock) -> dict[str, Any]:
+    """A content block for the step's artifact: binary data replaced by a note of its size."""
     data = block.model_dump(mode="json", exclude_none=True)
-    if "data" in data and isinstance(block, types.ImageContent | types.AudioContent):
-        data["data"] = f"<{len(data['data'])} base64 chars, sent as a ToolImage event>"
-    return data
+    binary = data if "data" in data else data.get("resource", {})
+    for key in ("data", "blob"):
+        if isinstance(binary.get(key), str):
+            binary[key] = f"<{len(binary[key])} base64 characters, not shown>"
+    return scrub(data)  # type: ignore[no-any-return]
 
 
 async def list_all_tools(session: ClientSession) -> list[types.Tool]:

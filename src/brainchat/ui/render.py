@@ -16,6 +16,7 @@ import chainlit as cl
 
 from brainchat import events as ev
 from brainchat import i18n
+from brainchat.tools.mcp_content import image_mime
 from brainchat.ui import format as fmt
 from brainchat.ui import run_end
 from brainchat.ui import step_text as st
@@ -198,7 +199,8 @@ class RunRenderer(RunSteps):
 
     async def on_tool_image(self, e: ev.ToolImage) -> None:
         name = e.title or e.name
-        self.figures.append(cl.Image(content=e.png, name=name, display="inline", mime="image/png"))
+        mime = image_mime(e.png)  # PNG, or the JPEG, GIF or WebP an MCP tool sent
+        self.figures.append(cl.Image(content=e.png, name=name, display="inline", mime=mime))
         self.files.extend(run_end.figure_downloads(e, name))
         self.figure_names.setdefault(e.call_id, []).append(name)
 

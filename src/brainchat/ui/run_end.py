@@ -16,6 +16,7 @@ import chainlit as cl
 
 from brainchat import events as ev
 from brainchat import i18n
+from brainchat.tools.mcp_content import image_mime
 from brainchat.ui import format as fmt
 from brainchat.ui import step_text as st
 
@@ -39,9 +40,12 @@ def export_button() -> cl.Action:
 
 
 def figure_downloads(e: ev.ToolImage, name: str) -> list[cl.File]:
-    """A figure to download as PNG and, when the tool drew one, as SVG."""
+    """A figure to download as PNG (or the image type an MCP tool sent) and, when the tool drew
+    one, as SVG."""
     stem = re.sub(r"[^\w.-]+", "_", name).strip("._")[:60] or "figure"
-    files = [cl.File(name=f"{stem}.png", content=e.png, mime="image/png", display="inline")]
+    mime = image_mime(e.png)
+    suffix = {"image/jpeg": "jpg"}.get(mime, mime.removeprefix("image/"))
+    files = [cl.File(name=f"{stem}.{suffix}", content=e.png, mime=mime, display="inline")]
     if e.svg:
         files.append(
             cl.File(name=f"{stem}.svg", content=e.svg, mime="image/svg+xml", display="inline")
