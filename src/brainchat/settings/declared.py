@@ -207,6 +207,18 @@ class AppVars(Declared):
         "its server keeps sending progress (each progress restarts the tool's own `timeout`); "
         "past it the call is cancelled, the session kept", ge=1, le=86_400, unit="s",
     )  # fmt: skip
+    mcp_log_level: Literal[
+        "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
+    ] = var(
+        "warning", "BRAINCHAT_MCP_LOG_LEVEL", "the lowest level of an MCP server's log message "
+        "shown in the step of the call it came during (every message goes to the app log, "
+        "masked)",
+    )  # fmt: skip
+    mcp_roots: Literal["read_only", "read_write", "off"] = var(
+        "read_only", "BRAINCHAT_MCP_ROOTS", "what configured MCP servers are told of the data "
+        "folder (MCP roots): `read_only` or `read_write` names it as a `file://` root saying "
+        "so, `off` offers no roots (servers are not told the client has any)",
+    )  # fmt: skip
     search_fixture: Path | None = var(
         None,
         "BRAINCHAT_SEARCH_FIXTURE",

@@ -75,6 +75,8 @@ class Settings:
     max_operation_mb: int = _app("max_operation_mb")  # memory one study operation may need
     mcp_config: Path | None = _app("mcp_config")
     mcp_max_call_seconds: float = _app("mcp_max_call_seconds")  # tools/mcp_call_limit reads it
+    mcp_log_level: str = _app("mcp_log_level")  # tools/mcp_notify reads it
+    mcp_roots: str = _app("mcp_roots")  # tools/mcp_roots reads it
     # knowledge/ reads these bounds from the environment where it uses them; declared here so
     # a bad value is named at start-up like any other
     knowledge_max_mb: int = _app("knowledge_max_mb")

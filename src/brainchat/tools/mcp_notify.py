@@ -29,6 +29,9 @@ from mcp import types
 
 from brainchat import events
 from brainchat.redact import get_logger, mask
+from brainchat.settings.declared import AppVars
+from brainchat.settings.errors import ConfigError
+from brainchat.settings.fields import check, default, env_name
 
 log = get_logger("brainchat.tools.mcp")
 LEVELS: tuple[types.LoggingLevel, ...] = (
@@ -41,8 +44,8 @@ LEVELS: tuple[types.LoggingLevel, ...] = (
     "alert",
     "emergency",
 )
-LEVEL_ENV = "BRAINCHAT_MCP_LOG_LEVEL"
-DEFAULT_LEVEL: types.LoggingLevel = "warning"
+LEVEL_ENV = env_name(AppVars, "mcp_log_level")
+DEFAULT_LEVEL: types.LoggingLevel = default(AppVars, "mcp_log_level")
 LIST_TIMEOUT = 30.0  # seconds a re-listing may take
 SETTLE_WAIT = 10.0  # the most a model request waits for re-listings in flight
 MAX_LOG_CHARS = 500  # of one log message in a step
@@ -53,8 +56,11 @@ Updated = Callable[[str], Awaitable[None]]  # a subscriber: called with the upda
 def step_level() -> types.LoggingLevel:
     """The lowest level of a server's log message that a run's step shows (the user's setting;
     a bad value keeps the default, and start-up names it)."""
-    raw = os.environ.get(LEVEL_ENV, "").strip().lower()
-    return raw if raw in LEVELS else DEFAULT_LEVEL  # type: ignore[return-value]
+    raw = os.environ.get(LEVEL_ENV, "").strip()
+    if raw:
+        with contextlib.suppress(ConfigError):
+            return check(AppVars, "mcp_log_level", raw)  # type: ignore[no-any-return]
+    return DEFAULT_LEVEL
 
 
 def at_least(level: str, floor: str) -> bool:
