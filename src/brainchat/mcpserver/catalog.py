@@ -6,6 +6,7 @@ from __future__ import annotations
 from langchain_core.tools import BaseTool
 from mcp import types
 
+from brainchat.mcpserver.structured import output_schema
 from brainchat.tools.registry import flags_of
 from brainchat.tools.schemas import args_json_schema
 
@@ -39,12 +40,23 @@ def hints(tool: BaseTool) -> types.ToolAnnotations:
     )
 
 
+STUDY_ARG = {
+    "type": "string",
+    "description": "a study handle from load_data: run this on that study (a client that opens "
+    "a new session per call continues its analysis so); without it, this session's own study",
+}
+
+
 def input_schema(tool: BaseTool) -> dict:
-    """The tool's pydantic schema as JSON schema; an MCP input schema is always an object."""
+    """The tool's pydantic schema as JSON schema (an MCP input schema is always an object), with
+    the optional study handle every tool accepts (the server takes it out before the call)."""
     schema = args_json_schema(tool) or {}
     schema.pop("title", None)  # the pydantic class name (NoArgs, LoadArgs) says nothing here
     schema.setdefault("type", "object")
     schema.setdefault("properties", {})
+    if "study" in schema["properties"]:
+        raise ValueError(f"{tool.name} has an argument named 'study', the handle's name")
+    schema["properties"]["study"] = STUDY_ARG
     return schema
 
 
@@ -53,5 +65,6 @@ def mcp_tool(tool: BaseTool) -> types.Tool:
         name=tool.name,
         description=tool.description,
         inputSchema=input_schema(tool),
+        outputSchema=output_schema(tool.name),
         annotations=hints(tool),
     )

@@ -16,6 +16,8 @@ from mcp.shared.context import RequestContext
 
 from brainchat.mcpserver.calls import Progress, error, run_call
 from brainchat.mcpserver.catalog import mcp_tool
+from brainchat.mcpserver.handles import HandleTable, handle_settings, owner_of
+from brainchat.mcpserver.structured import structured
 from brainchat.settings import Settings
 from brainchat.tools.registry import flags_of
 
@@ -23,21 +25,25 @@ INSTRUCTIONS = (
     "EEG analysis on one study per session (MNE-Python, PyTorch): list_data_files, load_data "
     "(paths relative to the data folder; nothing outside it can be read), then preprocessing, "
     "epoch_data, split_dataset, train_model, evaluate_model and the plots. get_study_state shows "
-    "where the study stands. Figures come back as PNG images."
+    "where the study stands. Figures come back as PNG images. load_data returns a study handle: "
+    "a client that opens a new session per call passes it as `study` to every later call."
 )
 
 
 @dataclass
 class SessionStudy:
-    """What one MCP session owns: its study and the tools bound to it."""
+    """What one MCP session owns: its study, the tools bound to it, and its handle once
+    load_data gave it one (then sessions holding the handle share it)."""
 
     study: Any
     tools: dict[str, BaseTool]
     listed: list[types.Tool]
+    handle: str | None = None
 
 
 def build_server(settings: Settings) -> Server[SessionStudy, Any]:
     counter = itertools.count(1)
+    handles = HandleTable(*handle_settings())
 
     @asynccontextmanager
     async def one_study(_: Server[SessionStudy, Any]) -> AsyncIterator[SessionStudy]:
@@ -58,24 +64,51 @@ def build_server(settings: Settings) -> Server[SessionStudy, Any]:
     async def list_tools() -> list[types.Tool]:
         return server.request_context.lifespan_context.listed
 
+    async def study_of(arguments: dict[str, Any], owner: str) -> SessionStudy | None:
+        """The study a call runs on: its `study` handle's (None: refused), else the session's."""
+        own: SessionStudy = server.request_context.lifespan_context
+        handle = arguments.pop("study", None)
+        if handle is None and own.handle is not None:
+            await handles.find(own.handle, owner)  # in use: its handle stays alive
+        return own if handle is None else await handles.find(str(handle), owner)
+
     @server.call_tool()
     async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         ctx = server.request_context
-        tool = ctx.lifespan_context.tools.get(name)
+        arguments, owner = dict(arguments), owner_of(ctx.request)
+        handle = arguments.get("study")
+        if (entry := await study_of(arguments, owner)) is None:
+            return error(handles.refusal(str(handle)))
+        tool = entry.tools.get(name)
         if tool is None:
             return error(f"unknown tool {name!r}; list the tools to see their names")
         flags = flags_of(tool)
         if flags.destructive and not await _confirmed(ctx, tool):
             return error(f"the user did not approve running {name}; nothing was changed")
-        return await run_call(
+        result = await run_call(
             tool,
             arguments,
             call_id=f"mcp-{next(counter)}",
             limit=flags.timeout or settings.limits.tool_timeout,
             progress=_progress(ctx),
         )
+        return result if result.isError else await _finish(name, result, entry, handles, owner)
 
     return server
+
+
+async def _finish(
+    name: str, result: types.CallToolResult, entry: SessionStudy, handles: HandleTable, owner: str
+) -> types.CallToolResult:
+    """A successful call's result: load_data's with the study's handle (text and structured),
+    every tool's with its structured content (structured.py)."""
+    if name == "load_data":
+        issued = await handles.issue(entry, owner)
+        said = f"study handle: {issued} (pass study={issued!r} to continue this study from "
+        said = said + "any session)" if issued else handles.no_handle()
+        result.content.insert(1, types.TextContent(type="text", text=said))
+    result.structuredContent = structured(name, entry.study, entry.handle, result.structuredContent)
+    return result
 
 
 def version() -> str:

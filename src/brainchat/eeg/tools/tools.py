@@ -296,11 +296,13 @@ def _model_tools(study: Study) -> list[BaseTool]:
         done = await export_study(study)
         return done.text(study.data_dir)
 
-    async def evaluate_model(model: str | None = None) -> str:
+    async def evaluate_model(model: str | None = None) -> tuple[str, dict[str, Any]]:
         await preload(TRAINING_MODULES)
         from brainchat.eeg.decoding.decoding import evaluate_op
 
-        return await run_op(study, evaluate_op(model))
+        text = await run_op(study, evaluate_op(model))
+        key = model or list(study.state.models)[-1]  # the model evaluate_op scored
+        return text, {"structured": {"model": key, **study.state.results[key]}}  # MCP's too
 
     return [
         make_tool(
@@ -319,6 +321,7 @@ def _model_tools(study: Study) -> list[BaseTool]:
             "balanced accuracy, kappa, ROC AUC, per-class P/R/F1) with confusion matrix and "
             "training-curve images.",
             s.EvaluateArgs,
+            structured=True,
         ),
         make_tool(
             export_analysis,

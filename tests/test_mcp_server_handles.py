@@ -1,0 +1,119 @@
+"""Study handles for one-shot MCP clients: before #43 every new session (the Inspector's CLI, a
+script) got a new, empty study, so no multi-step analysis was possible from them. Now load_data
+returns a handle; separate sessions that pass it as `study` reach the same study; handles expire
+when unused and are capped per token."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from brainchat.eeg.io.synthetic import write_demo_set
+from brainchat.mcpserver.handles import HandleTable, owner_of
+from test_mcp_server import http_server, http_session, text
+
+EDF = "sub-01_ses-01_task-mi_eeg.edf"
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    write_demo_set(tmp_path / "data", subjects=1, sessions=1, trials=20, seed=3)
+    return tmp_path / "data"
+
+
+async def one_shot(url: str, name: str, args: dict[str, Any]) -> Any:
+    """A client that opens a session for one call and closes it, as the Inspector's CLI does."""
+    async with http_session(url) as s:
+        return await s.call_tool(name, args)
+
+
+async def test_three_one_shot_sessions_run_one_analysis_through_the_handle(data):
+    with http_server(data) as url:
+        loaded = await one_shot(url, "load_data", {"files": [EDF]})
+        handle = loaded.structuredContent["study"]
+        filtered = await one_shot(
+            url, "bandpass_filter", {"l_freq": 8, "h_freq": 30, "study": handle}
+        )
+        epoched = await one_shot(url, "epoch_data", {"study": handle})
+        described = await one_shot(url, "get_study_state", {"study": handle})
+        fresh = await one_shot(url, "get_study_state", {})  # no handle: a session's own study
+    assert handle.startswith("study-") and f"study={handle!r}" in text(loaded)
+    assert not filtered.isError and filtered.structuredContent["steps"][0]["op"] == "bandpass"
+    assert not epoched.isError, text(epoched)
+    assert epoched.structuredContent["stage"] == "epoched"
+    assert described.structuredContent["study"] == handle
+    assert "band-pass 8-30 Hz" in text(described) and "stage: epoched" in text(described)
+    assert "empty" in text(fresh).lower() and fresh.structuredContent["study"] is None
+
+
+async def test_a_wrong_handle_is_refused_with_what_to_do_and_changes_nothing(data):
+    with http_server(data) as url:
+        async with http_session(url) as s:
+            await s.call_tool("load_data", {"files": [EDF]})
+            wrong = await s.call_tool("epoch_data", {"study": "study-not-a-handle"})
+            state = await s.call_tool("get_study_state", {})
+    assert wrong.isError and "unknown, expired" in text(wrong) and "load_data" in text(wrong)
+    assert state.structuredContent["stage"] == "loaded"  # the session's study was not touched
+
+
+async def test_past_the_cap_a_new_study_gets_no_handle_but_its_session_keeps_it(data):
+    with http_server(data, BRAINCHAT_MCP_STUDY_HANDLES="1") as url:
+        async with contextlib.AsyncExitStack() as stack:
+            a, b = [await stack.enter_async_context(http_session(url)) for _ in range(2)]
+            first = await a.call_tool("load_data", {"files": [EDF]})
+            again = await a.call_tool("load_data", {"files": [EDF]})  # the same study: same handle
+            second = await b.call_tool("load_data", {"files": [EDF]})
+            kept = await b.call_tool("get_study_state", {})
+    assert first.structuredContent["study"] == again.structuredContent["study"] is not None
+    assert not second.isError and second.structuredContent["study"] is None
+    assert "no study handle" in text(second) and "BRAINCHAT_MCP_STUDY_HANDLES" in text(second)
+    assert kept.structuredContent["stage"] == "loaded"
+
+
+class Clock:
+    now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Study:
+    released = 0
+
+    async def release(self) -> None:
+        self.released += 1
+
+
+class Entry:
+    def __init__(self) -> None:
+        self.study, self.handle = Study(), None
+
+
+async def test_handles_expire_when_unused_and_belong_to_the_token_that_got_them():
+    clock = Clock()
+    table = HandleTable(cap=2, idle_s=600, clock=clock)
+    used, idle, third = Entry(), Entry(), Entry()
+    h_used = await table.issue(used, "token:a")
+    h_idle = await table.issue(idle, "token:a")
+    assert h_used and h_idle and await table.issue(third, "token:a") is None  # the cap
+    assert await table.issue(third, "token:b") is not None  # another token has its own
+    assert await table.find(h_used, "token:b") is None  # not another token's to use
+    clock.now = 500
+    assert await table.find(h_used, "token:a") is used  # in use: its life starts again
+    clock.now = 700
+    assert await table.find(h_idle, "token:a") is None  # 700 s unused: expired
+    assert idle.study.released == 1 and idle.handle is None and used.study.released == 0
+    assert await table.find(h_used, "token:a") is used
+    assert await table.issue(Entry(), "token:a") is not None  # the expired one's place is free
+
+
+def test_a_handle_belongs_to_a_digest_of_the_token_never_the_token():
+    class Request:
+        headers = {"authorization": "Bearer secret-token-0123456789"}
+
+    owner = owner_of(Request())
+    assert "secret-token" not in owner and owner.startswith("token:")
+    assert owner_of(None) == "stdio"
