@@ -15,6 +15,7 @@ from mcp import types
 # the class itself, not `mcp.ClientSession`, which `use_for_plugged_servers` replaces
 from mcp.client.session import ClientSession
 
+from brainchat.tools import mcp_roots
 from brainchat.tools.mcp_elicit_route import Elicitations, elicit_aside
 from brainchat.tools.mcp_notify import notices_of
 from brainchat.tools.mcp_sampling import Sampler, sample_aside
@@ -25,12 +26,15 @@ def session_options(connection: Any) -> dict[str, Any]:
     who answers the server's questions, who hears its notifications and log messages);
     `connection` is its ServerConnection."""
     notices = notices_of(connection)
-    return {
+    options = {
         "elicitation_callback": connection.elicitations,
         "message_handler": notices.on_message,
         "logging_callback": notices.on_log,
         "sampling_callback": Sampler(connection.name, connection.elicitations),
     }
+    if mcp_roots.served():  # else the roots capability is not declared
+        options["list_roots_callback"] = notices.roots
+    return options
 
 
 class CancellingSession(ClientSession):

@@ -32,6 +32,7 @@ from brainchat.redact import get_logger, mask
 from brainchat.settings.declared import AppVars
 from brainchat.settings.errors import ConfigError
 from brainchat.settings.fields import check, default, env_name
+from brainchat.tools.mcp_roots import Roots
 
 log = get_logger("brainchat.tools.mcp")
 LEVELS: tuple[types.LoggingLevel, ...] = (
@@ -77,6 +78,7 @@ class Notices:
         self._task: asyncio.Task[None] | None = None
         self.refreshes = 0  # listings done (tests read it)
         self._subscribers: dict[str, list[tuple[Updated, contextvars.Context]]] = {}
+        self.roots = Roots()  # the session's list_roots_callback, when roots are served
 
     # -- the session's callbacks (both run in its receive loop: never wait there) ------------
     async def on_message(self, message: Any) -> None:
@@ -125,6 +127,14 @@ class Notices:
         if task is not None and not task.done():
             with contextlib.suppress(TimeoutError, Exception):
                 await asyncio.wait_for(asyncio.shield(task), wait)
+
+    async def roots_changed(self) -> None:
+        """Tell the server its roots changed, if they did since it was told them."""
+        if self.connection.state == "connected" and self.roots.given is not None:
+            with contextlib.suppress(Exception):
+                await self.connection.request(
+                    "roots notice", "a roots notice", self.roots.check, LIST_TIMEOUT
+                )
 
     async def _relist(self) -> None:
         while self._stale:
@@ -228,7 +238,8 @@ def notices_of(connection: Any) -> Notices:
 
 
 async def settled(connections: Iterable[Any], wait: float = SETTLE_WAIT) -> None:
-    """Wait until the servers' pending re-listings (after list_changed) are done (bounded)."""
-    pending = [n.settled(wait) for c in connections if (n := _notices.get(c)) is not None]
-    if pending:
-        await asyncio.gather(*pending)
+    """Wait until the servers' pending re-listings (after list_changed) are done (bounded);
+    tell those whose roots changed (roots/list_changed)."""
+    found = [n for c in connections if (n := _notices.get(c)) is not None]
+    if found:
+        await asyncio.gather(*(n.settled(wait) for n in found), *(n.roots_changed() for n in found))
