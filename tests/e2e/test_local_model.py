@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import sys
 import threading
 import time
@@ -208,6 +209,17 @@ def test_a_second_page_uses_the_running_local_model_at_once(app_factory, browser
     assert len(starts(tmp_path / "local")) == 1  # one server for both pages
 
 
+def forging(model: str) -> Any:
+    """A route handler that puts `model` into the payload of the action the page sends."""
+
+    def rewrite(route: Any) -> None:
+        body = json.loads(route.request.post_data or "{}")
+        body["action"]["payload"]["model"] = model
+        route.continue_(post_data=json.dumps(body))
+
+    return rewrite
+
+
 def _pull_with(env: dict[str, str], model: Any, folder: Path) -> None:
     """Download the catalog entry as `brainchat models pull` would, before the app starts."""
     from brainchat.localmodels.download import pull
@@ -219,3 +231,79 @@ def _pull_with(env: dict[str, str], model: Any, folder: Path) -> None:
     finally:
         for k, v in saved.items():
             os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+
+
+def test_offline_and_without_the_runtime_the_page_says_what_to_do(app_factory, browser, hub,
+                                                                   tmp_path) -> None:  # fmt: skip
+    """No hub to reach: the download says so and nothing is started. A file present but no
+    llama.cpp server installed: the start says the one command that installs it."""
+    from brainchat.localmodels.catalog import load_catalog
+
+    env = local_env(hub, tmp_path / "local")
+    with socket.socket() as s:  # a port nobody listens on: the hub is unreachable
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+    url = app_factory({**env, "BRAINCHAT_MODELS_HUB_URL": closed})
+    page = open_chat(browser, url)
+    page.get_by_role("button", name="Use a local model").click()
+    page.wait_for_selector("text=/Tiny Lab \\(Q4\\) was not downloaded: /")
+    assert "127.0.0.1" in page.inner_text("body")  # it names the hub it could not reach
+    assert not starts(tmp_path / "local")
+    page.close()
+
+    home = tmp_path / "app"
+    home.mkdir()
+    (model,) = load_catalog(Path(env["BRAINCHAT_MODELS_CATALOG"]))
+    _pull_with(env, model, home / "state" / "models")
+    no_server = {k: v for k, v in env.items() if k != "BRAINCHAT_LLAMA_SERVER"}
+    page = open_chat(browser, app_factory(no_server, home=home))
+    page.get_by_role("button", name="Use a local model").click()
+    page.wait_for_selector("text=/local model Tiny Lab \\(Q4\\) did not start: /")
+    assert "pip install 'brainchat[local]'" in page.inner_text("body")
+    page.close()
+
+
+@pytest.mark.attack
+def test_with_accounts_a_user_cannot_make_the_server_download(app_factory, browser, hub,
+                                                              tmp_path) -> None:  # fmt: skip
+    """A user is not the server's operator: the button refuses to download (the operator runs
+    `brainchat models pull`), a URL or a path slipped into the click's payload is no catalog id,
+    and nothing reaches the hub or the disk. A model the operator pulled, the user may use."""
+    from test_persist_ui import add_user
+    from test_recordings_ui import login
+
+    from brainchat.localmodels.catalog import load_catalog
+
+    env = {**local_env(hub, tmp_path / "local"), "BRAINCHAT_AUTH": "password"}
+    home = tmp_path / "app"
+    home.mkdir()
+    add_user(home, env, "ana", "correct horse battery")
+    url = app_factory(env, home=home)
+    models, served = home / "state" / "models", len(hub.requests)
+    page = login(browser, url, "ana", "correct horse battery")
+    page.get_by_role("button", name="Use a local model").click()
+    page.wait_for_selector("text=/only the server's operator downloads models/")
+    assert f"brainchat models pull {MODEL_ID}" in page.inner_text("body")
+
+    # the same click, its payload changed on the way to a URL, then to a path on the server
+    for forged in (f"{hub.url}/{REPO}/resolve/{REVISION}/{FILENAME}", "/etc/passwd"):
+        page.route("**/project/action", forging(forged))
+        before = page.locator("text=/no local model/").count()
+        page.get_by_role("button", name="Use a local model").click()
+        page.wait_for_function(
+            f"() => document.body.innerText.split('no local model').length - 1 > {before}"
+        )
+        page.unroute("**/project/action")
+    assert len(hub.requests) == served, hub.requests[served:]  # the hub was never asked
+    assert not models.exists() or not any(models.iterdir())  # nothing written
+    assert not starts(tmp_path / "local")
+
+    # the operator pulls it in the terminal: now the user's click starts and connects it
+    (model,) = load_catalog(Path(env["BRAINCHAT_MODELS_CATALOG"]))
+    _pull_with(env, model, models)
+    page.get_by_role("button", name="Use a local model").click()
+    page.wait_for_selector("text=/runs on this machine/")
+    send(page, "Hello from ana")
+    page.wait_for_selector("text=(scripted) Hello from ana")
+    wait_idle(page)
+    page.close()
