@@ -138,6 +138,7 @@ async def test_its_spec_and_connection_carry_the_runtime_s_mode_and_pass_netguar
         runtime.base_url, MODEL.context, MODEL.guidance,
     )  # fmt: skip
     assert spec.tool_calling == MODEL.tool_calling and spec.user_url is False
+    assert spec.response_format and spec.timeout == 300
     conn = runtime.connection()
     (label,) = conn.specs()
     assert label == f"{MODEL.id} @ local" and conn.specs()[label].user_url is False
@@ -160,6 +161,7 @@ def test_each_server_gets_the_tool_calling_it_can_serve() -> None:
     python = Server("llama-cpp-python", (sys.executable, "-m", "llama_cpp.server"))
     native = next((m for m in CATALOG if m.tool_calling == "native"), None)
     assert python.tool_calling(MODEL) == "prompt" and python.tool_calling(None) == "prompt"
+    assert binary.response_format and not python.response_format  # its HTTP 500 on json_schema
     assert (
         binary.tool_calling(None) == "native" and binary.tool_calling(MODEL) == MODEL.tool_calling
     )

@@ -164,6 +164,7 @@ class LocalRuntime:
             timeout=SPEC_TIMEOUT,
             context_window=self.context,
             tool_calling=server.tool_calling(self.model),
+            response_format=server.response_format,
             guidance=cast(Guidance, "auto" if self.model is None else self.model.guidance),
             user_url=False,
         )

@@ -13,7 +13,8 @@ Two servers speak the OpenAI API over llama.cpp:
   `tool_calls`, so the connection uses `prompt` tool calling (tools described in the system
   prompt, calls read from the reply's JSON: agent/textcalls.py). It runs one request at a time;
   `--interrupt_requests False` makes a second request wait instead of cutting the first one's
-  stream short (its default ends a streaming answer the moment another request arrives).
+  stream short (its default ends a streaming answer the moment another request arrives). It
+  refuses a JSON schema for the reply, so guided requests go without one (`response_format`).
 """
 
 from __future__ import annotations
@@ -73,6 +74,12 @@ class Server:
     @property
     def parallel(self) -> int:
         return PARALLEL if self.kind == "llama-server" else 1
+
+    @property
+    def response_format(self) -> bool:
+        """Whether it takes a JSON schema for the reply: llama-cpp-python 0.3.36 answers
+        `response_format: {"type": "json_schema", ...}` with HTTP 500 (it knows json_object only)."""
+        return self.kind == "llama-server"
 
     def tool_calling(self, model: ModelInfo | None) -> Literal["native", "prompt"]:
         """native only where the server turns the model's calls into tool_calls (see above)."""
