@@ -117,3 +117,46 @@ def test_a_handle_belongs_to_a_digest_of_the_token_never_the_token():
     owner = owner_of(Request())
     assert "secret-token" not in owner and owner.startswith("token:")
     assert owner_of(None) == "stdio"
+
+
+async def test_a_handle_outlives_its_stdio_server_process(data):
+    """The Inspector's CLI over stdio starts a new server for every call: the handle's study
+    comes back in the next process from its log (a replay)."""
+    from test_mcp_server import stdio_session
+
+    async with stdio_session(data) as s:
+        handle = (await s.call_tool("load_data", {"files": [EDF]})).structuredContent["study"]
+    async with stdio_session(data) as s:
+        filtered = await s.call_tool(
+            "bandpass_filter", {"l_freq": 8, "h_freq": 30, "study": handle}
+        )
+    async with stdio_session(data) as s:
+        epoched = await s.call_tool("epoch_data", {"study": handle})
+        described = text(await s.call_tool("get_study_state", {"study": handle}))
+    assert not filtered.isError and not epoched.isError, text(epoched)
+    assert "band-pass 8-30 Hz" in described and "stage: epoched" in described
+    assert sorted(p.name for p in (data.parent / "st" / "mcp-handles").rglob("*.json")) == [
+        f"{handle}.json"
+    ]
+
+
+class Kept(Entry):
+    def __init__(self, log: list | None = None) -> None:
+        super().__init__()
+        self.study.pending, self.study.log = None, log or []
+
+
+async def test_a_kept_handle_expires_on_disk_too(tmp_path):
+    clock = Clock()
+    log = [{"op": "load", "files": [EDF]}]
+    first = HandleTable(cap=1, idle_s=600, clock=clock, folder=tmp_path, make=Kept)
+    handle = await first.issue(Kept(log), "stdio")
+    later = HandleTable(cap=1, idle_s=600, clock=clock, folder=tmp_path, make=Kept)  # a new process
+    assert await later.issue(Kept(), "stdio") is None  # the cap counts the kept one
+    clock.now = 300
+    found = await later.find(handle, "stdio")
+    assert found is not None and found.study.pending == log and found.handle == handle
+    assert await later.find("study-../../etc/passwd", "stdio") is None
+    clock.now = 1000
+    other = HandleTable(cap=1, idle_s=600, clock=clock, folder=tmp_path, make=Kept)
+    assert await other.find(handle, "stdio") is None and not list(tmp_path.rglob("*.json"))

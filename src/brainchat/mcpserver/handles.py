@@ -3,19 +3,28 @@ continues a study by passing the handle `load_data` gave it, as the 2026-07-28 r
 server mint handles that the client passes back instead of keeping a session.
 
 A handle names a session's study (its kernel and tools, eeg/kernel/); it belongs to the bearer
-token that got it (or to the one stdio client), expires after BRAINCHAT_MCP_HANDLE_IDLE_S unused
-(the study is released: its kernel ends, its log stays until nothing holds it), and one token
-holds at most BRAINCHAT_MCP_STUDY_HANDLES: past that a new study gets no handle (its session keeps
-it) and the client is told why. A wrong, foreign or expired handle is refused with what to do.
+token that got it (or to the stdio clients of this state folder), expires after
+BRAINCHAT_MCP_HANDLE_IDLE_S unused (the study is released: its kernel ends), and one token holds
+at most BRAINCHAT_MCP_STUDY_HANDLES: past that a new study gets no handle (its session keeps it)
+and the client is told why. A wrong, foreign or expired handle is refused with what to do.
+
+Each handle's study log is kept in the state folder (mcp-handles/<owner digest>/<handle>.json)
+after every call, so a handle outlives its server process: a stdio client starts a new server
+per call (the Inspector's CLI does), and that server rebuilds the study from the log (a replay,
+as a resumed conversation's study is).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
+import re
 import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from brainchat.settings.declared import ServerVars
@@ -24,6 +33,7 @@ from brainchat.settings.fields import env_name
 CAP_ENV = env_name(ServerVars, "mcp_study_handles")
 IDLE_ENV = env_name(ServerVars, "mcp_handle_idle_s")
 PREFIX = "study-"
+SHAPE = re.compile(r"study-[A-Za-z0-9_-]{16}")  # what `issue` makes: nothing else is a file name
 
 
 def handle_settings() -> tuple[int, int]:
@@ -38,6 +48,13 @@ def handle_settings() -> tuple[int, int]:
         raw = env.get(str(field.alias), "").strip()
         out.append(int(check(ServerVars, name, raw) if raw else field.default))
     return out[0], out[1]
+
+
+def handle_folder() -> Path:
+    """Where handles' study logs are kept: the state folder's mcp-handles/."""
+    from brainchat.store.config import load_store_config
+
+    return load_store_config().state_dir / "mcp-handles"
 
 
 def owner_of(request: Any) -> str:
@@ -57,10 +74,19 @@ class Held:
 
 
 class HandleTable:
-    """The server's handles, by handle."""
+    """The server's handles, by handle; with `folder`, their logs on disk and `make` to rebuild
+    a handle's study in a process that did not issue it."""
 
-    def __init__(self, cap: int, idle_s: float, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        cap: int,
+        idle_s: float,
+        clock: Callable[[], float] = time.time,
+        folder: Path | None = None,
+        make: Callable[[], Any] | None = None,
+    ) -> None:
         self.cap, self.idle_s, self._clock = cap, idle_s, clock
+        self.folder, self._make = folder, make
         self._held: dict[str, Held] = {}
 
     async def issue(self, entry: Any, owner: str) -> str | None:
@@ -74,19 +100,21 @@ class HandleTable:
         handle = PREFIX + secrets.token_urlsafe(12)
         self._held[handle] = Held(entry, owner, self._clock())
         entry.handle = handle
+        self.save(entry)
         return handle
 
     async def find(self, handle: str, owner: str) -> Any | None:
         """The study entry of `handle`, if it is `owner`'s and has not expired (else None)."""
         await self.expire()
-        held = self._held.get(handle)
+        held = self._held.get(handle) or self._load(handle, owner)
         if held is None or not secrets.compare_digest(held.owner, owner):
             return None
         held.used = self._clock()
         return held.entry
 
     def held_by(self, owner: str) -> int:
-        return sum(h.owner == owner for h in self._held.values())
+        mine = {h for h, held in self._held.items() if held.owner == owner}
+        return len(mine | self._on_disk(owner))
 
     async def expire(self) -> None:
         """Drop the handles idle past their life; their studies' kernels end."""
@@ -95,7 +123,59 @@ class HandleTable:
             if now - held.used > self.idle_s:
                 del self._held[handle]
                 held.entry.handle = None
+                if self.folder is not None:
+                    with contextlib.suppress(OSError):
+                        self._path(handle, held.owner).unlink(missing_ok=True)
                 await held.entry.study.release()
+
+    # -- the logs on disk ----------------------------------------------------------------
+    def save(self, entry: Any) -> None:
+        """Keep `entry`'s study log under its handle (after each call: the study as it is now)."""
+        held = self._held.get(entry.handle or "")
+        if held is None or self.folder is None:
+            return
+        study = entry.study
+        log = list(study.pending) if study.pending else list(study.log)
+        path = self._path(entry.handle, held.owner)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.write_text(json.dumps({"used": held.used, "log": log}, default=str))
+
+    def _path(self, handle: str, owner: str) -> Path:
+        digest = hashlib.sha256(owner.encode()).hexdigest()[:24]
+        return (self.folder or Path()) / digest / f"{handle}.json"
+
+    def _load(self, handle: str, owner: str) -> Held | None:
+        if self.folder is None or self._make is None or not SHAPE.fullmatch(handle):
+            return None
+        try:
+            saved = json.loads(self._path(handle, owner).read_text())
+        except (OSError, ValueError):
+            return None
+        if self._clock() - float(saved.get("used", 0)) > self.idle_s:
+            self._path(handle, owner).unlink(missing_ok=True)
+            return None
+        entry = self._make()
+        if saved.get("log"):
+            entry.study.pending = list(saved["log"])  # replayed at its first call
+        entry.handle = handle
+        self._held[handle] = Held(entry, owner, self._clock())
+        return self._held[handle]
+
+    def _on_disk(self, owner: str) -> set[str]:
+        """`owner`'s unexpired handles on disk (expired ones are removed on the way)."""
+        if self.folder is None:
+            return set()
+        folder, out = self._path("x", owner).parent, set()
+        for path in folder.glob("study-*.json") if folder.is_dir() else ():
+            try:
+                used = float(json.loads(path.read_text()).get("used", 0))
+            except (OSError, ValueError):
+                continue
+            if self._clock() - used > self.idle_s:
+                path.unlink(missing_ok=True)
+            else:
+                out.add(path.stem)
+        return out
 
     def refusal(self, handle: str) -> str:
         minutes = self.idle_s / 60

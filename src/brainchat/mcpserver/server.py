@@ -16,7 +16,7 @@ from mcp.shared.context import RequestContext
 
 from brainchat.mcpserver.calls import Progress, error, run_call
 from brainchat.mcpserver.catalog import mcp_tool
-from brainchat.mcpserver.handles import HandleTable, handle_settings, owner_of
+from brainchat.mcpserver.handles import HandleTable, handle_folder, handle_settings, owner_of
 from brainchat.mcpserver.structured import structured
 from brainchat.settings import Settings
 from brainchat.tools.registry import flags_of
@@ -43,18 +43,23 @@ class SessionStudy:
 
 def build_server(settings: Settings) -> Server[SessionStudy, Any]:
     counter = itertools.count(1)
-    handles = HandleTable(*handle_settings())
 
-    @asynccontextmanager
-    async def one_study(_: Server[SessionStudy, Any]) -> AsyncIterator[SessionStudy]:
+    def new_study() -> SessionStudy:
         from brainchat.eeg.kernel import make_study, study_tools
 
         study = make_study(settings.data_dir, settings.max_operation_mb)
         tools = study_tools(study)
+        return SessionStudy(study, {t.name: t for t in tools}, [mcp_tool(t) for t in tools])
+
+    handles = HandleTable(*handle_settings(), folder=handle_folder(), make=new_study)
+
+    @asynccontextmanager
+    async def one_study(_: Server[SessionStudy, Any]) -> AsyncIterator[SessionStudy]:
+        entry = new_study()
         try:
-            yield SessionStudy(study, {t.name: t for t in tools}, [mcp_tool(t) for t in tools])
+            yield entry
         finally:  # the session has ended: its study's memory goes with it
-            await study.release()
+            await entry.study.release()
 
     server: Server[SessionStudy, Any] = Server(
         "brainchat", version=version(), instructions=INSTRUCTIONS, lifespan=one_study
@@ -107,6 +112,7 @@ async def _finish(
         said = f"study handle: {issued} (pass study={issued!r} to continue this study from "
         said = said + "any session)" if issued else handles.no_handle()
         result.content.insert(1, types.TextContent(type="text", text=said))
+    handles.save(entry)  # a handle's study as it is now, for a later process
     result.structuredContent = structured(name, entry.study, entry.handle, result.structuredContent)
     return result
 
