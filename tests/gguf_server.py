@@ -69,6 +69,13 @@ def _file_sha(path: Path) -> str:
     return h.hexdigest()
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        if isinstance(sys.exc_info()[1], OSError):  # the client hung up (cancel, a refused file)
+            return
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
 @dataclass
 class GGUFServer:
     """Serves `files` (path -> bytes or a file) until stopped."""
@@ -82,7 +89,7 @@ class GGUFServer:
     requests: list[dict[str, str]] = field(default_factory=list)  # path + headers, in order
 
     def start(self) -> GGUFServer:
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.httpd = _Server(("127.0.0.1", 0), _handler(self))
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
