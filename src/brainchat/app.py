@@ -16,6 +16,7 @@ from brainchat.ui import (
     language,
     local_model,
     mcp_plug,
+    mcp_prompts,
     mcp_resources,
     origin,
     outbound,
@@ -137,6 +138,12 @@ async def attach_resource(action: cl.Action) -> None:
     if c := conv.current():
         payload = action.payload
         await mcp_resources.attach(c.session, str(payload.get("server")), str(payload.get("uri")))
+
+
+@cl.action_callback(mcp_prompts.CHOICE)
+async def mcp_prompt_choice(action: cl.Action) -> None:
+    if c := conv.current():
+        await mcp_prompts.choose(c, action.payload, conv.run_turn)
 
 
 @cl.on_mcp_connect

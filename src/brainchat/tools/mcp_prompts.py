@@ -20,6 +20,7 @@ from brainchat.redact import mask
 
 PREFIX = "mcp."
 TIMEOUT = 30.0
+MAX_CHOICES = 100  # the specification's most values in one completion
 _ID_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -69,6 +70,20 @@ async def list_all_prompts(
 
 def parse_arguments(command: PromptCommand, text: str) -> dict[str, str]:
     """`key=value` words (quotes allowed) -> arguments; ValueError says what is wrong and how."""
+    args = parse_given(command, text)
+    missing = missing_arguments(command, args)
+    if missing:
+        raise ValueError(f"missing {', '.join(missing)}; usage: {command.usage()}")
+    return args
+
+
+def missing_arguments(command: PromptCommand, args: Mapping[str, str]) -> list[str]:
+    """The required arguments not given, in the prompt's order."""
+    return [a.name for a in command.prompt.arguments or [] if a.required and a.name not in args]
+
+
+def parse_given(command: PromptCommand, text: str) -> dict[str, str]:
+    """The `key=value` words given (required ones may be missing); ValueError for the rest."""
     try:
         words = shlex.split(text)
     except ValueError as exc:
@@ -87,10 +102,26 @@ def parse_arguments(command: PromptCommand, text: str) -> dict[str, str]:
                 f"'{command.id}' has no argument '{mask(key)}'; usage: {command.usage()}"
             )
         args[key] = value
-    missing = [n for n, a in known.items() if a.required and n not in args]
-    if missing:
-        raise ValueError(f"missing {', '.join(missing)}; usage: {command.usage()}")
     return args
+
+
+async def complete(
+    server: Any, command: PromptCommand, argument: str, typed: str, given: Mapping[str, str]
+) -> list[str]:
+    """The server's completions (completion/complete) of `argument` from what is `typed`, the
+    arguments already `given` as context; none when the server offers no completions."""
+    caps = getattr(server, "capabilities", None)
+    if caps is None or caps.completions is None:
+        return []
+    ref = types.PromptReference(type="ref/prompt", name=command.prompt.name)
+    context = {k: v for k, v in given.items() if k != argument} or None
+    result = await server.request(
+        f"completion of '{argument}'",
+        "a completion",
+        lambda s: s.complete(ref, {"name": argument, "value": typed}, context_arguments=context),
+        TIMEOUT,
+    )
+    return [str(v) for v in result.completion.values[:MAX_CHOICES]]
 
 
 def as_turn(result: types.GetPromptResult) -> str:
