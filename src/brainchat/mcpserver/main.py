@@ -96,9 +96,27 @@ def _dotenv_token() -> str | None:
     return read_env().get(TOKEN_ENV)
 
 
+class _Probe(logging.Filter):
+    """A 2026-07-28 client's `server/discover` probe, which this (2025-11-25) server refuses and
+    the client then falls back to `initialize`: one line, not the SDK's 31 validation errors."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        said = record.getMessage()
+        if said.startswith("Failed to validate request") and "server/discover" in said:
+            record.msg, record.args = PROBED, ()
+        return True
+
+
+PROBED = (
+    "a client probed server/discover (the 2026-07-28 revision); refused as a 2025-11-25 server, "
+    "so it falls back to initialize"
+)
+
+
 def _logging() -> None:
     """Logs on stderr, secrets masked: stdout is the stdio transport's."""
     handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(_Probe())
     handler.addFilter(redact.MaskingFilter())
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
