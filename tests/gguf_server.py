@@ -85,6 +85,7 @@ class GGUFServer:
     ignore_range: bool = False  # answer every GET with 200 and the whole file
     status: int | None = None  # answer every request with this status, no body
     redirects: dict[str, str] = field(default_factory=dict)  # path -> where a 302 sends it
+    headers: dict[str, dict[str, str]] = field(default_factory=dict)  # path -> extra headers
     pace: float = 0.0  # seconds between 64 KB blocks (a slow link), 0: as fast as it goes
     requests: list[dict[str, str]] = field(default_factory=list)  # path + headers, in order
 
@@ -122,8 +123,9 @@ def _handler(server: GGUFServer) -> type[BaseHTTPRequestHandler]:
             server.requests.append(
                 {"path": path, **{k.lower(): v for k, v in self.headers.items()}}
             )
+            stated = server.headers.get(path, {})
             if path in server.redirects:  # as a hub sends a file to its CDN
-                self._head(302, 0, {"Location": server.redirects[path]})
+                self._head(302, 0, {"Location": server.redirects[path], **stated})
                 return
             data = server.files.get(path)
             if server.status is not None or data is None:
@@ -138,7 +140,7 @@ def _handler(server: GGUFServer) -> type[BaseHTTPRequestHandler]:
                     self._head(416, 0, {"Content-Range": f"bytes */{size}"})
                     return
             extra = {"Content-Range": f"bytes {start}-{size - 1}/{size}"} if code == 206 else {}
-            self._head(code, size - start, {"Accept-Ranges": "bytes", **extra})
+            self._head(code, size - start, {"Accept-Ranges": "bytes", **extra, **stated})
             cut, server.cut_after = server.cut_after, None
             self._send(data, start, size if cut is None else min(size, start + cut))
             if cut is not None:  # the connection drops mid-file

@@ -86,6 +86,22 @@ def test_a_redirect_to_a_cdn_is_followed_and_a_resume_keeps_its_range(hub, tmp_p
     assert hub.requests[3]["range"] == "bytes=900000-"
 
 
+def test_the_hash_a_hub_states_is_checked(hub, tmp_path) -> None:
+    """Hugging Face states an LFS file's sha256 in X-Linked-Etag on its redirect to the CDN."""
+    hub.files["/cdn/x"] = DATA
+    hub.redirects["/u/resolve/main/user.gguf"] = f"{hub.url}/cdn/x"
+    hub.headers["/u/resolve/main/user.gguf"] = {"X-Linked-Etag": f'"{"a" * 64}"'}
+    with pytest.raises(DownloadError, match=f"but the hub states {'a' * 64}.*removed"):
+        pull(f"{hub.url}/u/resolve/main/user.gguf", folder=tmp_path)
+    assert _files(tmp_path) == []
+    hub.headers["/u/resolve/main/user.gguf"] = {"X-Linked-Etag": f'"{MODEL.sha256}"'}
+    assert pull(f"{hub.url}/u/resolve/main/user.gguf", folder=tmp_path).read_bytes() == DATA
+    hub.headers[PATH] = {"X-Linked-Etag": f'"{"b" * 64}"'}  # the catalog's file, changed upstream
+    with pytest.raises(DownloadError, match="states sha256 b+ for Test Model.*nothing was downl"):
+        pull(MODEL, folder=tmp_path / "other")
+    assert _files(tmp_path / "other") == []
+
+
 def test_one_download_of_a_file_at_a_time(hub, tmp_path) -> None:
     from brainchat.localmodels.transfer import Busy, claimed
 

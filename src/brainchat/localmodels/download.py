@@ -168,6 +168,12 @@ def _url(
     with claimed(final, name):
         target = Target(url, part, name)
         sha = fetch(target, progress=progress, cancel=cancel, free_bytes=space, attempts=attempts)
+        if target.hub_sha256 is not None and sha != target.hub_sha256:  # the hub said which
+            part.unlink(missing_ok=True)
+            raise DownloadError(
+                f"the file downloaded from {url} has sha256 {sha}, but the hub states "
+                f"{target.hub_sha256} for it: a damaged transfer, so it was removed; try again"
+            )
         return _install(part, final, sha, url)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import re
 import shutil
 import threading
 import time
@@ -20,6 +21,7 @@ import httpx
 
 CHUNK = 1 << 20
 LOCK = ".lock"
+HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 MAGIC = b"GGUF"
 TIMEOUT = httpx.Timeout(60.0, connect=15.0)
 TICK = 0.25  # seconds between progress calls
@@ -90,6 +92,7 @@ class Target:
     label: str  # how messages name it
     size: int | None = None  # expected bytes (catalog)
     sha256: str | None = None  # expected hash (catalog)
+    hub_sha256: str | None = None  # the hash the hub states for the file (X-Linked-Etag)
 
 
 def human(n: float) -> str:
@@ -218,6 +221,7 @@ def _attempt(
             if reply.status_code == 416 and have:
                 raise _Restart
             _check_status(reply, target)
+            _hub_hash(reply, target)
             if have and reply.status_code == 200:  # the server ignored Range: start again
                 hashing.reset()
                 have = 0
@@ -292,6 +296,21 @@ def not_gguf(source: str, head: bytes, reply: httpx.Response | None = None) -> s
         else ""
     )
     return f"{source} is not a GGUF model file: it starts with {head!r}{kind}{hint}"
+
+
+def _hub_hash(reply: httpx.Response, target: Target) -> None:
+    """Note the sha256 a Hugging Face hub states for an LFS file (X-Linked-Etag on its redirect);
+    a catalog file whose stated hash differs from the pinned one is refused before its body."""
+    stated = [r.headers.get("x-linked-etag", "") for r in (*reply.history, reply)]
+    found = next((h.strip('W/"').lower() for h in stated if HEX64.match(h.strip('W/"'))), None)
+    if found is None:
+        return
+    target.hub_sha256 = found
+    if target.sha256 is not None and found != target.sha256:
+        raise DownloadError(
+            f"{_host(target.url)} states sha256 {found} for {target.label}, the catalog pins "
+            f"{target.sha256}: not the vetted file, so nothing was downloaded"
+        )
 
 
 def _check_status(reply: httpx.Response, target: Target) -> None:
