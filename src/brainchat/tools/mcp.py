@@ -72,7 +72,9 @@ class McpHub:
         await asyncio.gather(*(s.connect() for s in self.servers.values()))
 
     async def reconnect_failed(self) -> None:
-        """Try again the servers that are down and whose backoff has passed (e.g. before a turn)."""
+        """Try again the servers that are down and whose backoff has passed (e.g. before a turn),
+        and cancel again the tasks a stopped or timed-out call left open."""
+        await asyncio.gather(*(s.cancel_open_tasks() for s in self.servers.values()))
         now = time.monotonic()
         due = [
             s

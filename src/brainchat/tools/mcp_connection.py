@@ -30,6 +30,7 @@ from brainchat.tools.mcp_config import McpServerConfig
 from brainchat.tools.mcp_elicit_route import Elicitations
 from brainchat.tools.mcp_prompts import list_all_prompts
 from brainchat.tools.mcp_resources import offers_any_resource
+from brainchat.tools.mcp_tasks import Tasks, runs_as_task
 from brainchat.tools.mcp_tools import (
     PING_WAIT,
     SHUTDOWN_WAIT,
@@ -70,6 +71,7 @@ class ServerConnection:
         self._ever_connected = False
         self._errlog: Any = None  # the stdio server's stderr, kept to explain failures
         self.elicitations = Elicitations(config.name)  # a server asks the calling run's user
+        self.tasks = Tasks(config.name)  # task-required tools run as tasks (mcp_tasks)
         self._signin_error: str | None = None  # why an OAuth sign-in did not happen
 
     @property
@@ -109,6 +111,7 @@ class ServerConnection:
                 self.restarts += 1
             self._ever_connected = True
             self.tools, self.state, self.error = tools, "connected", None
+            self.tasks.open.clear()  # an earlier session's tasks are not this one's to follow
             return True
 
     async def call(
@@ -127,19 +130,20 @@ class ServerConnection:
             if tool not in {t.name for t in self.tools}:
                 raise ToolException(f"MCP server '{self.name}' no longer offers the tool '{tool}'")
 
+        def op(s: ClientSession) -> Awaitable[types.CallToolResult]:
+            if runs_as_task(next((t for t in self.tools if t.name == tool), None)):
+                return self.tasks.call(s, tool, args, limit, limit.forward(progress))
+            return s.call_tool(
+                tool,
+                args,
+                # a backstop only: the limit cancels the call first
+                read_timeout_seconds=timedelta(seconds=limit.hard + SHUTDOWN_WAIT),
+                progress_callback=limit.forward(progress),
+            )
+
         with self.elicitations.calling(tool, timeout):  # who answers the server
             return await self.request(  # type: ignore[no-any-return]
-                f"tool '{tool}'",
-                f"'{tool}'",
-                lambda s: s.call_tool(
-                    tool,
-                    args,
-                    # a backstop only: the limit cancels the call first
-                    read_timeout_seconds=timedelta(seconds=limit.hard + SHUTDOWN_WAIT),
-                    progress_callback=limit.forward(progress),
-                ),
-                limit,
-                after_restart=still_offered,
+                f"tool '{tool}'", f"'{tool}'", op, limit, after_restart=still_offered
             )
 
     async def request(
@@ -174,8 +178,11 @@ class ServerConnection:
             reason += f": {self.error}" if self.error else " (it exited or crashed)"
         except TimeoutError:
             if await answers_ping(session, gone, PING_WAIT):  # cancelled; the session lives on
-                raise ToolException(f"MCP server '{self.name}': {limit.cancelled(what)}") from None
+                told = limit.cancelled(what) + self.tasks.left_open()
+                raise ToolException(f"MCP server '{self.name}': {told}") from None
             reason = f"{what} did not answer within {limit.elapsed():.0f} s, nor a ping after it"
+        except ToolException:
+            raise  # the request's own error (a failed task): the session is fine
         except Exception as exc:
             if schema_error := output_schema_error(exc):  # the result, not the connection
                 raise ToolException(f"MCP server '{self.name}', {what} {schema_error}") from None
@@ -207,6 +214,11 @@ class ServerConnection:
         if after_restart is not None:
             after_restart()
 
+    async def cancel_open_tasks(self) -> None:
+        """Tasks whose cancel did not go through (Stop, a timeout): cancelled again."""
+        if self.state == "connected" and self._session is not None and self.tasks.open:
+            await self.tasks.cancel_open(self._session)
+
     async def close(self) -> None:
         async with self._lock:
             await self._shutdown()
@@ -222,6 +234,7 @@ class ServerConnection:
             "tools": [t.name for t in self.tools],
             "error": self.error,
             "restarts": self.restarts,
+            "tasks": self.tasks.rows(),  # tasks still open (a cancel that did not go through)
         }
 
     def _fail(self, reason: str) -> bool:

@@ -20,6 +20,7 @@ from brainchat.redact import mask
 from brainchat.tools.mcp_call_limit import CallLimit, answers_ping, max_call_seconds, within
 from brainchat.tools.mcp_content import MAX_RESULT_CHARS as MAX_RESULT_CHARS  # mcp_resources
 from brainchat.tools.mcp_content import model_content, scrub
+from brainchat.tools.mcp_tasks import Tasks, runs_as_task
 from brainchat.tools.registry import set_flags
 
 # How long a hung server's session may take to close before its task is cancelled
@@ -224,7 +225,7 @@ async def tools_from_session(
     """
     mcp_tools = await list_all_tools(session)
     names = assign_names({server_name: [t.name for t in mcp_tools]}, reserved_names)
-    call = _plugged_call(session, server_name)
+    call = _plugged_call(session, server_name, {t.name: t for t in mcp_tools})
 
     return [
         make_tool(
@@ -239,10 +240,23 @@ async def tools_from_session(
     ]
 
 
-def _plugged_call(session: ClientSession, server_name: str) -> CallFn:
+def _plugged_call(
+    session: ClientSession, server_name: str, listed: dict[str, types.Tool]
+) -> CallFn:
     """`call(tool, args, seconds, progress)` on a session someone else owns: progress extends
-    the limit, a timeout cancels the call (the session stays theirs), errors become messages."""
-    asking = _question_route(session, server_name)
+    the limit, a timeout cancels the call (the session stays theirs), a task-required tool runs
+    as a task, errors become messages."""
+    asking, tasks = _question_route(session, server_name), Tasks(server_name)
+
+    def start(tool: str, args: dict[str, Any], limit: CallLimit, progress: Any) -> Any:
+        if runs_as_task(listed.get(tool)):
+            return tasks.call(session, tool, args, limit, limit.forward(progress))
+        return session.call_tool(
+            tool,
+            args,
+            read_timeout_seconds=timedelta(seconds=limit.hard + SHUTDOWN_WAIT),
+            progress_callback=limit.forward(progress),
+        )
 
     async def call(
         tool: str, args: dict[str, Any], seconds: float, progress: ProgressFn | None = None
@@ -251,14 +265,7 @@ def _plugged_call(session: ClientSession, server_name: str) -> CallFn:
         try:
             with asking(tool, seconds):  # who answers the server's question now
                 return await within(  # type: ignore[no-any-return]
-                    session.call_tool(
-                        tool,
-                        args,
-                        read_timeout_seconds=timedelta(seconds=limit.hard + SHUTDOWN_WAIT),
-                        progress_callback=limit.forward(progress),
-                    ),
-                    open_,
-                    limit,
+                    start(tool, args, limit, progress), open_, limit
                 )
         except TimeoutError:
             if await answers_ping(session, open_, PING_WAIT):
@@ -273,6 +280,8 @@ def _plugged_call(session: ClientSession, server_name: str) -> CallFn:
             raise ToolException(
                 f"MCP server '{server_name}', tool '{tool}' failed: {describe_error(exc)}"
             ) from None
+        except ToolException:
+            raise  # a failed task
         except Exception as exc:  # transport gone: closed stream, HTTP error...
             if schema_error := output_schema_error(exc):
                 raise ToolException(
