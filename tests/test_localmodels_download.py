@@ -275,3 +275,53 @@ def test_the_default_model_arrives_whole_through_a_cut_connection(monkeypatch, t
     assert [r.get("range") for r in server.requests] == [None, "bytes=400000000-"]
     assert store.verified(path)[0] == model.sha256  # type: ignore[index]
     assert path.stat().st_size == model.size_bytes
+
+
+def test_the_page_gets_each_reason_in_the_users_language(hub, tmp_path, monkeypatch) -> None:
+    from brainchat import i18n
+
+    errors: list[DownloadError] = []
+
+    def failing(**kwargs) -> None:
+        with pytest.raises(DownloadError) as err:
+            pull(**kwargs)
+        errors.append(err.value)
+
+    failing(source=MODEL, folder=tmp_path, free_bytes=lambda folder: 10)  # no_space
+    failing(source=replace(MODEL, sha256="0" * 64), folder=tmp_path)  # sha256
+    failing(source="nothing-like-this", folder=tmp_path)  # unknown
+    hub.status = 404
+    failing(source=MODEL, folder=tmp_path)  # not_found
+    monkeypatch.setenv("BRAINCHAT_MODELS_HUB_URL", "http://no-such-host.invalid")
+    failing(source=MODEL, folder=tmp_path)  # offline
+    kinds = [e.kind for e in errors]
+    assert kinds == ["no_space", "sha256", "unknown", "not_found", "offline"]
+    for exc in errors:
+        english, chinese = download.explain(exc), None
+        i18n.use("zh-TW")
+        try:
+            chinese = download.explain(exc)
+        finally:
+            i18n.use(None)
+        assert chinese != english and all(str(v) in chinese for v in exc.values.values())
+    assert "needs 3.0 MB more, 10 B is free" in download.explain(errors[0])
+
+
+def test_every_kind_of_download_error_has_its_text_in_three_languages() -> None:
+    import ast
+
+    from brainchat import i18n
+
+    kinds = set()
+    for module in ("transfer", "download"):
+        source = (Path(download.__file__).parent / f"{module}.py").read_text()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "").endswith(
+                ("Error", "Cancelled", "Busy")
+            ):
+                if len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
+                    kinds.add(node.args[1].value)
+                if isinstance(node.args[1:2] and node.args[1], ast.IfExp):  # a or b
+                    kinds |= {node.args[1].body.value, node.args[1].orelse.value}  # type: ignore[attr-defined]
+    assert len(kinds) >= 15, kinds
+    assert {k for k in kinds if f"models.error.{k}" not in i18n.table()} == set()

@@ -36,6 +36,7 @@ from brainchat.localmodels.transfer import (
     Meter,
     Progress,
     Target,
+    cancelled,
     check_space,
     claimed,
     disk_free,
@@ -49,6 +50,7 @@ __all__ = [
     "DownloadCancelled",
     "DownloadError",
     "InstalledModel",
+    "explain",
     "Progress",
     "hub_url",
     "installed",
@@ -66,7 +68,11 @@ def hub_url(env: dict[str, str] | None = None) -> str:
     raw = ((os.environ if env is None else env).get(HUB_ENV) or "").strip()
     url = (raw or str(default(LocalModelVars, "models_hub_url"))).rstrip("/")
     if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
-        raise DownloadError(f"{HUB_ENV} must be an http(s) URL such as https://huggingface.co")
+        raise DownloadError(
+            f"{HUB_ENV} must be an http(s) URL such as https://huggingface.co",
+            "hub_url",
+            var=HUB_ENV,
+        )
     return url
 
 
@@ -95,7 +101,9 @@ def pull(
         return _catalog(model, where, progress, cancel, space, attempts)
     raise DownloadError(
         f"{text!r} is not a catalog model, an http(s) URL of a .gguf file, nor a file that "
-        "exists; `brainchat models list` shows the catalog"
+        "exists; `brainchat models list` shows the catalog",
+        "unknown",
+        source=text,
     )
 
 
@@ -137,8 +145,10 @@ def _fetch_catalog(
             f"the file downloaded for {model.name} has sha256 {sha}, but the catalog pins "
             f"{model.sha256} ({model.repo} at {model.revision[:12]}): it is not the vetted file "
             "(a changed mirror or a damaged transfer), so it was removed. Try again; if it "
-            f"repeats, {hub_url()} serves other bytes"
-        )
+            f"repeats, {hub_url()} serves other bytes",
+            "sha256",
+            name=model.name, got=sha, want=model.sha256,
+        )  # fmt: skip
     return _install(part, final, sha, url)
 
 
@@ -154,14 +164,18 @@ def _url(
     if not SAFE_NAME.match(name):
         raise DownloadError(
             f"the URL's file name {name[:80]!r} is not a .gguf file name (letters, digits, "
-            ". _ + -); give the URL of the .gguf file itself"
+            ". _ + -); give the URL of the .gguf file itself",
+            "bad_name",
+            name=name[:80],
         )
     final = where / name
     if final.exists():
         if verified(final) is not None:
             return final
         raise DownloadError(
-            f"a file named {name} is already in {where}; `brainchat models remove {name}` first"
+            f"a file named {name} is already in {where}; `brainchat models remove {name}` first",
+            "exists",
+            name=name,
         )
     _prepare(where)
     part = where / f"{name}.{hashlib.sha256(url.encode()).hexdigest()[:12]}{PART}"
@@ -172,8 +186,10 @@ def _url(
             part.unlink(missing_ok=True)
             raise DownloadError(
                 f"the file downloaded from {url} has sha256 {sha}, but the hub states "
-                f"{target.hub_sha256} for it: a damaged transfer, so it was removed; try again"
-            )
+                f"{target.hub_sha256} for it: a damaged transfer, so it was removed; try again",
+                "sha256",
+                name=name, got=sha, want=target.hub_sha256,
+            )  # fmt: skip
         return _install(part, final, sha, url)
 
 
@@ -188,15 +204,21 @@ def _local(
     with path.open("rb") as f:
         head = f.read(4)
     if head != MAGIC:
-        raise DownloadError(not_gguf(str(path), head))
+        raise not_gguf(str(path), head)
     name = path.name if path.name.endswith(".gguf") else path.name + ".gguf"
     if not SAFE_NAME.match(name):
-        raise DownloadError(f"{name[:80]!r}: rename the file to letters, digits, . _ + - first")
+        raise DownloadError(
+            f"{name[:80]!r}: rename the file to letters, digits, . _ + - first",
+            "bad_name",
+            name=name[:80],
+        )
     _prepare(where)
     final = where / name
     if final.exists() and not final.samefile(path):
         raise DownloadError(
-            f"a file named {name} is already in {where}; `brainchat models remove {name}` first"
+            f"a file named {name} is already in {where}; `brainchat models remove {name}` first",
+            "exists",
+            name=name,
         )
     part = where / f"{name}.local{PART}"
     part.unlink(missing_ok=True)
@@ -230,7 +252,7 @@ def _copy(
             if cancel is not None and cancel.is_set():
                 fout.close()
                 dst.unlink(missing_ok=True)
-                raise DownloadCancelled(f"copying {src.name} was cancelled")
+                raise cancelled(src.name)
     meter(done, force=True)
 
 
@@ -247,7 +269,7 @@ def _hash(
             done += len(block)
             meter(done)
             if cancel is not None and cancel.is_set():
-                raise DownloadCancelled(f"checking {path.name} was cancelled")
+                raise cancelled(path.name)
     meter(done, force=True)
     return sha.hexdigest()
 
@@ -264,6 +286,18 @@ def _prepare(where: Path) -> None:
     try:
         where.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise DownloadError(f"cannot create the models folder {where}: {exc.strerror}") from None
+        raise DownloadError(
+            f"cannot create the models folder {where}: {exc.strerror}", "folder", folder=where
+        ) from None
     if not os.access(where, os.W_OK):
-        raise DownloadError(f"the models folder {where} is not writable by this user")
+        raise DownloadError(
+            f"the models folder {where} is not writable by this user", "folder", folder=where
+        )
+
+
+def explain(exc: DownloadError) -> str:
+    """The reason in the user's language (the page's), from the error's kind and values."""
+    from brainchat import i18n
+
+    key = f"models.error.{exc.kind}"
+    return i18n.t(key, **exc.values) if key in i18n.table() else str(exc)

@@ -30,7 +30,12 @@ BACKOFF = (0.5, 2.0, 5.0)  # seconds before the 2nd, 3rd, 4th attempt
 
 
 class DownloadError(Exception):
-    """Why a model could not be installed; str() is a clear message for the user."""
+    """Why a model could not be installed; str() is a clear message (English, for the terminal
+    and logs); `kind` and `values` let the page say it in the user's language (`explain`)."""
+
+    def __init__(self, message: str, kind: str = "other", **values: object) -> None:
+        super().__init__(message)
+        self.kind, self.values = kind, values
 
 
 class DownloadCancelled(DownloadError):
@@ -57,7 +62,9 @@ def claimed(path: Path, label: str) -> Iterator[None]:
         except OSError:
             raise Busy(
                 f"{label} is being downloaded by another brainchat process (the app or a "
-                "terminal); wait for it to finish, then try again"
+                "terminal); wait for it to finish, then try again",
+                "busy",
+                name=label,
             ) from None
         try:
             yield
@@ -113,8 +120,10 @@ def check_space(folder: Path, need: int, free_bytes: Callable[[Path], int], labe
         raise DownloadError(
             f"not enough disk space for {label} in {folder}: it needs {human(need)} more, "
             f"{human(free)} is free. Free some space, or set BRAINCHAT_STATE_DIR to a folder on "
-            "a larger disk"
-        )
+            "a larger disk",
+            "no_space",
+            name=label, folder=folder, need=human(need), free=human(free),
+        )  # fmt: skip
 
 
 class Meter:
@@ -161,19 +170,26 @@ def fetch(
                     raise DownloadError(
                         f"the connection to {_host(target.url)} was lost {exc} after "
                         f"{attempts} tries; the {human(_size(target.part))} received are kept: "
-                        "run the same pull again to resume"
-                    ) from None
+                        "run the same pull again to resume",
+                        "lost",
+                        host=_host(target.url), kept=human(_size(target.part)),
+                    ) from None  # fmt: skip
                 pause = BACKOFF[min(attempt, len(BACKOFF) - 1)]
                 if cancel is not None and cancel.wait(pause):
-                    raise DownloadCancelled(
-                        f"the download of {target.label} was cancelled"
-                    ) from None
+                    raise cancelled(target.label) from None
                 if cancel is None:
                     time.sleep(pause)
             except _Restart:
                 target.part.unlink(missing_ok=True)
                 hashing.reset()
-    raise DownloadError(f"the download of {target.label} did not finish after {attempts} tries")
+    raise DownloadError(
+        f"the download of {target.label} did not finish after {attempts} tries",
+        "lost", host=_host(target.url), kept=human(_size(target.part)),
+    )  # fmt: skip
+
+
+def cancelled(label: str) -> DownloadCancelled:
+    return DownloadCancelled(f"the download of {label} was cancelled", "cancelled", name=label)
 
 
 class Hashing:
@@ -233,16 +249,18 @@ def _attempt(
             if target.size is not None and total != target.size:
                 raise DownloadError(
                     f"{_host(target.url)} offers {human(total or 0)} for {target.label}, the "
-                    f"catalog expects {human(target.size)}: not the pinned file; nothing kept"
-                )
+                    f"catalog expects {human(target.size)}: not the pinned file; nothing kept",
+                    "size",
+                    name=target.label, got=human(total or 0), want=human(target.size),
+                )  # fmt: skip
             if total is not None:
                 check_space(target.part.parent, total - have, free_bytes, target.label)
             return _body(reply, target, hashing, have, total, progress, cancel)
     except httpx.ConnectError as exc:
-        raise DownloadError(_offline(target.url, exc, have)) from None
+        raise _offline(target.url, exc, have) from None
     except httpx.TimeoutException as exc:
         if isinstance(exc, httpx.ConnectTimeout):
-            raise DownloadError(_offline(target.url, exc, have)) from None
+            raise _offline(target.url, exc, have) from None
         raise Lost(f"(no data for {TIMEOUT.read:.0f} s)") from None
     except (httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError) as exc:
         raise Lost(f"({type(exc).__name__})") from None
@@ -266,28 +284,30 @@ def _body(
                 head += chunk[: 4 - len(head)]
                 if len(head) == 4 and head != MAGIC:
                     target.part.unlink(missing_ok=True)
-                    raise DownloadError(not_gguf(target.url, head, reply))
+                    raise not_gguf(target.url, head, reply)
             try:
                 out.write(chunk)
             except OSError as exc:
                 if exc.errno == errno.ENOSPC:
                     raise DownloadError(
                         f"the disk under {target.part.parent} filled up while downloading "
-                        f"{target.label}; the part received is kept: free space and pull again"
-                    ) from None
+                        f"{target.label}; the part received is kept: free space and pull again",
+                        "disk_full",
+                        name=target.label, folder=target.part.parent,
+                    ) from None  # fmt: skip
                 raise
             hashing.update(chunk)
             have += len(chunk)
             meter(have)
             if cancel is not None and cancel.is_set():
-                raise DownloadCancelled(f"the download of {target.label} was cancelled")
+                raise cancelled(target.label)
     if total is not None and have < total:
         raise Lost(f"at {human(have)} of {human(total)}")
     meter(have, force=True)
     return have
 
 
-def not_gguf(source: str, head: bytes, reply: httpx.Response | None = None) -> str:
+def not_gguf(source: str, head: bytes, reply: httpx.Response | None = None) -> DownloadError:
     kind = f" ({reply.headers.get('content-type')})" if reply is not None else ""
     hint = (
         "; on Hugging Face give the file's download link (.../resolve/<revision>/<file>.gguf), "
@@ -295,7 +315,11 @@ def not_gguf(source: str, head: bytes, reply: httpx.Response | None = None) -> s
         if "/blob/" in source
         else ""
     )
-    return f"{source} is not a GGUF model file: it starts with {head!r}{kind}{hint}"
+    return DownloadError(
+        f"{source} is not a GGUF model file: it starts with {head!r}{kind}{hint}",
+        "not_gguf_page" if hint else "not_gguf",
+        source=source,
+    )
 
 
 def _hub_hash(reply: httpx.Response, target: Target) -> None:
@@ -309,8 +333,10 @@ def _hub_hash(reply: httpx.Response, target: Target) -> None:
     if target.sha256 is not None and found != target.sha256:
         raise DownloadError(
             f"{_host(target.url)} states sha256 {found} for {target.label}, the catalog pins "
-            f"{target.sha256}: not the vetted file, so nothing was downloaded"
-        )
+            f"{target.sha256}: not the vetted file, so nothing was downloaded",
+            "hub_sha256",
+            name=target.label, host=_host(target.url), got=found, want=target.sha256,
+        )  # fmt: skip
 
 
 def _check_status(reply: httpx.Response, target: Target) -> None:
@@ -318,24 +344,26 @@ def _check_status(reply: httpx.Response, target: Target) -> None:
     if code < 400:
         return
     where = f"{target.label} at {_host(target.url)}"
-    if code in (401, 403):
-        why = "needs a login or an accepted licence (a gated repository)"
-    elif code == 404:
-        why = "was not found (HTTP 404): the repository, revision or file name may be wrong"
-    elif code == 429:
-        why = "was refused: too many requests (HTTP 429); try again in a few minutes"
-    else:
-        why = f"failed: HTTP {code}"
-    raise DownloadError(f"{where} {why}")
+    kind, why = {
+        401: ("gated", "needs a login or an accepted licence (a gated repository)"),
+        403: ("gated", "needs a login or an accepted licence (a gated repository)"),
+        404: ("not_found", "was not found (HTTP 404): the repository, revision or file name may be wrong"),
+        429: ("busy_hub", "was refused: too many requests (HTTP 429); try again in a few minutes"),
+    }.get(code, ("http", f"failed: HTTP {code}"))  # fmt: skip
+    raise DownloadError(
+        f"{where} {why}", kind, name=target.label, host=_host(target.url), code=code
+    )
 
 
-def _offline(url: str, exc: Exception, have: int) -> str:
+def _offline(url: str, exc: Exception, have: int) -> DownloadError:
     kept = f"; the {human(have)} already received are kept and resumed next time" if have else ""
-    return (
+    return DownloadError(
         f"cannot reach {_host(url)} ({type(exc).__name__}: {str(exc)[:120] or 'no answer'}): "
         "this machine looks offline, or a proxy or firewall blocks it. Models download once; "
         "after that brainchat runs them offline. A file you already have installs with "
-        f"`brainchat models pull /path/to/model.gguf`{kept}"
+        f"`brainchat models pull /path/to/model.gguf`{kept}",
+        "offline",
+        host=_host(url),
     )
 
 
