@@ -136,6 +136,12 @@ def test_a_file_of_another_size_is_refused_before_its_body(hub, tmp_path) -> Non
     with pytest.raises(DownloadError, match="the catalog expects"):
         pull(replace(MODEL, size_bytes=len(DATA) + 1), folder=tmp_path)
     assert _files(tmp_path) == []
+    hub.cut_after = 500_000  # a part from the pinned size, then the hub serves another size
+    with pytest.raises(DownloadError):
+        pull(MODEL, folder=tmp_path, attempts=1)
+    with pytest.raises(DownloadError, match="the catalog expects"):
+        pull(replace(MODEL, size_bytes=len(DATA) + 1), folder=tmp_path)
+    assert _files(tmp_path) == []  # the part it had is not kept either
 
 
 def test_offline_says_so_clearly(monkeypatch, tmp_path) -> None:

@@ -247,6 +247,7 @@ def _attempt(
             length = reply.headers.get("content-length")
             total = have + int(length) if length and length.isdigit() else target.size
             if target.size is not None and total != target.size:
+                target.part.unlink(missing_ok=True)
                 raise DownloadError(
                     f"{_host(target.url)} offers {human(total or 0)} for {target.label}, the "
                     f"catalog expects {human(target.size)}: not the pinned file; nothing kept",
