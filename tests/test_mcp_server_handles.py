@@ -6,6 +6,9 @@ when unused and are capped per token."""
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -160,3 +163,32 @@ async def test_a_kept_handle_expires_on_disk_too(tmp_path):
     clock.now = 1000
     other = HandleTable(cap=1, idle_s=600, clock=clock, folder=tmp_path, make=Kept)
     assert await other.find(handle, "stdio") is None and not list(tmp_path.rglob("*.json"))
+
+
+INSPECTOR = os.environ.get("BRAINCHAT_TEST_INSPECTOR_CLI")  # .../inspector-cli/build/index.js
+
+
+def inspector(*args: str, env: dict[str, str]) -> dict:
+    """One call of the MCP Inspector's CLI (npm @modelcontextprotocol/inspector-cli): a new
+    process and session each time. It reads its package.json relative to its working folder."""
+    where = Path(str(INSPECTOR)).parent
+    out = subprocess.run(["node", str(INSPECTOR), *args], cwd=where, env=env,
+                         capture_output=True, text=True, timeout=180)  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    return json.loads(out.stdout)
+
+
+@pytest.mark.skipif(not INSPECTOR, reason="set BRAINCHAT_TEST_INSPECTOR_CLI to its build/index.js")
+def test_the_inspector_cli_runs_a_multi_step_analysis_over_stdio(data):
+    from test_mcp_server import BIN, server_env
+
+    env, call = server_env(data), ["--method", "tools/call", "--tool-name"]
+    loaded = inspector(str(BIN), "mcp-server", *call, "load_data",
+                       "--tool-arg", f'files=["{EDF}"]', env=env)  # fmt: skip
+    handle = loaded["structuredContent"]["study"]
+    steps = [("bandpass_filter", "l_freq=8", "h_freq=30"), ("epoch_data",)]
+    done = [inspector(str(BIN), "mcp-server", *call, name, "--tool-arg", *args,
+                      f"study={handle}", env=env) for name, *args in steps]  # fmt: skip
+    assert [d.get("isError") for d in done] == [False, False]
+    assert done[-1]["structuredContent"]["stage"] == "epoched"
+    assert done[-1]["structuredContent"]["steps"][0]["op"] == "bandpass"
