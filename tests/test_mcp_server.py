@@ -299,6 +299,9 @@ async def test_http_needs_the_bearer_token(data):
                 answer = await client.post(url, json=INIT, headers=sent)
                 assert answer.status_code == 401, (auth, answer.status_code)
                 assert TOKEN not in answer.text
+                challenge = answer.headers["www-authenticate"]  # a bearer token, not OAuth
+                assert challenge.startswith("Bearer ") and "resource_metadata" not in challenge
+                assert ("invalid_token" in challenge) == (auth is not None)  # RFC 6750
             ok = await client.post(
                 url, json=INIT, headers={**headers, "Authorization": f"Bearer {TOKEN}"}
             )
