@@ -154,3 +154,37 @@ async def test_a_conversations_run_offers_the_added_tool_in_its_next_request(
 
 async def approve(*args: Any, **kwargs: Any) -> bool:
     return True
+
+
+async def test_a_subscribed_resources_update_reaches_its_subscriber_who_reads_it_again():
+    import asyncio
+
+    from brainchat.tools import mcp_resources
+
+    got: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+    async with McpHub([lab()]) as hub:
+        conn = hub.servers["changing"]
+
+        async def updated(uri: str) -> None:
+            got.put_nowait((uri, (await mcp_resources.read(conn, uri)).text))
+
+        before = (await conn.call("subscriptions", {}, 30)).content[0].text  # type: ignore[union-attr]
+        assert await mcp_resources.subscribe(conn, "lab://counter", updated)
+        assert await mcp_resources.subscribe(conn, "lab://counter", updated)  # a second page
+        after = (await conn.call("subscriptions", {}, 30)).content[0].text  # type: ignore[union-attr]
+        await conn.call("bump", {}, 30)
+        first = await asyncio.wait_for(got.get(), 20)
+        second = await asyncio.wait_for(got.get(), 20)
+    assert (before, after) == ("none", "lab://counter")
+    assert first == second == ("lab://counter", "count=1")
+
+
+async def test_a_server_without_subscriptions_is_not_subscribed():
+    from brainchat.tools import mcp_resources
+    from mcp_servers.helpers import notes_config
+
+    async def updated(uri: str) -> None:
+        raise AssertionError("no update can come")
+
+    async with McpHub([notes_config()]) as hub:
+        assert not await mcp_resources.subscribe(hub.servers["notes"], "notes://protocol", updated)

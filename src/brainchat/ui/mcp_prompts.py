@@ -22,6 +22,7 @@ from brainchat.ui import mcp_resources
 from brainchat.ui.render import AUTHOR
 
 log = get_logger("brainchat.ui")
+SENT_KEY = "mcp_prompt_commands_sent"  # the prompt commands the page's menu has
 
 
 def commands(session: Any) -> list[dict[str, Any]]:
@@ -31,6 +32,7 @@ def commands(session: Any) -> list[dict[str, Any]]:
     except Exception:  # noqa: BLE001 - the chat's own commands still work
         log.exception("MCP prompts not listed")
         return []
+    cl.user_session.set(SENT_KEY, [c.id for c in found])
     return [
         {
             "id": c.id,
@@ -41,6 +43,15 @@ def commands(session: Any) -> list[dict[str, Any]]:
         }
         for c in found
     ]
+
+
+def stale(session: Any) -> bool:
+    """Whether the servers' prompts changed (prompts/list_changed) since the page was sent them."""
+    try:
+        now = [c.id for c in session.mcp_prompt_commands()]
+    except Exception:  # noqa: BLE001 - listed again with the next menu
+        return False
+    return now != cl.user_session.get(SENT_KEY)
 
 
 def match(command: str | None, text: str) -> tuple[str, str] | None:

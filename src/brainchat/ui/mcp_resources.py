@@ -88,13 +88,46 @@ async def attach(session: Any, server: str, uri: str) -> None:
     except Exception as exc:  # noqa: BLE001 - the reason (masked) is shown, never a traceback
         await _say(i18n.t("mcp.attach_failed", uri=repr(mask(uri)), error=mask(str(exc))))
         return
-    text = mask(contents.text)
-    pending = cl.user_session.get(PENDING_KEY) or []
-    pending.append((server, contents.uri, text))
-    cl.user_session.set(PENDING_KEY, pending)
+    text = _keep(server, contents.uri, contents.text)
+    said = i18n.t("mcp.attached", uri=mask(contents.uri), server=server, size=f"{len(text):,}")
+    conn = servers[server]
+    if resources.can_subscribe(conn):  # the server tells us when it changes (#43)
+        try:
+            await resources.subscribe(conn, contents.uri, lambda u: _updated(session, server, u))
+            said += "\n\n" + i18n.t("mcp_client.subscribed")
+        except Exception as exc:  # noqa: BLE001 - attached all the same; only updates are lost
+            log.warning("MCP subscription to %s failed: %s", mask(uri), type(exc).__name__)
+    await cl.Message(
+        content=said,
+        elements=[cl.Text(name=mask(contents.uri), content=text, display="inline")],
+        author=AUTHOR,
+    ).send()
+
+
+def _keep(server: str, uri: str, text: str) -> str:
+    """The resource's text (masked) goes with the next message, in place of an older copy."""
+    text = mask(text)
+    pending = [p for p in cl.user_session.get(PENDING_KEY) or [] if (p[0], p[1]) != (server, uri)]
+    cl.user_session.set(PENDING_KEY, [*pending, (server, uri, text)])
+    return text
+
+
+async def _updated(session: Any, server: str, uri: str) -> None:
+    """The server says an attached resource changed: read it again, show it, and send the new
+    text with the next message (called in this conversation's context)."""
+    conn = session.mcp_servers().get(server)
+    if conn is None:
+        return
+    try:
+        contents = await resources.read(conn, uri)
+    except Exception as exc:  # noqa: BLE001 - said in the chat, never raised
+        error = mask(str(exc))
+        await _say(i18n.t("mcp_client.resource_update_failed", server=server, uri=uri, error=error))
+        return
+    text = _keep(server, contents.uri, contents.text)
     await cl.Message(
         content=i18n.t(
-            "mcp.attached", uri=mask(contents.uri), server=server, size=f"{len(text):,}"
+            "mcp_client.resource_updated", server=server, uri=mask(uri), size=f"{len(text):,}"
         ),
         elements=[cl.Text(name=mask(contents.uri), content=text, display="inline")],
         author=AUTHOR,
