@@ -253,6 +253,8 @@ async def run_turn(
                     counted = True
                 await renderer.handle(event)
         await renderer.finish()
+        if mcp_prm.stale(s):  # a server's prompts changed during the run: the menu follows
+            await commands.send(s)
         await regenerate.offer(renderer, parent_id)  # under the last answer only
         runtime.settle()
     except asyncio.CancelledError:
