@@ -92,6 +92,7 @@ async def test_media_is_described_never_pasted_and_a_jpeg_is_shown(
     said = "\n".join(sent)
     assert f"[image image/jpeg, {len(picture)} bytes, shown to the user]" in said
     assert "raw.bin application/octet-stream, 10 KiB, binary: not shown]" in said
+    assert "base64 characters" not in said  # the structured copy of the blocks is not added
     images = of(events, "tool_image")
     assert [i.png for i in images] == [picture] and image_mime(picture) == "image/jpeg"
     steps = str([e.structured for e in of(events, "tool_finished")])  # what the page shows

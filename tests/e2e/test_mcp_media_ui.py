@@ -51,6 +51,7 @@ def test_a_jpeg_from_a_tool_is_shown_in_the_page(model_server, app, browser, pho
     images = page.evaluate(JS_IMAGES)
     assert {"alt": "read_media_file image 1", "width": 64, "height": 48} in images
     screenshot(page, "mcp-jpeg.png")
+    assert "read_media_file_image_1.jpg" in page.inner_text("body")  # downloads as a JPEG
     told = [m["content"] for r in model_server.requests_for("fc-m") for m in r.messages
             if m["role"] == "tool"]  # fmt: skip
     assert any("image/jpeg" in m and "shown to the user" in m for m in told), told
