@@ -169,8 +169,8 @@ async def test_a_subscribed_resources_update_reaches_its_subscriber_who_reads_it
             got.put_nowait((uri, (await mcp_resources.read(conn, uri)).text))
 
         before = (await conn.call("subscriptions", {}, 30)).content[0].text  # type: ignore[union-attr]
-        assert await mcp_resources.subscribe(conn, "lab://counter", updated)
-        assert await mcp_resources.subscribe(conn, "lab://counter", updated)  # a second page
+        assert await mcp_notify.subscribe(conn, "lab://counter", updated)
+        assert await mcp_notify.subscribe(conn, "lab://counter", updated)  # a second page
         after = (await conn.call("subscriptions", {}, 30)).content[0].text  # type: ignore[union-attr]
         await conn.call("bump", {}, 30)
         first = await asyncio.wait_for(got.get(), 20)
@@ -180,11 +180,10 @@ async def test_a_subscribed_resources_update_reaches_its_subscriber_who_reads_it
 
 
 async def test_a_server_without_subscriptions_is_not_subscribed():
-    from brainchat.tools import mcp_resources
     from mcp_servers.helpers import notes_config
 
     async def updated(uri: str) -> None:
         raise AssertionError("no update can come")
 
     async with McpHub([notes_config()]) as hub:
-        assert not await mcp_resources.subscribe(hub.servers["notes"], "notes://protocol", updated)
+        assert not await mcp_notify.subscribe(hub.servers["notes"], "notes://protocol", updated)

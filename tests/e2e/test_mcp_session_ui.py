@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
-from conftest import ROOT, open_chat, pick_mode, send, spec, wait_idle
+from conftest import ROOT, expand_all_steps, open_chat, pick_mode, send, spec, wait_idle
 
 pytestmark = pytest.mark.browser
 LAB = ROOT / "tests" / "mcp_servers" / "changing_lab.py"
@@ -90,4 +90,21 @@ def test_a_prompt_the_server_adds_mid_run_joins_the_command_menu(model_server, a
     wait_idle(page)
     page.fill("#chat-input", "/mcp.changing")
     page.get_by_text("mcp.changing.late_prompt", exact=False).first.wait_for()
+    page.close()
+
+
+def test_a_servers_log_messages_stay_in_the_calls_step_masked(model_server, app, browser):
+    page = open_chat(browser, app)
+    pick_mode(page, "Agent")
+    model_server.queue("fc-m", ToolCalls([Call("chatty", {})]), Text("Enough."))
+    model_server.queue("ans-m", Text("It talked."))
+    send(page, "Talk")
+    page.wait_for_selector("text=It talked.")
+    wait_idle(page)
+    expand_all_steps(page)
+    page.wait_for_selector("text=The server said:")
+    body = page.inner_text("body")
+    assert "log [error] (lab): error: sensor 7 failed" in body
+    assert "debug detail" not in body and "info: loading" not in body  # below warning
+    assert "sk-proj-ABCDEFGHIJKLMNOPQRSTUVWX1234" not in page.content()
     page.close()

@@ -63,6 +63,11 @@ TEXT = {
         "你会在这里看到它的更新（由服务器发送）。",
         "你會在這裡看到它的更新（由伺服器傳送）。",
     ),
+    "mcp_client.server_log": (
+        "**The server said:**",
+        "**服务器消息：**",
+        "**伺服器訊息：**",
+    ),
     "mcp_client.choices": (
         "**{argument}** of `/{command}`: the server suggests {values}. Click one, or type "
         "`/{command} {argument}=…`.",

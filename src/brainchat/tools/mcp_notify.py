@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from mcp import types
+from pydantic import AnyUrl
 
 from brainchat import events
 from brainchat.redact import get_logger, mask
@@ -210,6 +211,33 @@ class Notices:
             call_id=call_id, name=name or caller.tool, message=text, data={"mcp_log": level}
         )
         caller.context.run(events.emit, event)
+
+
+def can_subscribe(server: Any) -> bool:
+    """Whether the server offers resource subscriptions (resources.subscribe) and its updates
+    reach brainchat (a configured server: its notifications are brainchat's to handle)."""
+    caps = getattr(server, "capabilities", None)
+    configured = hasattr(server, "elicitations")  # a ServerConnection, not a plugged session
+    return bool(configured and caps and caps.resources and caps.resources.subscribe)
+
+
+async def subscribe(server: Any, uri: str, updated: Callable[[str], Awaitable[None]]) -> bool:
+    """Subscribe to one of the server's resources (resources/subscribe, once per URI however
+    many conversations attach it): `updated(uri)` is called, in the caller's context, when the
+    server says it changed. False when the server offers no subscriptions."""
+    if not can_subscribe(server):
+        return False
+    notices = notices_of(server)
+    first = notices.subscribers(uri) == 0
+    notices.watch(uri, updated)
+    if first:
+        await server.request(
+            f"subscription to {mask(uri)!r}",
+            "a subscription",
+            lambda s: s.subscribe_resource(AnyUrl(uri)),
+            LIST_TIMEOUT,
+        )
+    return True
 
 
 def kept_same(old: list[Any], new: list[Any]) -> list[Any]:

@@ -176,35 +176,6 @@ async def read(server: Server, uri: str, max_chars: int = MAX_RESULT_CHARS) -> C
     return Contents(uri, text, parts)
 
 
-def can_subscribe(server: Any) -> bool:
-    """Whether the server offers resource subscriptions (resources.subscribe) and its updates
-    reach brainchat (a configured server: its notifications are brainchat's to handle)."""
-    caps = getattr(server, "capabilities", None)
-    configured = hasattr(server, "elicitations")  # a ServerConnection, not a plugged session
-    return bool(configured and caps and caps.resources and caps.resources.subscribe)
-
-
-async def subscribe(server: Any, uri: str, updated: Callable[[str], Awaitable[None]]) -> bool:
-    """Subscribe to one of the server's resources (resources/subscribe, once per URI however
-    many conversations attach it): `updated(uri)` is called, in the caller's context, when the
-    server says it changed. False when the server offers no subscriptions."""
-    if not can_subscribe(server):
-        return False
-    from brainchat.tools.mcp_notify import notices_of
-
-    notices = notices_of(server)
-    first = notices.subscribers(uri) == 0
-    notices.watch(uri, updated)
-    if first:
-        await server.request(
-            f"subscription to {mask(uri)!r}",
-            "a subscription",
-            lambda s: s.subscribe_resource(AnyUrl(uri)),
-            TIMEOUT,
-        )
-    return True
-
-
 def resource_tools(servers: Callable[[], Mapping[str, Server]]) -> list[BaseTool]:
     """`mcp_list_resources(server)` and `mcp_read_resource(server, uri)`: read-only agent tools
     over the servers `servers()` returns now (those whose capabilities include resources)."""

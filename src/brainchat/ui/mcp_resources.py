@@ -14,6 +14,7 @@ import chainlit as cl
 
 from brainchat import i18n
 from brainchat.redact import get_logger, mask
+from brainchat.tools import mcp_notify
 from brainchat.tools import mcp_resources as resources
 from brainchat.ui.render import AUTHOR
 
@@ -91,9 +92,9 @@ async def attach(session: Any, server: str, uri: str) -> None:
     text = _keep(server, contents.uri, contents.text)
     said = i18n.t("mcp.attached", uri=mask(contents.uri), server=server, size=f"{len(text):,}")
     conn = servers[server]
-    if resources.can_subscribe(conn):  # the server tells us when it changes (#43)
+    if mcp_notify.can_subscribe(conn):  # the server tells us when it changes (#43)
         try:
-            await resources.subscribe(conn, contents.uri, lambda u: _updated(session, server, u))
+            await mcp_notify.subscribe(conn, contents.uri, lambda u: _updated(session, server, u))
             said += "\n\n" + i18n.t("mcp_client.subscribed")
         except Exception as exc:  # noqa: BLE001 - attached all the same; only updates are lost
             log.warning("MCP subscription to %s failed: %s", mask(uri), type(exc).__name__)

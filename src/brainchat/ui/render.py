@@ -9,6 +9,7 @@ and a stats table. `stop()` closes whatever is open and leaves the usage so far.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, assert_never
 
@@ -25,6 +26,7 @@ from brainchat.ui.plan_view import PlanView
 from brainchat.ui.run_steps import RunSteps, new_step, progress_view
 
 AUTHOR = run_end.AUTHOR
+_MARKUP = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~])")  # a server's words shown as text
 EXPORT_ACTION = run_end.EXPORT_ACTION
 export_button = run_end.export_button
 
@@ -41,6 +43,7 @@ class RunRenderer(RunSteps):
         self.waiting: set[str] = set()  # call_ids waiting for approval
         self.changes: dict[str, str] = {}  # call_id -> what it changed in the study
         self.asked: dict[str, str] = {}  # call_id -> what its server asked the user
+        self.server_log: dict[str, list[str]] = {}  # call_id -> its server's log lines
         self.figure_names: dict[str, list[str]] = {}
         self.figures: list[Any] = []  # cl.Image  # shown under the answer
         self.files: list[Any] = []  # cl.File  # written by a tool, offered under the answer
@@ -181,6 +184,8 @@ class RunRenderer(RunSteps):
             return
         if e.data.get("elicitation"):  # kept for the step's body when it ends
             self.asked[e.call_id] = e.message
+        if e.data.get("mcp_log") or e.data.get("sampling"):  # a server's log line (#43): kept
+            self.server_log.setdefault(e.call_id, []).append(e.message)
         step.name, step.output = progress_view(e)  # the title: visible without opening
         await step.update()
 
@@ -227,6 +232,13 @@ class RunRenderer(RunSteps):
         body = st.result_text(e, self.changes.pop(e.call_id, ""), self.figure_names.get(e.call_id))
         if e.call_id in self.asked:  # the server asked the user mid-call
             body += "\n\n" + i18n.t("page.asked", question=self.asked.pop(e.call_id))
+        if lines := self.server_log.pop(e.call_id, []):
+            body += (
+                "\n\n"
+                + i18n.t("mcp_client.server_log")
+                + "\n"
+                + "\n".join("- " + _MARKUP.sub(r"\\\1", line) for line in lines)
+            )
         await self._close(step, body, st.finished_title(e))
 
     async def on_evaluation(self, e: ev.Evaluation) -> None:
