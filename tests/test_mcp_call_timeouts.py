@@ -4,6 +4,7 @@ hard maximum (BRAINCHAT_MCP_MAX_CALL_SECONDS)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -88,3 +89,37 @@ async def test_a_server_that_answers_not_even_a_ping_is_restarted(slow):
     assert slow.status()[0]["state"] == "unhealthy"
     after = await t["recall"].ainvoke({})  # a later call restarts it: a new process
     assert after != before and slow.status()[0]["restarts"] == 1
+
+
+async def test_brainchats_own_server_keeps_its_study_when_a_training_runs_past_the_limit(
+    monkeypatch, tmp_path
+):
+    """The issue's case: train_model past its limit used to end the session ("EEG study: empty")."""
+    from brainchat.eeg.io.synthetic import write_demo_set
+
+    data = tmp_path / "data"
+    write_demo_set(data, subjects=1, sessions=1, trials=20, seed=3)
+    monkeypatch.setenv("BRAINCHAT_MCP_MAX_CALL_SECONDS", "25")  # read by this client only
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BRAINCHAT_", "AGENT_"))}
+    env |= {"BRAINCHAT_DATA_DIR": str(data), "BRAINCHAT_STATE_DIR": str(tmp_path / "st")}
+    brainchat = Path(sys.executable).parent / "brainchat"
+    config = McpServerConfig(
+        name="eeg", command=str(brainchat), args=["mcp-server"], env=env, cwd=str(tmp_path),
+        timeout=15, connect_timeout=60,
+    )  # fmt: skip
+    hub = McpHub([config])
+    await hub.start()
+    try:
+        t = tools(hub)
+        await t["load_data"].ainvoke({"files": ["sub-01_ses-01_task-mi_eeg.edf"]})
+        await t["epoch_data"].ainvoke({})
+        await t["split_dataset"].ainvoke({})
+        # cancelled (at 25 s, epochs' progress extending the 15 s idle limit; on a loaded
+        # machine perhaps before the first epoch): the session and its study live on
+        with pytest.raises(ToolException, match=r"was cancelled after .*still connected"):
+            await t["train_model"].ainvoke({"model": "eegnet", "epochs": 1000})
+        assert hub.status()[0]["state"] == "connected" and hub.status()[0]["restarts"] == 0
+        state = await t["get_study_state"].ainvoke({})
+        assert "split by trial" in state and "eegnet" not in state.lower()
+    finally:
+        await hub.close()

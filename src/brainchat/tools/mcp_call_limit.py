@@ -68,6 +68,8 @@ class CallLimit:
 
     def why(self) -> str:
         """Which limit ended the call, for the model and the user."""
+        if self.hard <= self.idle:  # no room for progress to extend it
+            return f"its limit of {self.idle:g} s"
         if self.last + self.idle < self.started + self.hard:
             return f"no progress for {self.idle:g} s"
         return f"it reached the hard maximum of {self.hard:g} s ({MAX_ENV})"
