@@ -49,6 +49,14 @@ async def test_a_failed_task_is_the_calls_error_and_the_session_is_kept(lab):
     assert lab.status()[0]["tasks"] == []
 
 
+async def test_a_task_that_asks_the_user_is_answered_through_tasks_result(lab):
+    # input_required: tasks/result carries the server's question; with no run to answer it
+    # (a bare call), the client's elicitation answers as it does for a plain call
+    answer = await tools(lab)["research"].ainvoke({"topic": "y", "ask": "How deep?"})
+    assert answer in ("asked: cancel", "asked: decline")
+    assert lab.status()[0]["tasks"] == []
+
+
 async def test_status_messages_are_the_steps_progress(lab):
     from brainchat import events
 

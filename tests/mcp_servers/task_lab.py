@@ -36,6 +36,7 @@ RESEARCH = types.Tool(
             "path": {"type": "string", "default": ""},
             "fail": {"type": "string", "default": ""},
             "refuse_cancel": {"type": "boolean", "default": False},
+            "ask": {"type": "string", "default": ""},
         },
         "required": ["topic"],
     },
@@ -76,6 +77,10 @@ async def call_tool(name: str, args: dict[str, Any]) -> Any:
             Path(path).write_text("started")  # noqa: ASYNC240 - a test server
         if args.get("refuse_cancel"):
             _refuse_once.add(task.task_id)
+        if args.get("ask"):  # input_required: the question goes out with tasks/result
+            schema = {"type": "object", "properties": {"depth": {"type": "integer"}}}
+            answer = await task.elicit(str(args["ask"]), schema)
+            return _text(f"asked: {answer.action}")
         if args.get("fail"):
             raise RuntimeError(str(args["fail"]))  # the SDK marks the task failed with this
         for i in range(steps):
