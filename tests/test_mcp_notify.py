@@ -5,6 +5,7 @@ call's step at the user's level and the app log, masked. Against tests/mcp_serve
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from pathlib import Path
@@ -187,3 +188,29 @@ async def test_a_server_without_subscriptions_is_not_subscribed():
 
     async with McpHub([notes_config()]) as hub:
         assert not await mcp_notify.subscribe(hub.servers["notes"], "notes://protocol", updated)
+
+
+async def test_a_server_that_logs_is_asked_for_the_users_level(monkeypatch):
+    monkeypatch.setenv(mcp_notify.LEVEL_ENV, "error")
+    async with McpHub([lab()]) as hub:
+        level = (await hub.servers["changing"].call("log_level", {}, 30)).content[0].text  # type: ignore[union-attr]
+    assert level == "error"
+
+
+async def test_a_restarted_server_is_subscribed_again_before_the_next_request():
+    async def updated(uri: str) -> None:
+        pass
+
+    async with McpHub([lab()]) as hub:
+        conn = hub.servers["changing"]
+
+        async def subscriptions() -> str:
+            return (await conn.call("subscriptions", {}, 30)).content[0].text  # type: ignore[union-attr]
+
+        assert await mcp_notify.subscribe(conn, "lab://counter", updated)
+        with contextlib.suppress(Exception):
+            await conn.call("crash", {}, 30)
+        after_restart = await subscriptions()  # the call restarts it: a new process
+        await mcp_notify.settled([conn])  # asked before each model request
+        again = await subscriptions()
+    assert (after_restart, again) == ("none", "lab://counter")

@@ -7,11 +7,14 @@ and completes prompt arguments (#43).
 - `bump()` changes `lab://counter` and sends `notifications/resources/updated` for it if the
   client subscribed; `subscriptions()` says which URIs the client subscribed to.
 - The prompt `analyse(band, channel)` completes `band` from a list and `channel` by the band.
+- `log_level()` says the level the client set (logging/setLevel); `crash()` exits the process.
 
 Run over stdio: python tests/mcp_servers/changing_lab.py
 """
 
 from __future__ import annotations
+
+import os
 
 from mcp import types
 from mcp.server.fastmcp import Context, FastMCP
@@ -21,6 +24,7 @@ from pydantic import AnyUrl
 mcp = FastMCP("changing-lab", log_level="WARNING")
 COUNTER = {"n": 0}
 SUBSCRIBED: set[str] = set()
+LEVEL = {"set": "unset"}
 BANDS = ["alpha", "beta", "delta", "gamma", "mu", "theta"]
 CHANNELS = {"mu": ["C3", "C4", "Cz"], "alpha": ["O1", "O2", "Pz"]}
 
@@ -50,6 +54,23 @@ async def _subscribe(uri: AnyUrl) -> None:
 @server.unsubscribe_resource()
 async def _unsubscribe(uri: AnyUrl) -> None:
     SUBSCRIBED.discard(str(uri))
+
+
+@server.set_logging_level()
+async def _set_level(level: types.LoggingLevel) -> None:
+    LEVEL["set"] = level
+
+
+@mcp.tool()
+def log_level() -> str:
+    """The level the client set (logging/setLevel), or 'unset'."""
+    return LEVEL["set"]
+
+
+@mcp.tool()
+def crash() -> str:
+    """Exit the process at once (the client restarts it on a later call)."""
+    os._exit(1)
 
 
 @mcp.resource("lab://counter", name="counter", mime_type="text/plain")

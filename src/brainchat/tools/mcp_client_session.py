@@ -17,7 +17,7 @@ from mcp.client.session import ClientSession
 
 from brainchat.tools import mcp_roots
 from brainchat.tools.mcp_elicit_route import Elicitations, elicit_aside
-from brainchat.tools.mcp_notify import notices_of
+from brainchat.tools.mcp_notify import notices_of, step_level
 from brainchat.tools.mcp_sampling import Sampler, sample_aside
 
 
@@ -26,6 +26,7 @@ def session_options(connection: Any) -> dict[str, Any]:
     who answers the server's questions, who hears its notifications and log messages);
     `connection` is its ServerConnection."""
     notices = notices_of(connection)
+    notices.opened += 1  # a new session: subscriptions are made again (Notices.resubscribe)
     options = {
         "elicitation_callback": connection.elicitations,
         "message_handler": notices.on_message,
@@ -40,6 +41,15 @@ def session_options(connection: Any) -> dict[str, Any]:
 class CancellingSession(ClientSession):
     """A ClientSession that tells the server when a request is given up (Stop, a timeout): the
     MCP specification's `notifications/cancelled`, which the SDK's client does not send."""
+
+    async def initialize(self) -> types.InitializeResult:
+        """Initialize; then ask a server that logs to send only what the user wants to see
+        (logging/setLevel, BRAINCHAT_MCP_LOG_LEVEL), as VS Code sets a server's level."""
+        result = await super().initialize()
+        if result.capabilities.logging is not None:
+            with contextlib.suppress(Exception):  # a server that refuses it logs as it likes
+                await self.set_logging_level(step_level())
+        return result
 
     async def _received_request(self, responder: Any) -> None:
         if elicit_aside(self, responder, self._elicitation_callback):

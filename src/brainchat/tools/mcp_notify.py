@@ -80,6 +80,8 @@ class Notices:
         self.refreshes = 0  # listings done (tests read it)
         self._subscribers: dict[str, list[tuple[Updated, contextvars.Context]]] = {}
         self.roots = Roots()  # the session's list_roots_callback, when roots are served
+        self.opened = 0  # sessions opened (a restart opens a new one, which knows no subscription)
+        self._subscribed: dict[str, int] = {}  # URI -> the session (`opened`) it was made in
 
     # -- the session's callbacks (both run in its receive loop: never wait there) ------------
     async def on_message(self, message: Any) -> None:
@@ -185,6 +187,27 @@ class Notices:
     def subscribers(self, uri: str) -> int:
         return len(self._subscribers.get(uri, []))
 
+    async def subscribe(self, uri: str) -> None:
+        """resources/subscribe for `uri` on the current session (once per session)."""
+        if self._subscribed.get(uri) == self.opened:
+            return
+        await self.connection.request(
+            f"subscription to {mask(uri)!r}",
+            "a subscription",
+            lambda s: s.subscribe_resource(AnyUrl(uri)),
+            LIST_TIMEOUT,
+        )
+        self._subscribed[uri] = self.opened
+
+    async def resubscribe(self) -> None:
+        """After a restart, subscribe again to what is still watched (the new session knows none)."""
+        if self.connection.state != "connected":
+            return
+        for uri in [u for u, at in self._subscribed.items() if at != self.opened]:
+            if self.subscribers(uri):
+                with contextlib.suppress(Exception):
+                    await self.subscribe(uri)
+
     def watch(self, uri: str, updated: Updated) -> Callable[[], None]:
         """Call `updated(uri)` (in the caller's context: its page) when the server says `uri`
         changed; returns the function that stops it. Subscribing on the server is `subscribe`."""
@@ -228,15 +251,8 @@ async def subscribe(server: Any, uri: str, updated: Callable[[str], Awaitable[No
     if not can_subscribe(server):
         return False
     notices = notices_of(server)
-    first = notices.subscribers(uri) == 0
     notices.watch(uri, updated)
-    if first:
-        await server.request(
-            f"subscription to {mask(uri)!r}",
-            "a subscription",
-            lambda s: s.subscribe_resource(AnyUrl(uri)),
-            LIST_TIMEOUT,
-        )
+    await notices.subscribe(uri)
     return True
 
 
@@ -267,7 +283,11 @@ def notices_of(connection: Any) -> Notices:
 
 async def settled(connections: Iterable[Any], wait: float = SETTLE_WAIT) -> None:
     """Wait until the servers' pending re-listings (after list_changed) are done (bounded);
-    tell those whose roots changed (roots/list_changed)."""
+    tell those whose roots changed (roots/list_changed); subscribe again on a restarted one."""
     found = [n for c in connections if (n := _notices.get(c)) is not None]
     if found:
-        await asyncio.gather(*(n.settled(wait) for n in found), *(n.roots_changed() for n in found))
+        await asyncio.gather(
+            *(n.settled(wait) for n in found),
+            *(n.roots_changed() for n in found),
+            *(n.resubscribe() for n in found),
+        )
