@@ -120,5 +120,9 @@ def test_the_rule_for_each_shape():
     assert "not shown: the page shows image/png" in lines[0]
     assert "its bytes are not image/png, not shown" in lines[1]
     assert lines[2].endswith("shown to the user]") and len(given.images) == 1
+    around = [types.TextContent(type="text", text="before"), real]
+    around.append(types.TextContent(type="text", text="after"))
+    lines = model_content(types.CallToolResult(content=around)).text.splitlines()
+    assert lines[0] == "before" and lines[1].startswith("[image") and lines[2] == "after"
     headless = model_content(types.CallToolResult(content=[real]), can_show=False)
     assert "not shown" in headless.text and not headless.images  # no page: never called shown

@@ -42,25 +42,18 @@ class ModelContent:
 def model_content(result: types.CallToolResult, *, can_show: bool = True) -> ModelContent:
     """The result as the model gets it; `can_show`: a page is listening for images."""
     out = ModelContent("")
-    texts: list[str] = []  # the text content, which may be a copy of the structured content
-    parts: list[str | None] = []  # in order; None marks where the text content goes
+    parts: list[str] = []  # in the server's order
     for block in result.content:
         if isinstance(block, types.TextContent):
-            texts.append(block.text)
-            if None not in parts:
-                parts.append(None)
+            # the structured content serialized, or what the server wrote for it: given alone
+            parts.append(_compact_text(block.text))
         else:
             parts.append(_describe(block, out, can_show))
+    has_text = any(isinstance(b, types.TextContent) for b in result.content)
     structured = result.structuredContent
-    if texts:  # the text: the structured content serialized, or what the server wrote for it
-        body = "\n".join(_compact_text(t) for t in texts)
-    elif structured is not None and not _copy_of_blocks(structured, result.content):
-        body = _compact(scrub(structured))
-    else:
-        body = ""
-    if None not in parts:
-        parts.insert(0, None)
-    text = "\n".join(x for x in (body if p is None else p for p in parts) if x)
+    if not has_text and structured is not None and not _copy_of_blocks(structured, result.content):
+        parts.insert(0, _compact(scrub(structured)))  # no text: the data, once
+    text = "\n".join(p for p in parts if p)
     text = text or "(the tool returned no content)"
     if len(text) > MAX_RESULT_CHARS:
         text = text[:MAX_RESULT_CHARS] + f"\n[truncated: {len(text)} characters in all]"
