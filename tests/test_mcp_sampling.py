@@ -100,3 +100,52 @@ async def test_a_request_outside_a_call_of_a_run_is_refused():
     text = result.content[0].text  # type: ignore[union-attr]
     assert text.startswith("refused: the calling run has no model to serve sampling")
     assert "sampling=True" in caps.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_plugged_servers_request_is_served_as_a_configured_ones(
+    scripted_server, tmp_path, monkeypatch
+):
+    """The plug button's session (Chainlit builds `mcp.ClientSession(..., sampling_callback=None)`)
+    declares sampling and routes it to the calling run's user and model."""
+    import mcp
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from brainchat.session import Session
+    from brainchat.settings import Settings
+    from brainchat.tools.mcp_client_session import use_for_plugged_servers
+
+    monkeypatch.setattr(mcp, "ClientSession", mcp.ClientSession)
+    use_for_plugged_servers()
+    s = scripted_server
+    session = Session(
+        Settings(
+            function_call_model=spec(s, "fc"),
+            answer_model=spec(s, "ans"),
+            default_mode="agent",
+            data_dir=tmp_path / "data",
+        )
+    )
+    params = StdioServerParameters(command=sys.executable, args=[str(LAB)])
+    approver = Approver("once")
+    async with stdio_client(params) as (read, write):
+        async with mcp.ClientSession(
+            read_stream=read, write_stream=write, sampling_callback=None
+        ) as c:
+            await c.initialize()
+            await session.connect_user_server("mine", c)
+            s.queue(
+                "fc",
+                ToolCalls([Call("summarise", {"text": "beta at C4"})]),
+                Text("Beta rebound."),
+                Text("Enough."),
+            )
+            s.queue("ans", Text("Done."))
+
+            async def yes(*args: Any, **kwargs: Any) -> bool:
+                return True  # a plugged server's tool asks before its first use
+
+            with answering(None), mcp_sampling.approving(approver):
+                events = await collect(session.ask("Summarise", confirm=yes))
+    assert approver.asked[0].server == "mine"
+    summary = {e.name: e for e in of(events, "tool_finished")}["summarise"].summary
+    assert summary.startswith("summary from fc: Beta rebound.")

@@ -17,7 +17,7 @@ from mcp.client.session import ClientSession
 
 from brainchat.tools import mcp_roots
 from brainchat.tools.mcp_elicit_route import Elicitations, elicit_aside
-from brainchat.tools.mcp_notify import notices_of, step_level
+from brainchat.tools.mcp_notify import Notices, notices_of, step_level
 from brainchat.tools.mcp_sampling import Sampler, sample_aside
 
 
@@ -31,7 +31,7 @@ def session_options(connection: Any) -> dict[str, Any]:
         "elicitation_callback": connection.elicitations,
         "message_handler": notices.on_message,
         "logging_callback": notices.on_log,
-        "sampling_callback": Sampler(connection.name, connection.elicitations),
+        "sampling_callback": Sampler(connection.elicitations),
     }
     if mcp_roots.served():  # else the roots capability is not declared
         options["list_roots_callback"] = notices.roots
@@ -92,7 +92,8 @@ class PluggedSession(CancellingSession):
     the server would be told the client cannot ask the user. Made with none, this session
     declares form elicitation and routes a question, like a configured server's, to the run
     whose call is open (`elicitations`; brainchat names the server at connect). Until a call is
-    open, a question gets `cancel`.
+    open, a question gets `cancel`. Likewise it declares sampling, served (with the user's
+    approval) by the calling run's model, and sends its log lines to the log and the call's step.
     """
 
     def __init__(  # ClientSession's own order: a positional caller gets the same meaning
@@ -108,8 +109,26 @@ class PluggedSession(CancellingSession):
         self.elicitations: Elicitations | None = None
         if elicitation_callback is None:
             self.elicitations = elicitation_callback = Elicitations("(plugged)")
+            # as a configured server's (#43): its request for the model goes to the calling
+            # run's user and model, its log lines to the app log and the call's step
+            if sampling_callback is None:
+                sampling_callback = Sampler(self.elicitations)
+            if not args and "logging_callback" not in kwargs:
+                kwargs["logging_callback"] = Notices(_Plugged(self.elicitations)).on_log
         super().__init__(read_stream, write_stream, read_timeout_seconds, sampling_callback,
                          elicitation_callback, *args, **kwargs)  # fmt: skip
+
+
+class _Plugged:
+    """What Notices needs of a plugged server: its name (given at connect) and its calls."""
+
+    def __init__(self, elicitations: Elicitations) -> None:
+        self.elicitations = elicitations
+        self.state = "connected"
+
+    @property
+    def name(self) -> str:
+        return self.elicitations.server
 
 
 def use_for_plugged_servers() -> None:

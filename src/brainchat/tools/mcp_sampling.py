@@ -99,9 +99,12 @@ class Sampler:
     """One server's sampling_callback (`elicitations`: the server's Elicitations, whose open
     call says which run's model and user serve the request)."""
 
-    def __init__(self, server: str, elicitations: Any) -> None:
-        self.server = server
+    def __init__(self, elicitations: Any) -> None:
         self.elicitations = elicitations
+
+    @property
+    def server(self) -> str:
+        return str(self.elicitations.server)  # a plugged server is named at connect
 
     async def __call__(
         self, context: Any, params: types.CreateMessageRequestParams
