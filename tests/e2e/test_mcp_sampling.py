@@ -11,7 +11,16 @@ import sys
 import pytest
 
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
-from conftest import ROOT, expand_all_steps, open_chat, pick_mode, send, spec, wait_idle
+from conftest import (
+    ROOT,
+    expand_all_steps,
+    open_chat,
+    pick_mode,
+    screenshot,
+    send,
+    spec,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.browser
 LAB = ROOT / "tests" / "mcp_servers" / "sampling_lab.py"
@@ -53,6 +62,7 @@ def test_always_allow_serves_it_with_the_runs_model_and_is_not_asked_again(
     assert "Summarise: mu rhythm over C3" in body and "You write one-line summaries." in body
     assert page.get_by_role("button", name="Allow once").count() == 1
     assert page.get_by_role("button", name="Deny").count() == 1
+    screenshot(page, "mcp-sampling-dialog.png")
     always.click()
     page.wait_for_selector("text=First summary done.", timeout=90_000)
     wait_idle(page)
@@ -62,6 +72,7 @@ def test_always_allow_serves_it_with_the_runs_model_and_is_not_asked_again(
     expand_all_steps(page)
     page.wait_for_selector("text=sampling (sampler)")  # the request's own step
     page.get_by_text("summary from fc-m: Mu ERD at C3.").first.wait_for()
+    screenshot(page, "mcp-sampling-step.png", full_page=True)
 
     summarise_turn(model_server, "Still mu ERD.", "Second summary done.")
     send(page, "Summarise it again")
