@@ -60,3 +60,11 @@ async def test_a_changed_folder_is_told_with_roots_list_changed(tmp_path, monkey
         now = await ask(hub, "folders")
     assert (unchanged, changed) == ("0", "1")
     assert now.startswith((tmp_path / "two").resolve().as_uri())
+
+
+async def test_the_client_names_itself_brainchat_with_its_version():
+    from importlib import metadata
+
+    async with McpHub([lab()]) as hub:
+        said = await ask(hub, "client")
+    assert said == f"brainchat {metadata.version('brainchat')}"

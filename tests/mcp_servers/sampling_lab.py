@@ -63,6 +63,13 @@ async def capabilities(ctx: Context) -> str:  # type: ignore[type-arg]
 
 
 @mcp.tool()
+async def client(ctx: Context) -> str:  # type: ignore[type-arg]
+    """The client's clientInfo as 'name version'."""
+    params = ctx.session.client_params
+    return f"{params.clientInfo.name} {params.clientInfo.version}" if params else "unknown"
+
+
+@mcp.tool()
 def roots_changes() -> str:
     """How many roots/list_changed notifications came."""
     return str(CHANGES["roots"])

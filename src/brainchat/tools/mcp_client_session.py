@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from importlib import metadata
 from typing import Any
 
 import mcp
@@ -32,10 +33,22 @@ def session_options(connection: Any) -> dict[str, Any]:
         "message_handler": notices.on_message,
         "logging_callback": notices.on_log,
         "sampling_callback": Sampler(connection.elicitations),
+        "client_info": client_info(),
     }
     if mcp_roots.served():  # else the roots capability is not declared
         options["list_roots_callback"] = notices.roots
     return options
+
+
+def client_info() -> types.Implementation:
+    """clientInfo: brainchat and its installed version (the SDK would say "mcp 0.1.0")."""
+    try:
+        version = metadata.version("brainchat")
+    except metadata.PackageNotFoundError:
+        import brainchat
+
+        version = str(getattr(brainchat, "__version__", "0"))
+    return types.Implementation(name="brainchat", version=version)
 
 
 class CancellingSession(ClientSession):
@@ -115,6 +128,8 @@ class PluggedSession(CancellingSession):
                 sampling_callback = Sampler(self.elicitations)
             if not args and "logging_callback" not in kwargs:
                 kwargs["logging_callback"] = Notices(_Plugged(self.elicitations)).on_log
+            if not args and "client_info" not in kwargs:
+                kwargs["client_info"] = client_info()
         super().__init__(read_stream, write_stream, read_timeout_seconds, sampling_callback,
                          elicitation_callback, *args, **kwargs)  # fmt: skip
 
