@@ -133,7 +133,7 @@ class Notices:
 
     async def roots_changed(self) -> None:
         """Tell the server its roots changed, if they did since it was told them."""
-        if self.connection.state == "connected" and self.roots.given is not None:
+        if self.connection.state == "connected" and self.roots.stale():
             with contextlib.suppress(Exception):
                 await self.connection.request(
                     "roots notice", "a roots notice", self.roots.check, LIST_TIMEOUT

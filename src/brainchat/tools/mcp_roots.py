@@ -65,6 +65,10 @@ class Roots:
         self.given = current()
         return types.ListRootsResult(roots=self.given)
 
+    def stale(self) -> bool:
+        """The server was told roots that are no longer the ones offered (a cheap check)."""
+        return self.given is not None and self.given != current()
+
     async def check(self, session: Any) -> bool:
         """Send roots/list_changed when the roots differ from those the server was told."""
         if self.given is None or self.given == current():
