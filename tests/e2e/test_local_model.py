@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
 import sys
 import threading
@@ -22,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from conftest import open_chat, pick_mode, screenshot, send, wait_idle
+from conftest import open_chat, pick_mode, poll, screenshot, send, wait_idle
 from gguf_server import sha256, synthetic_gguf
 
 pytestmark = pytest.mark.browser
@@ -33,7 +34,14 @@ REPO, REVISION, FILENAME = "lab/Tiny-GGUF", "0123456789abcdef0123456789abcdef012
 STAND_IN = """#!{python}
 # llama-server's flags in, the scripted server out: /v1/models lists the alias, and each chat
 # request is answered "(scripted) " + the user's last message
-import argparse, json, sys, threading
+import argparse, json, os, subprocess, sys, time
+HOLDER = \"\"\"import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the dead server's connections linger
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen()
+print("held", flush=True)
+time.sleep(600)\"\"\"
 from brainchat.testing.scripted_server import ScriptedServer
 
 p = argparse.ArgumentParser()
@@ -41,12 +49,21 @@ for flag in ("-m", "--alias", "--host", "--port", "-c", "--parallel", "-t", "-tb
     p.add_argument(flag)
 args, _ = p.parse_known_args()
 with open({record!r}, "a", encoding="utf-8") as f:
-    f.write(json.dumps(sys.argv[1:]) + "\\n")
+    f.write(json.dumps([os.getpid(), *sys.argv[1:]]) + "\\n")
 server = ScriptedServer(port=int(args.port), pace=0)
 server.models = [args.alias]
 server.start()
 print("server is listening", flush=True)
-threading.Event().wait()
+hold = {record!r} + ".die." + str(os.getpid())  # when it appears: exit, leaving the port held
+while not os.path.exists(hold):
+    time.sleep(0.1)
+server.stop()
+holder = subprocess.Popen([sys.executable, "-c", HOLDER, args.port], stdout=subprocess.PIPE,
+                          start_new_session=True)
+assert holder.stdout.readline() == b"held\\n"
+with open(hold, "w") as f:
+    f.write(str(holder.pid))
+os._exit(3)
 """
 
 
@@ -124,7 +141,8 @@ def local_env(hub: SlowHub, folder: Path) -> dict[str, str]:
             "BRAINCHAT_LLAMA_SERVER": str(server)}  # fmt: skip
 
 
-def starts(folder: Path) -> list[list[str]]:
+def starts(folder: Path) -> list[list[Any]]:
+    """Each start of the stand-in: its pid, then its arguments."""
     record = folder / "llama-server.argv"
     return [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
 
@@ -162,7 +180,7 @@ def test_use_a_local_model_from_the_first_screen_to_an_answer(app_factory, brows
     page.wait_for_selector("text=/runs on this machine .* plays every role/")
     assert [r for _, r in hub.requests if r.startswith("bytes=") and r != "bytes=0-"], hub.requests
     assert (models / FILENAME).read_bytes() == hub.data
-    (argv,) = starts(tmp_path / "local")
+    ((_pid, *argv),) = starts(tmp_path / "local")
     assert argv[argv.index("-m") + 1] == str((models / FILENAME).resolve())
     assert argv[argv.index("--alias") + 1] == MODEL_ID
 
@@ -180,6 +198,21 @@ def test_use_a_local_model_from_the_first_screen_to_an_answer(app_factory, brows
     table = page.locator("table").last.inner_text()
     assert re.search(r"function call\s+tiny-lab-q4 @ local\s+1", table), table
     assert re.search(r"answer\s+tiny-lab-q4 @ local\s+1", table), table
+
+    # the server dies and another program takes its port: the runtime cannot restart it there;
+    # the next turn starts it again on another port, and the chat's connection follows it
+    pick_mode(page, "Chat")
+    die = tmp_path / "local" / f"llama-server.argv.die.{starts(tmp_path / 'local')[0][0]}"
+    die.write_text("")
+    poll(lambda: die.read_text().strip().isdigit(), "the stand-in gone and its port held")
+    try:
+        send(page, "Still there?")
+        page.wait_for_selector("text=(scripted) Still there?")
+        wait_idle(page)
+    finally:
+        os.kill(int(die.read_text()), signal.SIGKILL)
+    ports = [run[run.index("--port") + 1] for run in starts(tmp_path / "local")]
+    assert len(ports) == 2 and ports[0] != ports[1], ports
     page.close()
 
 
@@ -236,7 +269,7 @@ def _pull_with(env: dict[str, str], model: Any, folder: Path) -> None:
 def test_offline_and_without_the_runtime_the_page_says_what_to_do(app_factory, browser, hub,
                                                                    tmp_path) -> None:  # fmt: skip
     """No hub to reach: the download says so and nothing is started. A file present but no
-    llama.cpp server installed: the start says the one command that installs it."""
+    llama.cpp server to run it: the start says the one command that installs one."""
     from brainchat.localmodels.catalog import load_catalog
 
     env = local_env(hub, tmp_path / "local")
@@ -255,7 +288,9 @@ def test_offline_and_without_the_runtime_the_page_says_what_to_do(app_factory, b
     home.mkdir()
     (model,) = load_catalog(Path(env["BRAINCHAT_MODELS_CATALOG"]))
     _pull_with(env, model, home / "state" / "models")
-    no_server = {k: v for k, v in env.items() if k != "BRAINCHAT_LLAMA_SERVER"}
+    # llama-server named but not there (this venv may have llama-cpp-python, so the runtime's
+    # "not installed" path cannot be forced here; its message names the same command)
+    no_server = {**env, "BRAINCHAT_LLAMA_SERVER": str(tmp_path / "no-such-llama-server")}
     page = open_chat(browser, app_factory(no_server, home=home))
     page.get_by_role("button", name="Use a local model").click()
     page.wait_for_selector("text=/local model Tiny Lab \\(Q4\\) did not start: /")

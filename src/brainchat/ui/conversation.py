@@ -239,6 +239,7 @@ async def run_turn(
     confirm = make_confirm(s.settings.limits.confirm_timeout, renderer.awaiting)
     if s.mode == "agent":
         s.use_configured_tools(await servers.refreshed_toolset())
+    await local_model.before_turn(conv)  # a local model restarted on another port (#42)
     counted = False
     try:
         # an MCP server's question is a form here; its request for the model, a dialog

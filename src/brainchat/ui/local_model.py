@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 log = get_logger("brainchat.ui")
 ACTION = "local_model"  # app.py's callback; payload {"do": "use" | "list" | "cancel", "model": id}
 SETUP_KEY = "local_model_setup"  # this page's setup under way (user session)
+RUNTIME_KEY = "local_model_runtime"  # the runtime this page's chat is connected to
 TICK = 0.5  # seconds between two updates of a progress message
 ROLES = ("chat", "function_call", "answer")
 _downloads: dict[str, asyncio.Lock] = {}  # one download per model in this process
@@ -184,7 +185,7 @@ async def use(conv: Conversation, setup: Setup) -> None:
 
 async def download(model: Any, cancel: threading.Event) -> Path | None:
     """The verified file, downloaded here with its progress shown; None (said why) if not."""
-    from brainchat.localmodels.download import DownloadCancelled, DownloadError, pull
+    from brainchat.localmodels.download import DownloadCancelled, DownloadError, explain, pull
 
     stop = action("cancel", i18n.t("local_model.cancel_button"), "x", model.id)
     shown = i18n.t("local_model.connecting", name=model.name, size=view.size(model.size_bytes))
@@ -210,7 +211,8 @@ async def download(model: Any, cancel: threading.Event) -> Path | None:
         )
     except DownloadError as exc:
         key = "cancelled" if isinstance(exc, DownloadCancelled) else "download_failed"
-        note.content = i18n.t(f"local_model.{key}", name=model.name, reason=mask(str(exc)))
+        reason = mask(explain(exc))  # in the user's language
+        note.content = i18n.t(f"local_model.{key}", name=model.name, reason=reason)
     finally:
         await stop.remove()
         await note.update()
@@ -260,6 +262,7 @@ async def start(model: Any, path: Path) -> tuple[Any, float] | None:
 
 async def connect(conv: Conversation, model: Any, runtime: Any, elapsed: float) -> None:
     """The runtime as a connection of this session, its model picked for every role."""
+    cl.user_session.set(RUNTIME_KEY, runtime)
     conn = runtime.connection()
     s = conv.session
     s.add_connection(conn)
@@ -277,3 +280,24 @@ async def connect(conv: Conversation, model: Any, runtime: Any, elapsed: float) 
     await say(
         i18n.t("local_model.ready", name=model.name, url=runtime.base_url, elapsed=round(elapsed))
     )
+
+
+async def before_turn(conv: Conversation) -> None:
+    """The chat's local model running, at the address it runs at now: a server the runtime gave
+    up on starts again at the next turn, on a new port, and the connection follows it."""
+    runtime = cl.user_session.get(RUNTIME_KEY)
+    if runtime is None:
+        return
+    from brainchat.localmodels.runtime import NAME, RuntimeUnavailable
+
+    conn = conv.session.connections.get(NAME)
+    if conn is None:  # the user removed it in the panel
+        return
+    try:
+        await runtime.start()  # at once when it runs
+    except RuntimeUnavailable as exc:
+        name = runtime.model.name if runtime.model is not None else runtime.alias
+        await say(i18n.t("local_model.start_failed", name=name, reason=mask(str(exc))))
+        return
+    if (fresh := runtime.connection()).base_url != conn.base_url:
+        conv.session.add_connection(fresh)
