@@ -167,9 +167,10 @@ def main() -> None:
         for name, run in (("bare llama-server", baseline), ("brainchat page", through_the_page)):
             result = run(binary, model_path, model, args.question)
             rows.append((name, result))
+            load = os.getloadavg()[0]  # other work on the machine slows both sides
             print(f"round {n + 1} {name:18} ready {result['ready_s']:6.2f} s   first answer "
                   f"{result['total_s']:6.2f} s   tokens {result['prompt_tokens']:.0f} in / "
-                  f"{result['completion_tokens']:.0f} out", flush=True)  # fmt: skip
+                  f"{result['completion_tokens']:.0f} out   load {load:.1f}", flush=True)  # fmt: skip
     for key in ("ready_s", "total_s"):
         base = min(r[key] for name, r in rows if name == "bare llama-server")
         page = min(r[key] for name, r in rows if name == "brainchat page")
