@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -172,11 +173,11 @@ def main() -> None:
                   f"{result['total_s']:6.2f} s   tokens {result['prompt_tokens']:.0f} in / "
                   f"{result['completion_tokens']:.0f} out   load {load:.1f}", flush=True)  # fmt: skip
     for key in ("ready_s", "total_s"):
-        base = min(r[key] for name, r in rows if name == "bare llama-server")
-        page = min(r[key] for name, r in rows if name == "brainchat page")
-        print(
-            f"best {key[:-2]:6}: brainchat {page:.2f} s, bare {base:.2f} s, ratio {page / base:.2f}"
-        )
+        for how, pick in (("best", min), ("median", statistics.median)):
+            base = pick([r[key] for name, r in rows if name == "bare llama-server"])
+            page = pick([r[key] for name, r in rows if name == "brainchat page"])
+            print(f"{how:6} {key[:-2]:6}: brainchat {page:.2f} s, bare {base:.2f} s, "
+                  f"ratio {page / base:.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":
