@@ -58,8 +58,9 @@ def build_server(settings: Settings) -> Server[SessionStudy, Any]:
         entry = new_study()
         try:
             yield entry
-        finally:  # the session has ended: its study's memory goes with it
-            await entry.study.release()
+        finally:  # the session has ended: its study's memory goes with it, unless a handle
+            if entry.handle is None:  # keeps it (then its kernel ends when idle or it expires)
+                await entry.study.release()
 
     server: Server[SessionStudy, Any] = Server(
         "brainchat", version=version(), instructions=INSTRUCTIONS, lifespan=one_study
