@@ -86,3 +86,34 @@ def test_the_mcp_2_client_falls_back_to_2025_11_25_and_calls_a_tool(data):
             [str(MCP2), "-c", V2_CLIENT, url, TOKEN], capture_output=True, text=True, timeout=120
         )
     assert out.stdout.split() == ["2025-11-25", "brainchat", "empty"], out.stderr[-2000:]
+
+
+WHO = """
+from mcp.server.fastmcp import Context, FastMCP
+mcp = FastMCP("who")
+@mcp.tool()
+def who(ctx: Context) -> str:
+    info = ctx.session.client_params.clientInfo
+    return f"{info.name} {info.version}"
+mcp.run()
+"""
+
+
+async def test_brainchats_client_names_itself_brainchat_with_its_version(tmp_path):
+    """Before #43 a server saw brainchat's client as "mcp 0.1.0" (the SDK's default)."""
+    import sys
+    from importlib import metadata
+
+    from brainchat.tools.mcp_config import McpServerConfig
+    from brainchat.tools.mcp_connection import ServerConnection
+
+    script = tmp_path / "who.py"
+    script.write_text(WHO)
+    conn = ServerConnection(McpServerConfig(name="who", command=sys.executable, args=[str(script)]))
+    try:
+        assert await conn.connect(), conn.error
+        result = await conn.call("who", {}, timeout=30)
+    finally:
+        await conn.close()
+    said = result.content[0].text  # type: ignore[union-attr]
+    assert said == f"brainchat {metadata.version('brainchat')}"
