@@ -214,3 +214,30 @@ async def test_a_restarted_server_is_subscribed_again_before_the_next_request():
         await mcp_notify.settled([conn])  # asked before each model request
         again = await subscriptions()
     assert (after_restart, again) == ("none", "lab://counter")
+
+
+async def test_a_subscriber_that_fails_is_told_no_more():
+    import asyncio
+
+    told: list[str] = []
+
+    async def gone(uri: str) -> None:
+        told.append("gone")
+        raise RuntimeError("the page is closed")
+
+    async def kept(uri: str) -> None:
+        told.append("kept")
+
+    async with McpHub([lab()]) as hub:
+        conn = hub.servers["changing"]
+        await mcp_notify.subscribe(conn, "lab://counter", gone)
+        await mcp_notify.subscribe(conn, "lab://counter", kept)
+        for expected in (2, 3):  # both told, then only the one still there
+            await conn.call("bump", {}, 30)
+            for _ in range(400):  # a condition, not a time: the update comes after the result
+                if len(told) >= expected:
+                    break
+                await asyncio.sleep(0.05)
+        watching = mcp_notify.notices_of(conn).subscribers("lab://counter")
+    assert sorted(told) == ["gone", "kept", "kept"]
+    assert watching == 1

@@ -221,8 +221,18 @@ class Notices:
         return stop
 
     def _updated(self, uri: str) -> None:
-        for updated, context in list(self._subscribers.get(uri, [])):
-            asyncio.get_running_loop().create_task(_quietly(updated, uri), context=context)
+        for entry in list(self._subscribers.get(uri, [])):
+            updated, context = entry
+            asyncio.get_running_loop().create_task(self._tell(entry, uri), context=context)
+
+    async def _tell(self, entry: tuple[Updated, contextvars.Context], uri: str) -> None:
+        """One subscriber told; one that fails (its page is gone) is told no more."""
+        try:
+            await entry[0](uri)
+        except Exception as exc:  # noqa: BLE001 - a subscriber's trouble never reaches the session
+            log.info("MCP resource update of %s dropped: %s", mask(uri), type(exc).__name__)
+            with contextlib.suppress(ValueError):
+                self._subscribers.get(uri, []).remove(entry)
 
     # -- the open call's step ------------------------------------------------------------------
     def _to_step(self, text: str, level: str) -> None:
@@ -261,13 +271,6 @@ def kept_same(old: list[Any], new: list[Any]) -> list[Any]:
     object: the LangChain tools built over it, and the agents bound to them, stay valid."""
     before = {item.name: item for item in old}
     return [before[n.name] if before.get(n.name) == n else n for n in new]
-
-
-async def _quietly(updated: Updated, uri: str) -> None:
-    try:
-        await updated(uri)
-    except Exception:  # noqa: BLE001 - a subscriber's trouble never reaches the session
-        log.exception("MCP resource update of %s not applied", mask(uri))
 
 
 _notices: weakref.WeakKeyDictionary[Any, Notices] = weakref.WeakKeyDictionary()
