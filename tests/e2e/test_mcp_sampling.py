@@ -62,6 +62,7 @@ def test_always_allow_serves_it_with_the_runs_model_and_is_not_asked_again(
     assert "Summarise: mu rhythm over C3" in body and "You write one-line summaries." in body
     assert page.get_by_role("button", name="Allow once").count() == 1
     assert page.get_by_role("button", name="Deny").count() == 1
+    page.wait_for_selector("text=summarise · waiting for your approval")  # the call's step
     screenshot(page, "mcp-sampling-dialog.png")
     always.click()
     page.wait_for_selector("text=First summary done.", timeout=90_000)

@@ -243,7 +243,7 @@ async def run_turn(
     counted = False
     try:
         # an MCP server's question is a form here; its request for the model, a dialog
-        with answering(make_asker()), approving(make_approver()):
+        with answering(make_asker()), approving(make_approver(renderer.awaiting)):
             async for event in s.ask(question + note, confirm=confirm, message_id=parent_id):
                 if isinstance(event, RunFinished):
                     resume.mark_answer(renderer, event, parent_id)

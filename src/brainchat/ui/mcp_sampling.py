@@ -8,16 +8,19 @@ a denial. What was chosen then stays in the chat.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import chainlit as cl
 
 from brainchat import i18n
+from brainchat.events import current_tool_call
 from brainchat.redact import mask
 from brainchat.tools.mcp_sampling import Approver, Decision, Request
 from brainchat.ui.mcp_elicit import plain, quoted
 from brainchat.ui.run_end import AUTHOR
 
+Waiting = Callable[[str, bool], Awaitable[None]]  # (call_id, waiting) -> the tool step says so
 ALWAYS_KEY = "mcp_sampling_always"  # the servers this conversation always allows
 _CHOICES: dict[Decision, tuple[str, str, str]] = {
     "once": ("mcp_client.allow_once", "check", "mcp_client.allowed_once"),
@@ -26,32 +29,45 @@ _CHOICES: dict[Decision, tuple[str, str, str]] = {
 }
 
 
-def make_approver() -> Approver:
-    """The `Approver` of one chat turn: the dialog in this conversation."""
+def make_approver(waiting: Waiting | None = None) -> Approver:
+    """The `Approver` of one chat turn: the dialog in this conversation; `waiting(call_id, on)`
+    makes the calling tool's step say it waits for the user meanwhile."""
 
     async def approve(request: Request) -> Decision:
         always: list[str] = cl.user_session.get(ALWAYS_KEY) or []
         if request.server in always:
             return "always"
-        dialog = cl.AskActionMessage(
-            content=question(request),
-            actions=[
-                cl.Action(name=d, payload={"decision": d}, label=i18n.t(key), icon=icon)
-                for d, (key, icon, _) in _CHOICES.items()
-            ],
-            author=AUTHOR,
-            timeout=int(max(1, request.timeout)),
-        )
-        reply: Any = await dialog.send()
-        chosen = reply.get("name") if reply else None
-        decision: Decision = chosen if chosen in _CHOICES else "deny"  # type: ignore[assignment]
-        if decision == "always":
-            cl.user_session.set(ALWAYS_KEY, [*always, request.server])
-        dialog.content = i18n.t(_CHOICES[decision][2], server=plain(request.server))
-        await dialog.update()
-        return decision
+        call_id, _ = current_tool_call()  # the calling tool's (the request runs in its context)
+        if waiting is not None:
+            await waiting(call_id, True)
+        try:
+            return await _ask(request, always)
+        finally:
+            if waiting is not None:
+                await waiting(call_id, False)
 
     return approve
+
+
+async def _ask(request: Request, always: list[str]) -> Decision:
+    """The dialog; what was chosen stays in the chat."""
+    dialog = cl.AskActionMessage(
+        content=question(request),
+        actions=[
+            cl.Action(name=d, payload={"decision": d}, label=i18n.t(key), icon=icon)
+            for d, (key, icon, _) in _CHOICES.items()
+        ],
+        author=AUTHOR,
+        timeout=int(max(1, request.timeout)),
+    )
+    reply: Any = await dialog.send()
+    chosen = reply.get("name") if reply else None
+    decision: Decision = chosen if chosen in _CHOICES else "deny"  # type: ignore[assignment]
+    if decision == "always":
+        cl.user_session.set(ALWAYS_KEY, [*always, request.server])
+    dialog.content = i18n.t(_CHOICES[decision][2], server=plain(request.server))
+    await dialog.update()
+    return decision
 
 
 def question(request: Request) -> str:
