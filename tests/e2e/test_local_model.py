@@ -50,6 +50,7 @@ for flag in ("-m", "--alias", "--host", "--port", "-c", "--parallel", "-t", "-tb
 args, _ = p.parse_known_args()
 with open({record!r}, "a", encoding="utf-8") as f:
     f.write(json.dumps([os.getpid(), *sys.argv[1:]]) + "\\n")
+time.sleep({delay})  # a model that takes a while to load
 server = ScriptedServer(port=int(args.port), pace=0)
 server.models = [args.alias]
 server.start()
@@ -124,8 +125,9 @@ def hub() -> Any:
     server.stop()
 
 
-def local_env(hub: SlowHub, folder: Path) -> dict[str, str]:
-    """The catalog (one entry: the hub's file), the hub, and the stand-in llama-server."""
+def local_env(hub: SlowHub, folder: Path, delay: float = 0.0) -> dict[str, str]:
+    """The catalog (one entry: the hub's file), the hub, and the stand-in llama-server (which
+    waits `delay` seconds before it listens)."""
     folder.mkdir(parents=True, exist_ok=True)
     entry = {"id": MODEL_ID, "name": "Tiny Lab (Q4)", "repo": REPO, "revision": REVISION,
              "filename": FILENAME, "sha256": sha256(hub.data), "size_bytes": len(hub.data),
@@ -135,7 +137,7 @@ def local_env(hub: SlowHub, folder: Path) -> dict[str, str]:
     catalog.write_text(json.dumps([entry]))
     server = folder / "llama-server"
     record = folder / "llama-server.argv"
-    server.write_text(STAND_IN.format(python=sys.executable, record=str(record)))
+    server.write_text(STAND_IN.format(python=sys.executable, record=str(record), delay=delay))
     server.chmod(0o755)
     return {"BRAINCHAT_MODELS_CATALOG": str(catalog), "BRAINCHAT_MODELS_HUB_URL": hub.url,
             "BRAINCHAT_LLAMA_SERVER": str(server)}  # fmt: skip
@@ -218,26 +220,39 @@ def test_use_a_local_model_from_the_first_screen_to_an_answer(app_factory, brows
 
 def test_a_second_page_uses_the_running_local_model_at_once(app_factory, browser, hub,
                                                             tmp_path) -> None:  # fmt: skip
-    """A model already downloaded and running: the click connects it without a new download or a
-    second server process."""
+    """A model already downloaded: a Chinese page's click says it is starting (the server takes
+    a few seconds), then connects it; a second page connects the running model without a new
+    download or a second server process."""
     from brainchat.localmodels.catalog import load_catalog
 
-    env = local_env(hub, tmp_path / "local")
+    env = local_env(hub, tmp_path / "local", delay=4)
     home = tmp_path / "app"
     home.mkdir()
     (model,) = load_catalog(Path(env["BRAINCHAT_MODELS_CATALOG"]))
     _pull_with(env, model, home / "state" / "models")
     served = len(hub.requests)
     url = app_factory(env, home=home)
-    for question in ("First page?", "Second page?"):
-        page = open_chat(browser, url)
-        assert "(already downloaded)" in page.inner_text("body")
-        page.get_by_role("button", name="Use a local model").click()
-        page.wait_for_selector("text=/runs on this machine/")
-        send(page, question)
-        page.wait_for_selector(f"text=(scripted) {question}")
-        wait_idle(page)
-        page.close()
+    context = browser.new_context(locale="zh-CN", viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector("text=brainchat 尚未就绪")
+    assert "（已下载）" in page.inner_text("body") and "本机" in page.inner_text("body")
+    page.get_by_role("button", name="使用本地模型").click()
+    page.wait_for_selector("text=/正在启动本地模型 .*Tiny Lab \\(Q4\\).* \\d+ 秒/")
+    page.wait_for_selector("text=/已在本机运行/")
+    send(page, "第一页？")
+    page.wait_for_selector("text=(scripted) 第一页？")
+    wait_idle(page)
+    context.close()
+
+    page = open_chat(browser, url)
+    assert "(already downloaded)" in page.inner_text("body")
+    page.get_by_role("button", name="Use a local model").click()
+    page.wait_for_selector("text=/runs on this machine/")
+    send(page, "Second page?")
+    page.wait_for_selector("text=(scripted) Second page?")
+    wait_idle(page)
+    page.close()
     assert len(hub.requests) == served  # no download: the operator's file was used
     assert len(starts(tmp_path / "local")) == 1  # one server for both pages
 
