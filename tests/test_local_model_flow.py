@@ -4,6 +4,7 @@ every language, and who may download or start a model."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import pytest
@@ -85,3 +86,35 @@ def test_the_flow_speaks_chinese(lang: str) -> None:
     assert "fits" not in text and "downloaded" not in text
     progress = view.progress_text("M", 1, 2, 10, 30)
     assert "50%" in progress and "left" not in progress
+
+
+def _catalog_file(tmp_path, monkeypatch, entries: list[dict]) -> None:
+    path = tmp_path / "catalog.json"
+    path.write_text(json.dumps(entries))
+    monkeypatch.setenv("BRAINCHAT_MODELS_CATALOG", str(path))
+
+
+def _entry(model_id: str, ram: int) -> dict:
+    return {"id": model_id, "name": model_id.title(), "repo": "lab/x", "revision": "a" * 40,
+            "filename": f"{model_id}.gguf", "sha256": "b" * 64, "size_bytes": ram // 2,
+            "params": "1B", "license": "MIT", "ram_bytes": ram, "context": 2048,
+            "tool_calling": "prompt", "guidance": "guided"}  # fmt: skip
+
+
+def test_with_no_model_that_fits_the_smallest_is_offered_as_not_fitting(tmp_path, monkeypatch):
+    from brainchat.ui import local_model
+
+    _catalog_file(tmp_path, monkeypatch, [_entry("big", 8 * GB), _entry("small", 1 * GB)])
+    assert local_model.recommended(64 * GB).id == "big"  # the largest that fits
+    small = local_model.recommended(2 * GB)  # none fits beside the 2 GiB reserve
+    assert small.id == "small"
+    assert "does not fit" in view.offer_text(small, 2 * GB, present=False)
+
+
+async def test_a_broken_catalog_leaves_the_first_screen_without_the_offer(tmp_path, monkeypatch):
+    from brainchat.ui import local_model
+
+    path = tmp_path / "catalog.json"
+    path.write_text("[{not json")
+    monkeypatch.setenv("BRAINCHAT_MODELS_CATALOG", str(path))
+    assert await local_model.offer() == ("", [])
