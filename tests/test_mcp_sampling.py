@@ -149,3 +149,74 @@ async def test_a_plugged_servers_request_is_served_as_a_configured_ones(
     assert approver.asked[0].server == "mine"
     summary = {e.name: e for e in of(events, "tool_finished")}["summarise"].summary
     assert summary.startswith("summary from fc: Beta rebound.")
+
+
+def cli_setup(s: Any, tmp_path: Path, sampled: str | None) -> dict[str, str]:
+    """`brainchat ask` with the sampling lab configured (read-only: its tools ask nothing)."""
+    import json
+    import os
+
+    from support import spec_json
+
+    lab_entry = {"command": sys.executable, "args": [str(LAB)], "readOnly": True, "timeout": 280}
+    (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"sampler": lab_entry}}))
+    call = ToolCalls([Call("summarise", {"text": "mu rhythm over C3"})])
+    s.queue("fc", call, *([Text(sampled)] if sampled else []), Text("Enough."))
+    s.queue("ans", Text("Done."))
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "CHAT_MODEL", "AGENT_", "MCP_", "BRAINCHAT_"))
+    }
+    return {
+        **clean,
+        "AGENT_FUNCTION_CALL_MODEL": spec_json(s, "fc"),
+        "AGENT_ANSWER_MODEL": spec_json(s, "ans"),
+        "AGENT_MAX_EXECUTION_TIME": "300",
+        "MCP_CONFIG": str(tmp_path / "mcp.json"),
+        "BRAINCHAT_DATA_DIR": str(tmp_path / "data"),
+    }
+
+
+def test_brainchat_ask_without_a_terminal_denies_in_one_line(scripted_server, tmp_path):
+    import subprocess
+
+    from test_mcp_client_elicitation_cli import BIN
+
+    out = subprocess.run(
+        [str(BIN), "ask", "--mode", "agent", "Summarise it"],
+        env=cli_setup(scripted_server, tmp_path, None),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,  # not a terminal
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    told = [line for line in out.stderr.splitlines() if "asked to use the model" in line]
+    assert told == [
+        "! MCP server 'sampler' asked to use the model during summarise (sampling), which cannot "
+        "be approved without a terminal: denied. Run `brainchat ask` in a terminal, or use the "
+        "web app, to allow it."
+    ]
+    assert "refused: the user denied the sampling request (-1)" in out.stdout
+
+
+def test_brainchat_ask_in_a_terminal_asks_and_serves_it(scripted_server, tmp_path):
+    import os
+
+    from test_mcp_client_elicitation_cli import start_in_a_pty
+
+    env = cli_setup(scripted_server, tmp_path, "Mu ERD at C3.")
+    proc, term = start_in_a_pty(env, tmp_path)
+    try:
+        term.expect("? MCP server 'sampler' asks to use the model (sampling) during summarise")
+        term.expect("user: Summarise: mu rhythm over C3")
+        term.answer("Allow? [o]nce / [a]lways for this server / [d]eny: ", "x")  # asked again
+        term.answer("Allow? [o]nce / [a]lways for this server / [d]eny: ", "o")
+        stdout, _ = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+        os.close(term.fd)
+    assert proc.returncode == 0
+    assert "summary from fc: Mu ERD at C3." in stdout

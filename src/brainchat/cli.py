@@ -228,10 +228,13 @@ async def _print_run(session: Any, question: str, as_json: bool, allow: bool) ->
         return allow
 
     from brainchat.cli_elicit import terminal_asker  # an MCP server asks for input
+    from brainchat.cli_sampling import terminal_approver  # or to use the model (#43)
     from brainchat.tools.mcp_elicit_route import answering
+    from brainchat.tools.mcp_sampling import approving
 
     status = 0
-    with answering(terminal_asker()):  # the terminal answers, else a clear refusal
+    # the terminal answers (and approves), else a clear refusal
+    with answering(terminal_asker()), approving(terminal_approver()):
         async for event in session.ask(question, confirm=confirm):
             if as_json:
                 print(json.dumps(event.to_dict(), default=str), flush=True)
