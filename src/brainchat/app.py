@@ -54,6 +54,7 @@ async def startup() -> None:
 @cl.on_app_shutdown
 async def shutdown() -> None:
     await servers.stop()
+    await local_model.stop_all()  # the local model servers (#42); atexit is the fallback
 
 
 @cl.on_chat_start

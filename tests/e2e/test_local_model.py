@@ -254,7 +254,9 @@ def test_a_second_page_uses_the_running_local_model_at_once(app_factory, browser
     wait_idle(page)
     page.close()
     assert len(hub.requests) == served  # no download: the operator's file was used
-    assert len(starts(tmp_path / "local")) == 1  # one server for both pages
+    ((pid, *_),) = starts(tmp_path / "local")  # one server for both pages
+    app_factory.stop(url)  # the app stops: its local model server with it
+    poll(lambda: not Path(f"/proc/{pid}").exists(), "the local model server's end", timeout=20)
 
 
 def forging(model: str) -> Any:

@@ -301,3 +301,10 @@ async def before_turn(conv: Conversation) -> None:
         return
     if (fresh := runtime.connection()).base_url != conn.base_url:
         conv.session.add_connection(fresh)
+
+
+async def stop_all() -> None:
+    """End every local model server this app started (at the app's shutdown)."""
+    from brainchat.localmodels.runtime import stop_all as stop_runtimes
+
+    await stop_runtimes()
