@@ -82,3 +82,16 @@ async def test_a_failed_call_carries_no_structured_content_and_the_client_accept
     async with stdio_session(data) as s:
         early = await s.call_tool("evaluate_model", {})
     assert early.isError and early.structuredContent is None and "load_data" in text(early)
+
+
+def test_a_result_that_breaks_its_schema_is_named_not_sent():
+    """The server checks its own structured content before sending it: a result that broke its
+    outputSchema would make the SDK client raise instead of showing anything."""
+    from brainchat.mcpserver.structured import mismatch
+
+    good = {"model": "csp_lda", "accuracy": 0.9, "balanced_accuracy": 0.9, "kappa": None,
+            "roc_auc": None, "per_class": {}, "confusion": [[1, 0], [0, 1]], "n_test": 2}  # fmt: skip
+    assert mismatch("evaluate_model", good) is None
+    assert "accuracy" in (mismatch("evaluate_model", {**good, "accuracy": "high"}) or "")
+    assert mismatch("get_study_state", None) == "no structured content"
+    assert mismatch("list_data_files", None) is None  # no schema: nothing to fit

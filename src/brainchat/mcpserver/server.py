@@ -14,12 +14,15 @@ from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.shared.context import RequestContext
 
+from brainchat import redact
 from brainchat.mcpserver.calls import Progress, error, run_call
 from brainchat.mcpserver.catalog import mcp_tool
 from brainchat.mcpserver.handles import HandleTable, handle_folder, handle_settings, owner_of
-from brainchat.mcpserver.structured import structured
+from brainchat.mcpserver.structured import mismatch, structured
 from brainchat.settings import Settings
 from brainchat.tools.registry import flags_of
+
+log = redact.get_logger(__name__)
 
 INSTRUCTIONS = (
     "EEG analysis on one study per session (MNE-Python, PyTorch): list_data_files, load_data "
@@ -115,6 +118,12 @@ async def _finish(
         result.content.insert(1, types.TextContent(type="text", text=said))
     handles.save(entry)  # a handle's study as it is now, for a later process
     result.structuredContent = structured(name, entry.study, entry.handle, result.structuredContent)
+    if why := mismatch(name, result.structuredContent):  # a bug here: say so, keep the text
+        log.warning("%s: structured content does not fit its outputSchema: %s", name, why)
+        note = f"brainchat could not give this result as structured content ({why}); the text "
+        note += "above is the result. Please report it"
+        result.content.append(types.TextContent(type="text", text=note))
+        result.structuredContent, result.isError = None, True
     return result
 
 

@@ -8,6 +8,7 @@ its facts after the call, with the study's handle (handles.py)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from brainchat.eeg.core.analyses import ANALYSES
@@ -45,17 +46,23 @@ STATE = obj(
     }
 )
 
+# a score that cannot be computed (NaN: one class in the test set) is sent as null
 METRICS = obj(
     {
         "model": STRING,
-        "accuracy": NUMBER,
-        "balanced_accuracy": NUMBER,
-        "kappa": NUMBER,
+        "accuracy": MAYBE_NUMBER,
+        "balanced_accuracy": MAYBE_NUMBER,
+        "kappa": MAYBE_NUMBER,
         "roc_auc": MAYBE_NUMBER,
         "per_class": {
             "type": "object",
             "additionalProperties": obj(
-                {"precision": NUMBER, "recall": NUMBER, "f1": NUMBER, "support": NUMBER}
+                {
+                    "precision": MAYBE_NUMBER,
+                    "recall": MAYBE_NUMBER,
+                    "f1": MAYBE_NUMBER,
+                    "support": NUMBER,
+                }  # fmt: skip
             ),
         },
         "confusion": rows_of(rows_of(NUMBER)),
@@ -132,6 +139,23 @@ def output_schema(name: str) -> JSON | None:
         return CROSSVAL
     if name in ANALYSIS_TOOLS:
         return ANALYSIS
+    return None
+
+
+def mismatch(name: str, value: JSON | None) -> str | None:
+    """Why `value` breaks tool `name`'s outputSchema (None: it fits, or there is no schema)."""
+    schema = output_schema(name)
+    if schema is None:
+        return None
+    import jsonschema
+
+    if value is None:
+        return "no structured content"
+    try:
+        jsonschema.validate(json.loads(json.dumps(value, default=str)), schema)
+    except jsonschema.ValidationError as exc:
+        where = "/".join(map(str, exc.absolute_path)) or "the result"
+        return f"{where}: {exc.message}"[:300]
     return None
 
 
