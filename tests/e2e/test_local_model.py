@@ -312,6 +312,12 @@ def test_offline_and_without_the_runtime_the_page_says_what_to_do(app_factory, b
     page.get_by_role("button", name="Use a local model").click()
     page.wait_for_selector("text=/local model Tiny Lab \\(Q4\\) did not start: /")
     assert "pip install 'brainchat[local]'" in page.inner_text("body")
+    # the operator's catalog file goes bad while the app runs: the list says so, nothing breaks
+    Path(env["BRAINCHAT_MODELS_CATALOG"]).write_text("[{not json")
+    page.get_by_role("button", name="Other local models").click()
+    page.wait_for_selector(
+        "text=/The local model catalog cannot be read: BRAINCHAT_MODELS_CATALOG/"
+    )
     page.close()
 
 

@@ -48,6 +48,11 @@ TEXT = {
         "本地模型目录为空。",
         "本機模型目錄為空。",
     ),
+    "local_model.catalog_failed": (
+        "⚠️ The local model catalog cannot be read: {reason}",
+        "⚠️ 无法读取本地模型目录：{reason}",
+        "⚠️ 無法讀取本機模型目錄：{reason}",
+    ),
     "local_model.unknown": (
         "⚠️ There is no local model `{model}` in the catalog: pick one from **Other local models**.",
         "⚠️ 模型目录中没有本地模型 `{model}`：请从**其他本地模型**中选择。",

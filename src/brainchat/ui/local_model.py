@@ -129,13 +129,15 @@ async def on_action(conv: Conversation, payload: dict[str, Any]) -> None:
 
 
 async def show_catalog() -> None:
+    """The catalog as a table, a button per model (or why it cannot be read)."""
     total = view.machine_memory()
-    entries = _entries()
-    pick = recommended(total)
-    present = set()
-    for m in entries:
-        if await asyncio.to_thread(_present, m.id) is not None:
-            present.add(m.id)
+    try:
+        entries = _entries()
+        pick = recommended(total)
+        present = {m.id for m in entries if await asyncio.to_thread(_present, m.id) is not None}
+    except Exception as exc:  # noqa: BLE001 - an operator's broken catalog file, said
+        await say(i18n.t("local_model.catalog_failed", reason=mask(str(exc))))
+        return
     text = view.catalog_text(entries, total, pick.id if pick else None, present)
     buttons = [action("use", m.name, "hard-drive", m.id) for m in entries]
     await cl.Message(content=text, actions=buttons, author=AUTHOR).send()
