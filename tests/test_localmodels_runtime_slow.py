@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from brainchat.localmodels import find
@@ -142,3 +144,27 @@ async def test_an_agent_run_calls_a_tool(runtime: LocalRuntime, tmp_path: Path) 
     assert done, [(e.type, str(e.to_dict())[:300]) for e in events]
     (end,) = [e for e in events if e.type == "run_finished"]
     assert end.error is None, end
+
+
+async def finish_reason(base_url: str, model: str, question: str) -> str | None:
+    """The finish_reason of one streamed reply (None: the stream ended without one, cut short)."""
+    body = {"model": model, "stream": True, "temperature": 0, "max_tokens": 24,
+            "messages": [{"role": "user", "content": question}]}  # fmt: skip
+    reason = None
+    async with httpx.AsyncClient(base_url=base_url, timeout=300, trust_env=False) as client:
+        async with client.stream("POST", "/chat/completions", json=body) as resp:
+            resp.raise_for_status()
+            async for line in resp.aiter_lines():
+                if line.startswith("data: {"):
+                    for choice in json.loads(line[6:]).get("choices") or []:
+                        reason = choice.get("finish_reason") or reason
+    return reason
+
+
+async def test_a_chat_and_an_agent_request_at_once_both_finish(runtime: LocalRuntime) -> None:
+    """Neither cuts the other short (llama-cpp-python's server would end the first stream when
+    the second arrives, but for --interrupt_requests false; llama-server serves both at once)."""
+    asked = [
+        finish_reason(runtime.base_url, runtime.alias, f"Count from {n} to 40.") for n in (1, 2)
+    ]
+    assert await asyncio.gather(*asked) == ["length", "length"]
