@@ -365,3 +365,25 @@ def test_with_accounts_a_user_cannot_make_the_server_download(app_factory, brows
     page.wait_for_selector("text=(scripted) Hello from ana")
     wait_idle(page)
     page.close()
+
+
+def test_two_pages_asking_for_the_same_download_share_it(app_factory, browser, hub,
+                                                         tmp_path) -> None:  # fmt: skip
+    """A second page that asks for a model another page is downloading waits for that download
+    (one transfer), then both use the one server."""
+    env = local_env(hub, tmp_path / "local")
+    url = app_factory(env)
+    first, second = open_chat(browser, url), open_chat(browser, url)
+    served = len(hub.requests)
+    first.get_by_role("button", name="Use a local model").click()
+    first.wait_for_selector("text=/\\d+% · .* of 3.0 MB/")
+    second.get_by_role("button", name="Use a local model").click()
+    second.wait_for_selector("text=/being downloaded for another page; this one waits/")
+    for page, question in ((first, "From the first page?"), (second, "From the second page?")):
+        page.wait_for_selector("text=/runs on this machine/")
+        send(page, question)
+        page.wait_for_selector(f"text=(scripted) {question}")
+        wait_idle(page)
+        page.close()
+    assert len(hub.requests) == served + 1, hub.requests[served:]  # one transfer, no retry
+    assert len(starts(tmp_path / "local")) == 1
