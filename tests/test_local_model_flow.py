@@ -5,6 +5,7 @@ every language, and who may download or start a model."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
@@ -28,8 +29,10 @@ class Entry:
 
 
 @pytest.fixture(autouse=True)
-def _english() -> None:
+def _english() -> Iterator[None]:
     i18n.use("en")
+    yield
+    i18n.use(None)  # back to the resolver: later tests choose their own language
 
 
 def test_sizes_and_times_read_as_people_read_them() -> None:
