@@ -8,6 +8,7 @@ child behind. It writes what it was started with to $FAKE_LLAMA_RECORD (one JSON
     FAKE_LLAMA_LOADING=N         answer 503 to the first N /v1/models requests (a model loading)
     FAKE_LLAMA_DIE_SOON=1        exit 0.2 s after each answer to /v1/models (a crash loop)
     FAKE_LLAMA_HOLD=FILE         on /die, first start a program that holds the port (pid -> FILE)
+    FAKE_LLAMA_STEAL_ONCE=FILE   unless FILE exists, a program takes the port before this binds it
 """
 
 from __future__ import annotations
@@ -23,6 +24,16 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 HOLDER = """import socket, sys, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen()
 print("bound", flush=True); time.sleep(600)"""
+
+
+def hold_port(port: str, record: str) -> None:
+    """Start a program of its own that listens on `port`; its pid goes to the file `record`."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, port], stdout=subprocess.PIPE, start_new_session=True
+    )
+    assert holder.stdout is not None and holder.stdout.readline()
+    with open(record, "w", encoding="utf-8") as f:
+        f.write(str(holder.pid))
 
 
 def main() -> None:
@@ -52,13 +63,7 @@ def main() -> None:
                 hold = os.environ.get("FAKE_LLAMA_HOLD")
                 if hold:  # another program takes the port as this server dies
                     server.server_close()
-                    holder = subprocess.Popen(
-                        [sys.executable, "-c", HOLDER, args.port], stdout=subprocess.PIPE,
-                        start_new_session=True,
-                    )  # fmt: skip
-                    assert holder.stdout is not None and holder.stdout.readline()
-                    with open(hold, "w", encoding="utf-8") as f:
-                        f.write(str(holder.pid))
+                    hold_port(args.port, hold)
                 os._exit(3)
             if self.path == "/v1/models" and loading[0] > 0:
                 loading[0] -= 1
@@ -104,6 +109,9 @@ def main() -> None:
         def log_message(self, *a: object) -> None:
             pass
 
+    steal = os.environ.get("FAKE_LLAMA_STEAL_ONCE")
+    if steal and not os.path.exists(steal):  # another program took the free port first
+        hold_port(args.port, steal)
     try:
         server = HTTPServer((args.host, int(args.port)), Handler)
     except OSError as exc:

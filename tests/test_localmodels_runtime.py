@@ -218,6 +218,22 @@ async def test_a_port_taken_while_it_was_down_is_said(fake: Fake, runtime: Local
         os.kill(int(holder.read_text()), signal.SIGKILL)
 
 
+async def test_a_free_port_taken_before_the_server_binds_it_is_swapped(
+    fake: Fake, runtime: LocalRuntime
+) -> None:
+    holder = fake.folder / "thief.pid"
+    fake.options["FAKE_LLAMA_STEAL_ONCE"] = str(holder)
+    fake.script()
+    try:
+        await runtime.start()
+        first, second = (s["argv"][s["argv"].index("--port") + 1] for s in fake.starts())
+        assert first != second and runtime.base_url.endswith(f":{second}/v1")
+        assert get(f"{runtime.base_url}/models")["data"][0]["id"] == MODEL.id
+    finally:
+        wait_for(holder.exists, "the port thief")
+        os.kill(int(holder.read_text()), signal.SIGKILL)
+
+
 async def test_stop_ends_the_server_and_its_children(fake: Fake, runtime: LocalRuntime) -> None:
     fake.options["FAKE_LLAMA_CHILD"] = "1"
     fake.script()
