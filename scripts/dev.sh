@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine:
 #   bash scripts/dev.sh run   [chainlit options]  set up, then start the app on http://localhost:8000
-#   bash scripts/dev.sh test  [pytest options]    set up (with Debian chromium), lint, type-check, run every test
+#   bash scripts/dev.sh test  [pytest options]    set up (with Debian chromium and llama.cpp), lint, type-check, run every test
 #   bash scripts/dev.sh test --fast [options]     the same without the browser and slow tests (a few minutes)
 #   bash scripts/dev.sh screenshots [--out DIR]   regenerate docs/*.png from a clean `brainchat --demo` run
 # BRAINCHAT_VENV names another virtual environment than .venv (the tests build a runtime-only one).
@@ -81,6 +81,22 @@ prebuild_runtime() {
     BRAINCHAT_VENV="$PWD/.venv-runtime/$key" bash scripts/dev.sh run --help >/dev/null 2>&1 || true) &
 }
 
+# setup_local_runtime: llama-cpp-python's server (the optional extra brainchat[local]) for the
+# slow tests that run a real local model (tests/test_localmodels_runtime_slow.py). pip compiles
+# llama.cpp once (about 5 minutes on 2 idle cores) and keeps the wheel it built; a failed build is
+# a note, never fatal: those tests then skip, saying why.
+setup_local_runtime() {
+  local stamp=$VENV/.brainchat-installed hash log=$VENV/pip-local.log
+  hash=$(sha256sum pyproject.toml | cut -d' ' -f1)
+  if [ -f "$stamp" ] && grep -qxF "local $hash" "$stamp"; then return 0; fi
+  echo "building llama.cpp for the local-model tests (brainchat[local]; once, about 5 minutes)" >&2
+  if "$VENV/bin/python" -m pip install -q --progress-bar off -e '.[local]' >"$log" 2>&1; then
+    echo "local $hash" >>"$stamp"
+  else
+    echo "note: brainchat[local] did not install (pip's output: $log); the local-model tests skip" >&2
+  fi
+}
+
 # setup_bids_validator: the BIDS validator (npm's bids-validator, pinned) in .tools/, for the test
 # that validates written derivatives (tests/test_eeg_bids_validator.py; it skips without it).
 # Quick when that version is there; without npm, or when the install fails, a note, never fatal.
@@ -135,6 +151,11 @@ case "$cmd" in
     [ ${#only[@]} -gt 0 ] || setup_chromium
     setup_bids_validator &  # npm works while the linters and mypy run
     validator=$!
+    local_runtime=""
+    if [ ${#only[@]} -eq 0 ]; then
+      setup_local_runtime &  # compiles while the linters and mypy run
+      local_runtime=$!
+    fi
     "$VENV/bin/ruff" format --check src tests bench
     "$VENV/bin/ruff" check src tests bench
     "$VENV/bin/mypy" src
@@ -143,6 +164,7 @@ case "$cmd" in
     # on pytest-xdist workers; a module that starts an app keeps its tests on one worker
     # (tests/conftest.py groups them). Your own -n (-n 0: in this process) replaces the default.
     wait "$validator" || true
+    [ -z "$local_runtime" ] || wait "$local_runtime" || true
     workers=(-n "${BRAINCHAT_TEST_WORKERS:-$lane_workers}" --dist loadgroup)
     for arg in "$@"; do
       case "$arg" in -n | -n* | --numprocesses | --numprocesses=* | no:xdist) workers=() ;; esac
