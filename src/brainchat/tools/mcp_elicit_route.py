@@ -164,11 +164,16 @@ def elicit_aside(session: Any, responder: Any, callback: Any) -> bool:
     request = responder.request.root
     if not isinstance(request, types.ElicitRequest) or request.params.task is not None:
         return False
-    session._task_group.start_soon(_answer_aside, session, responder, callback)
+    session._task_group.start_soon(answer_aside, session, responder, callback)
     return True
 
 
-async def _answer_aside(session: Any, responder: Any, callback: Any) -> None:
+async def answer_aside(
+    session: Any, responder: Any, callback: Any, what: str = "elicitation", failed: Any = None
+) -> None:
+    """Run a server request's callback in its own task and send its answer: a result, or an
+    ErrorData as the JSON-RPC error. A callback that raises never takes the session down: the
+    server gets `failed` (elicitation: cancel)."""
     from mcp.shared.context import RequestContext
 
     with responder:  # its cancel scope: the server may cancel the request
@@ -181,9 +186,12 @@ async def _answer_aside(session: Any, responder: Any, callback: Any) -> None:
         try:
             result: Any = await callback(ctx, responder.request.root.params)
         except Exception as exc:  # noqa: BLE001 - never take the session down
-            log.warning("MCP elicitation failed: %s", type(exc).__name__)
-            result = types.ElicitResult(action="cancel")
-        await responder.respond(types.ClientResult(root=result))
+            log.warning("MCP %s failed: %s", what, type(exc).__name__)
+            result = failed if failed is not None else types.ElicitResult(action="cancel")
+        if isinstance(result, types.ErrorData):
+            await responder.respond(result)
+        else:
+            await responder.respond(types.ClientResult(root=result))
 
 
 def _checked(form: Form, reply: Reply, server: str) -> Reply:

@@ -258,26 +258,8 @@ def sample_aside(session: Any, responder: Any, callback: Any) -> bool:
     request = responder.request.root
     if not isinstance(request, types.CreateMessageRequest) or request.params.task is not None:
         return False
-    session._task_group.start_soon(_answer_aside, session, responder, callback)
+    from brainchat.tools.mcp_elicit_route import answer_aside
+
+    failed = types.ErrorData(code=types.INTERNAL_ERROR, message="sampling failed")
+    session._task_group.start_soon(answer_aside, session, responder, callback, "sampling", failed)
     return True
-
-
-async def _answer_aside(session: Any, responder: Any, callback: Any) -> None:
-    from mcp.shared.context import RequestContext
-
-    with responder:  # its cancel scope: the server may cancel the request
-        ctx = RequestContext(
-            request_id=responder.request_id,
-            meta=responder.request_meta,
-            session=session,
-            lifespan_context=None,
-        )
-        try:
-            result: Any = await callback(ctx, responder.request.root.params)
-        except Exception as exc:  # noqa: BLE001 - never take the session down
-            log.warning("MCP sampling failed: %s", type(exc).__name__)
-            result = types.ErrorData(code=types.INTERNAL_ERROR, message="sampling failed")
-        if isinstance(result, types.ErrorData):
-            await responder.respond(result)
-        else:
-            await responder.respond(types.ClientResult(root=result))
