@@ -140,8 +140,10 @@ def _handler(server: GGUFServer) -> type[BaseHTTPRequestHandler]:
                     self._head(416, 0, {"Content-Range": f"bytes */{size}"})
                     return
             extra = {"Content-Range": f"bytes {start}-{size - 1}/{size}"} if code == 206 else {}
-            self._head(code, size - start, {"Accept-Ranges": "bytes", **extra, **stated})
+            # the cut is taken before the headers go: a client that refuses them and asks again
+            # at once must not find this request's handler taking the cut meant for the next one
             cut, server.cut_after = server.cut_after, None
+            self._head(code, size - start, {"Accept-Ranges": "bytes", **extra, **stated})
             self._send(data, start, size if cut is None else min(size, start + cut))
             if cut is not None:  # the connection drops mid-file
                 self.wfile.flush()
