@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from brainchat.tools import mcp_notify, mcp_roots
 from brainchat.tools.mcp import McpHub
 from brainchat.tools.mcp_config import McpServerConfig
@@ -26,11 +28,26 @@ async def ask(hub: McpHub, tool: str) -> str:
 async def test_the_data_folder_is_the_servers_read_only_root(tmp_path, monkeypatch):
     monkeypatch.setenv(mcp_roots.FOLDER_ENV, str(tmp_path / "data"))
     monkeypatch.delenv(mcp_roots.MODE_ENV, raising=False)
+    monkeypatch.delenv(mcp_roots.AUTH_ENV, raising=False)
     async with McpHub([lab()]) as hub:
         caps = await ask(hub, "capabilities")
         roots = await ask(hub, "folders")
     assert caps == "sampling=True roots=True roots.listChanged=True"
     assert roots == f"{(tmp_path / 'data').resolve().as_uri()} brainchat data (read-only)"
+
+
+@pytest.mark.attack
+async def test_with_accounts_no_server_is_told_the_shared_data_folder(tmp_path, monkeypatch):
+    """The data folder holds every user's files and a configured server serves every user: a
+    server taking roots as its allowed folders would let Bob's agent read Ana's uploads."""
+    monkeypatch.setenv(mcp_roots.FOLDER_ENV, str(tmp_path / "data"))
+    monkeypatch.setenv(mcp_roots.MODE_ENV, "read_write")
+    monkeypatch.setenv(mcp_roots.AUTH_ENV, "password")
+    async with McpHub([lab()]) as hub:
+        caps = await ask(hub, "capabilities")
+        refused = await ask(hub, "folders")
+    assert caps.startswith("sampling=True roots=False")
+    assert refused.startswith("refused:")
 
 
 async def test_read_write_says_so_and_off_declares_no_roots(tmp_path, monkeypatch):
@@ -49,6 +66,7 @@ async def test_read_write_says_so_and_off_declares_no_roots(tmp_path, monkeypatc
 async def test_a_changed_folder_is_told_with_roots_list_changed(tmp_path, monkeypatch):
     monkeypatch.setenv(mcp_roots.FOLDER_ENV, str(tmp_path / "one"))
     monkeypatch.delenv(mcp_roots.MODE_ENV, raising=False)
+    monkeypatch.delenv(mcp_roots.AUTH_ENV, raising=False)
     async with McpHub([lab()]) as hub:
         conn = hub.servers["folders"]
         await ask(hub, "folders")

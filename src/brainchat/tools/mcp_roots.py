@@ -5,7 +5,10 @@ BRAINCHAT_MCP_ROOTS says how: `read_only` (the default) or `read_write` names th
 (BRAINCHAT_DATA_DIR) as one root whose name and `_meta` say which; `off` declares no roots
 capability at all. A root is advice to the server (the specification's word: servers SHOULD
 respect it); brainchat cannot enforce it on a server that runs with the user's own file access.
-When the folder (or the mode) changes, each session that was told the roots gets
+With accounts (BRAINCHAT_AUTH other than `local`) no roots are offered, whatever the mode: a
+configured server is shared by every user, and the data folder holds every user's folder, so a
+server that takes its roots as its allowed folders (server-filesystem does) would let one user's
+agent read another's files. When the folder (or the mode) changes, each session that was told the roots gets
 `notifications/roots/list_changed` (`Roots.check`, asked before each model request).
 """
 
@@ -19,18 +22,22 @@ from typing import Any
 from mcp import types
 
 from brainchat.redact import get_logger
-from brainchat.settings.declared import AppVars
+from brainchat.settings.declared import AppVars, StoreVars
 from brainchat.settings.errors import ConfigError
 from brainchat.settings.fields import check, default, env_name
 
 log = get_logger("brainchat.tools.mcp")
 MODE_ENV = env_name(AppVars, "mcp_roots")
 FOLDER_ENV = env_name(AppVars, "data_dir")
+AUTH_ENV = env_name(StoreVars, "auth")
 META_KEY = "brainchat/readOnly"
 
 
 def mode() -> str:
-    """read_only, read_write or off (a bad value keeps the default; start-up names it)."""
+    """read_only, read_write or off (a bad value keeps the default; start-up names it); off
+    with accounts (any BRAINCHAT_AUTH but `local`: an unknown one means accounts, fail closed)."""
+    if os.environ.get(AUTH_ENV, "").strip().lower() not in ("", "local"):
+        return "off"
     raw = os.environ.get(MODE_ENV, "").strip()
     if raw:
         with contextlib.suppress(ConfigError):
