@@ -217,8 +217,7 @@ class AppVars(Declared):
     mcp_roots: Literal["read_only", "read_write", "off"] = var(
         "read_only", "BRAINCHAT_MCP_ROOTS", "what configured MCP servers are told of the data "
         "folder (MCP roots): `read_only` or `read_write` names it as a `file://` root saying "
-        "so, `off` offers no roots (servers are not told the client has any); off with accounts, "
-        "where the data folder holds every user's files",
+        "so, `off` offers no roots; always off with accounts (the folder holds every user's files)",
     )  # fmt: skip
     search_fixture: Path | None = var(
         None,
