@@ -18,6 +18,7 @@ from brainchat.ui import (
     mcp_plug,
     mcp_prompts,
     mcp_resources,
+    mcp_tasks,
     origin,
     outbound,
     page,
@@ -120,6 +121,12 @@ async def write_demo_data(action: cl.Action) -> None:
     if c := conv.current():
         await action.remove()
         await conv.write_demo_data(c)
+
+
+@cl.action_callback(mcp_tasks.ACTION)
+async def cancel_mcp_task(action: cl.Action) -> None:
+    if conv.current():
+        await mcp_tasks.on_cancel(action.payload)
 
 
 @cl.action_callback("export_analysis")

@@ -4,7 +4,10 @@ A tool whose taskSupport is `required` MUST be called as a task (server-everythi
 simulate-research-query answers -32601 otherwise): tools/call with the `task` parameter creates
 it, tasks/get is polled (each new status message is the step's progress and restarts the call's
 idle limit), tasks/result gives the CallToolResult, and Stop or the time limit sends tasks/cancel.
-A task whose cancel did not go through stays listed (`open`) until it ends or is cancelled again.
+A task whose cancel did not go through stays listed (`open`) until it ends or is cancelled again:
+it outlives its turn, so it is kept with its session and its owner (the user whose run started
+it, `owned_by`), listed for that user alone (`open_tasks`, refreshed with tasks/get) and
+cancelled by that user alone (`cancel_owned`); before each turn the app cancels it again.
 `optional` tools are called directly: the specification leaves the choice to the client, and a
 direct call streams its progress. The requests are sent as plain requests: the SDK's own
 `session.experimental` helpers are deprecated (tasks left the 2026-07-28 revision, to return as
@@ -15,8 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import time
-from dataclasses import dataclass
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.tools import ToolException
@@ -28,6 +34,20 @@ from brainchat.tools.mcp_call_limit import CallLimit, ProgressFn
 TERMINAL = ("completed", "failed", "cancelled")
 POLL_DEFAULT, POLL_MIN, POLL_MAX = 0.5, 0.1, 5.0  # seconds between tasks/get
 CANCEL_WAIT = 5.0  # how long a tasks/cancel may take before the task is left listed
+GET_WAIT = 5.0  # how long a tasks/get for a listing may take
+_owner: contextvars.ContextVar[str] = contextvars.ContextVar("brainchat_mcp_task_owner", default="")
+_every: weakref.WeakSet[Tasks] = weakref.WeakSet()  # each server's Tasks (configured or plugged)
+
+
+@contextlib.contextmanager
+def owned_by(owner: str) -> Iterator[None]:
+    """Tasks started in this context (a turn's tool calls) belong to `owner` ("" without
+    accounts: the one user)."""
+    token = _owner.set(owner)
+    try:
+        yield
+    finally:
+        _owner.reset(token)
 
 
 def runs_as_task(tool: types.Tool | None) -> bool:
@@ -48,6 +68,8 @@ class OpenTask:
     status: str
     message: str
     started: float
+    owner: str = ""
+    session: Any = field(default=None, repr=False)  # the session it runs in (cancel, get)
 
     def row(self) -> dict[str, Any]:
         return {
@@ -65,6 +87,7 @@ class Tasks:
     def __init__(self, server: str) -> None:
         self.server = server
         self.open: dict[str, OpenTask] = {}
+        _every.add(self)
 
     async def call(
         self,
@@ -83,7 +106,10 @@ class Tasks:
             types.ClientRequest(types.CallToolRequest(params=params)), types.CreateTaskResult
         )
         task = created.task
-        entry = OpenTask(task.taskId, tool, task.status, task.statusMessage or "", time.monotonic())
+        entry = OpenTask(
+            task.taskId, tool, task.status, task.statusMessage or "", time.monotonic(),
+            owner=_owner.get(), session=session,
+        )  # fmt: skip
         self.open[task.taskId] = entry
         try:
             return await self._follow(session, task, entry, progress)
@@ -165,6 +191,46 @@ class Tasks:
         return f" Still open on the server: {names}; cancelled again before the next turn."
 
     async def cancel_open(self, session: Any) -> None:
-        """Cancel again the tasks whose cancel did not go through (before a turn)."""
-        for task_id in list(self.open):
-            await self.cancel(session, task_id)
+        """Cancel again the tasks whose cancel did not go through (before a turn), each in the
+        session it runs in (`session` for one that has none)."""
+        for task_id, entry in list(self.open.items()):
+            await self.cancel(entry.session or session, task_id)
+
+    async def refresh(self, entry: OpenTask) -> None:
+        """tasks/get for a listing: the status now; a task that ended, or that its server or
+        session no longer knows, leaves the list (its end is the server's to report)."""
+        request = types.ClientRequest(
+            types.GetTaskRequest(params=types.GetTaskRequestParams(taskId=entry.task_id))
+        )
+        try:
+            async with asyncio.timeout(GET_WAIT):
+                task = await entry.session.send_request(request, types.GetTaskResult)
+        except TimeoutError:
+            entry.message = f"no answer to tasks/get within {GET_WAIT:g} s"
+            return
+        except Exception:  # noqa: BLE001 - unknown task, closed session: nothing left to cancel
+            self.open.pop(entry.task_id, None)
+            return
+        entry.status, entry.message = task.status, task.statusMessage or entry.message
+        if task.status in TERMINAL:
+            self.open.pop(entry.task_id, None)
+
+
+async def open_tasks(owner: str) -> list[tuple[str, OpenTask]]:
+    """(server, task) for every task of `owner`'s still open on a server, each refreshed."""
+    found = [(t, e) for t in list(_every) for e in list(t.open.values()) if e.owner == owner]
+    await asyncio.gather(*(t.refresh(e) for t, e in found))
+    return [(t.server, e) for t, e in found if e.task_id in t.open]
+
+
+async def cancel_owned(owner: str, server: str, task_id: str) -> str | None:
+    """Cancel `owner`'s task `task_id` on `server`: None when done, else why not (not theirs,
+    already ended, or the server's refusal)."""
+    for tasks in list(_every):
+        entry = tasks.open.get(task_id)
+        if tasks.server != server or entry is None or entry.owner != owner:
+            continue
+        if await tasks.cancel(entry.session, task_id):
+            return None
+        return entry.message or "the server did not confirm the cancel"
+    return "it is no longer running (it ended, or it was cancelled already)"

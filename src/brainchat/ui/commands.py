@@ -7,7 +7,7 @@ from typing import Any
 import chainlit as cl
 
 from brainchat import i18n
-from brainchat.ui import knowledge, mcp_prompts, mcp_resources, recordings
+from brainchat.ui import knowledge, mcp_prompts, mcp_resources, mcp_tasks, recordings
 
 COMMANDS = [
     {
@@ -27,6 +27,7 @@ COMMANDS = [
     recordings.COMMAND,  # /files: one's recordings, with Remove
     knowledge.COMMAND,  # /knowledge: one's documents, with Remove (#41)
     mcp_resources.COMMAND,  # /resource
+    mcp_tasks.COMMAND,  # /tasks: MCP server tasks still running, with Cancel (#43)
 ]
 
 

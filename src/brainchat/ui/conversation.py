@@ -30,6 +30,7 @@ from brainchat.ui import (
     knowledge,
     live,
     local_model,
+    mcp_tasks,
     modes,
     panel,
     recordings,
@@ -212,6 +213,9 @@ async def handle_message(conv: Conversation, message: cl.Message) -> None:
     if command == "knowledge":  # one's documents, with Remove (#41)
         await knowledge.command(conv.session)
         return
+    if command == "tasks":  # one's MCP server tasks still running, with Cancel (#43)
+        await mcp_tasks.command()
+        return
     if command in ("tools", "connect"):
         if switch:
             await conv.save()  # no turn follows to save it
@@ -221,9 +225,10 @@ async def handle_message(conv: Conversation, message: cl.Message) -> None:
 
 
 def typed_command(text: str) -> str | None:
-    """`/tools`, `/connect`, `/files` or `/knowledge` typed as text, without the command menu."""
+    """`/tools`, `/connect`, `/files`, `/knowledge` or `/tasks` typed as text, without the
+    command menu."""
     word = text.split(maxsplit=1)[:1]
-    typed = ("/tools", "/connect", "/files", "/knowledge")
+    typed = ("/tools", "/connect", "/files", "/knowledge", "/tasks")
     return word[0][1:] if word and word[0] in typed else None
 
 
@@ -243,7 +248,11 @@ async def run_turn(
     counted = False
     try:
         # an MCP server's question is a form here; its request for the model, a dialog
-        with answering(make_asker()), approving(make_approver(renderer.awaiting)):
+        with (
+            answering(make_asker()),
+            approving(make_approver(renderer.awaiting)),
+            mcp_tasks.owning(),
+        ):  # the tasks its MCP calls start are this user's
             async for event in s.ask(question + note, confirm=confirm, message_id=parent_id):
                 if isinstance(event, RunFinished):
                     resume.mark_answer(renderer, event, parent_id)
@@ -257,12 +266,14 @@ async def run_turn(
         if mcp_prm.stale(s):  # a server's prompts changed during the run: the menu follows
             await commands.send(s)
         await regenerate.offer(renderer, parent_id)  # under the last answer only
+        await mcp_tasks.after_turn()  # a server task its cancel left running
         runtime.settle()
     except asyncio.CancelledError:
         if not counted:
             conv.usage.add(s.usage_so_far())
             counted = True
         await renderer.stop(s.usage_so_far())
+        await mcp_tasks.after_turn()  # Stop's tasks/cancel that a server did not confirm
         raise
     except Exception as exc:  # noqa: BLE001 - no traceback reaches a user
         log.exception("run failed")
