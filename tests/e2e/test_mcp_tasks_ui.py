@@ -12,7 +12,7 @@ import time
 import pytest
 
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
-from conftest import ROOT, send, spec, wait_idle
+from conftest import ROOT, screenshot, send, spec, wait_idle
 
 pytestmark = pytest.mark.browser
 LAB = ROOT / "tests" / "mcp_servers" / "task_lab.py"
@@ -48,6 +48,7 @@ def test_a_task_left_running_is_shown_to_its_owner_alone_and_cancelled_from_the_
     assert marker.read_text() == "started"  # the server goes on with it
     table = ana.locator("table").last.inner_text()
     assert "research" in table and "working" in table
+    screenshot(ana, "mcp-task-left-running.png", full_page=True)
 
     bob = login(browser, url, "bob", "battery staple horse")
     send(bob, "/tasks")

@@ -48,9 +48,10 @@ def _rows(found: list[tuple[str, OpenTask]]) -> Iterator[str]:
     now = time.monotonic()
     for server, task in found:
         age = f"{round(now - task.started)} s"
+        shown = task.task_id if len(task.task_id) <= 14 else task.task_id[:12] + "…"
         yield (
-            f"| `{_cell(server, 40)}` | `{_cell(task.tool, 40)}` | `{_cell(task.task_id, 40)}` "
-            f"| {_cell(task.status, 20)} | {_cell(task.message) or '-'} | {age} |"
+            f"| {_cell(server, 40)} | {_cell(task.tool, 40)} | `{_cell(shown)}` "
+            f"| {_cell(task.status, 20)} | {_cell(task.message, 48) or '-'} | {age} |"
         )
 
 
@@ -97,5 +98,6 @@ async def on_cancel(payload: Any) -> None:
     server, task = str(payload.get("server", "")), str(payload.get("task", ""))
     why = await cancel_owned(owner(), server, task)
     key = "mcp_tasks.cancelled" if why is None else "mcp_tasks.not_cancelled"
-    text = i18n.t(key, task=_cell(task, 40), server=_cell(server, 40), why=why or "")
+    shown = task if len(task) <= 14 else task[:12] + "…"
+    text = i18n.t(key, task=_cell(shown), server=_cell(server, 40), why=why or "")
     await cl.Message(content=text, author=AUTHOR).send()
