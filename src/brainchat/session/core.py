@@ -12,7 +12,7 @@ never by writing its fields (tests/test_session_boundary.py checks it).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -41,6 +41,7 @@ from brainchat.tools.registry import ToolSet
 if TYPE_CHECKING:
     from brainchat.agent.graph import Agent
     from brainchat.eeg.study.study import Study
+    from brainchat.tools.mcp_user import UserServer
 
 EDIT_KEEPS_STUDY = (
     "You edited an earlier message: the conversation goes on from there, but the EEG study is "
@@ -189,16 +190,41 @@ class Session:
         """The configured MCP servers' tools (the process's hub, refreshed before a turn)."""
         self.toolbox.configured = toolset
 
-    async def connect_user_server(self, server: str, client: Any) -> list[BaseTool]:
-        """A server the user connected (Chainlit's plug button) as tools that ask first."""
+    async def connect_user_server(
+        self,
+        server: str,
+        client: Any,
+        follow: Callable[[str], Coroutine[Any, Any, None]] | None = None,
+    ) -> list[BaseTool]:
+        """A server the user connected (Chainlit's plug button) as tools that ask first; told
+        this conversation's data folder as its roots; its lists followed when they change
+        (`follow(kind)` too, in the caller's context: the page's menu)."""
+        from brainchat.tools import mcp_user
+        from brainchat.tools.mcp_plugged import bind
         from brainchat.tools.mcp_tools import tools_from_session
-        from brainchat.tools.mcp_user import UserServer
 
         self.remove_user_tools(server)  # a reconnect replaces the old tools and their approvals
+        await bind(client, self.settings.data_dir)  # first: its roots/list may be waiting
         tools = await tools_from_session(server, client, reserved_names=self.toolset().names())
         self.add_user_tools(server, tools)
-        self.toolbox.user_servers[server] = await UserServer.open(server, client)
+        user = await mcp_user.UserServer.open(server, client)
+        self.toolbox.user_servers[server] = user
+        user.follow(lambda kind: self._relisted(user, client, kind))
+        if follow is not None:
+            user.follow(follow)
         return tools
+
+    async def _relisted(self, user: UserServer, client: Any, kind: str) -> None:
+        """A plugged server's tools changed (list_changed): take them anew; an unchanged tool
+        keeps its object and its approval (Toolbox.replace_user_tools)."""
+        from brainchat.tools.mcp_tools import tools_from_session
+
+        if kind != "tools" or self.toolbox.user_servers.get(user.name) is not user:
+            return  # disconnected, or replaced by a reconnect
+        own = {t.name for t in self.toolbox.user_tools.get(user.name, [])}
+        reserved = [n for n in self.toolset().names() if n not in own]
+        tools = await tools_from_session(user.name, client, reserved_names=reserved)
+        self.toolbox.replace_user_tools(user.name, tools, changed=user.changed_tools())
 
     def use_configured_servers(
         self,

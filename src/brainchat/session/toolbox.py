@@ -117,10 +117,10 @@ class Toolbox:
 
     async def tools_now(self, settings: Settings, study: Study) -> list[BaseTool]:
         """The tools as they are now, once the servers' re-listings after a `list_changed` are
-        in (asked before each of a run's requests)."""
+        in, configured and plugged-in ones (asked before each of a run's requests)."""
         from brainchat.tools.mcp_notify import settled
 
-        await settled(self.configured_servers().values())
+        await settled([*self.configured_servers().values(), *self.user_servers.values()])
         if self.configured_now is not None:
             self.configured = self.configured_now()
         return self.toolset(settings, study).tools
@@ -175,6 +175,22 @@ class Toolbox:
     def add_user_tools(self, server: str, tools: list[BaseTool]) -> None:
         self.remove_user_tools(server)
         self.user_tools[server] = tools
+
+    def replace_user_tools(self, server: str, tools: list[BaseTool], changed: set[str]) -> None:
+        """A user server's tools after its list changed. A tool whose definition did not change
+        (its server's name not in `changed`) keeps its object (the agent's bound schema) and its
+        approval; a changed one is a tool the user never approved: it asks again."""
+        old = {t.name: t for t in self.user_tools.get(server, [])}
+        kept = [
+            old[t.name]
+            if t.name in old and (t.metadata or {}).get("mcp_tool") not in changed
+            else t
+            for t in tools
+        ]
+        same = {t.name for t in kept if old.get(t.name) is t}
+        same |= {f"{server}__{n}" for n in same}  # as `_renamed` offers a clashing one
+        self.approved -= {k for k in self.approved if k[0] == server and k[1] not in same}
+        self.user_tools[server] = kept
 
     def remove_user_tools(self, server: str) -> None:
         """Forget a user server's tools, prompts, resources and the approvals given for them."""

@@ -18,7 +18,7 @@ from mcp.client.session import ClientSession
 
 from brainchat.tools import mcp_roots
 from brainchat.tools.mcp_elicit_route import Elicitations, elicit_aside
-from brainchat.tools.mcp_notify import Notices, notices_of, step_level
+from brainchat.tools.mcp_notify import notices_of, step_level
 from brainchat.tools.mcp_sampling import Sampler, sample_aside
 
 
@@ -106,7 +106,9 @@ class PluggedSession(CancellingSession):
     declares form elicitation and routes a question, like a configured server's, to the run
     whose call is open (`elicitations`; brainchat names the server at connect). Until a call is
     open, a question gets `cancel`. Likewise it declares sampling, served (with the user's
-    approval) by the calling run's model, and sends its log lines to the log and the call's step.
+    approval) by the calling run's model, and hears the server as a configured one is heard
+    (mcp_plugged): list_changed, log lines, resource updates, and roots/list (the folder of the
+    conversation it is connected to).
     """
 
     def __init__(  # ClientSession's own order: a positional caller gets the same meaning
@@ -120,30 +122,36 @@ class PluggedSession(CancellingSession):
         **kwargs: Any,
     ) -> None:
         self.elicitations: Elicitations | None = None
+        self.plugged_server: Any = None  # mcp_user.UserServer: what Notices re-lists
+        self.plugged_roots: Any = None  # mcp_roots.PluggedRoots, when roots are offered
         if elicitation_callback is None:
+            from brainchat.tools.mcp_plugged import hear
+
             self.elicitations = elicitation_callback = Elicitations("(plugged)")
             # as a configured server's (#43): its request for the model goes to the calling
-            # run's user and model, its log lines to the app log and the call's step
+            # run's user and model, its notifications to its Notices
             if sampling_callback is None:
                 sampling_callback = Sampler(self.elicitations)
-            if not args and "logging_callback" not in kwargs:
-                kwargs["logging_callback"] = Notices(_Plugged(self.elicitations)).on_log
-            if not args and "client_info" not in kwargs:
-                kwargs["client_info"] = client_info()
+            self.plugged_server, notices, options = hear(self, self.elicitations)
+            if not args:
+                for key, value in {**options, "client_info": client_info()}.items():
+                    kwargs.setdefault(key, value)
+                if kwargs.get("list_roots_callback") is notices.roots:
+                    self.plugged_roots = notices.roots
         super().__init__(read_stream, write_stream, read_timeout_seconds, sampling_callback,
                          elicitation_callback, *args, **kwargs)  # fmt: skip
 
+    async def initialize(self) -> types.InitializeResult:
+        result = await super().initialize()
+        if self.plugged_server is not None:  # a list_changed before connect lists by them
+            self.plugged_server.capabilities = result.capabilities
+        return result
 
-class _Plugged:
-    """What Notices needs of a plugged server: its name (given at connect) and its calls."""
+    async def _received_request(self, responder: Any) -> None:
+        from brainchat.tools.mcp_plugged import roots_aside
 
-    def __init__(self, elicitations: Elicitations) -> None:
-        self.elicitations = elicitations
-        self.state = "connected"
-
-    @property
-    def name(self) -> str:
-        return self.elicitations.server
+        if not roots_aside(self, responder):
+            await super()._received_request(responder)
 
 
 def use_for_plugged_servers() -> None:

@@ -145,6 +145,8 @@ class Notices:
             for kind in sorted(kinds):
                 try:
                     await self._list(kind)
+                    if (relisted := getattr(self.connection, "relisted", None)) is not None:
+                        await relisted(kind)  # a plugged server's conversation (mcp_user)
                     self.refreshes += 1
                 except Exception as exc:  # noqa: BLE001 - the old list stays; said in the log
                     log.warning(
@@ -248,10 +250,10 @@ class Notices:
 
 def can_subscribe(server: Any) -> bool:
     """Whether the server offers resource subscriptions (resources.subscribe) and its updates
-    reach brainchat (a configured server: its notifications are brainchat's to handle)."""
+    reach brainchat (a configured server, or one plugged in over a PluggedSession)."""
     caps = getattr(server, "capabilities", None)
-    configured = hasattr(server, "elicitations")  # a ServerConnection, not a plugged session
-    return bool(configured and caps and caps.resources and caps.resources.subscribe)
+    heard = getattr(server, "elicitations", None) is not None  # its Notices hear the server
+    return bool(heard and caps and caps.resources and caps.resources.subscribe)
 
 
 async def subscribe(server: Any, uri: str, updated: Callable[[str], Awaitable[None]]) -> bool:

@@ -1,5 +1,6 @@
 """Servers the user connects with Chainlit's plug button: their tools, prompts and resources
-join this conversation, and leave with the server; their questions (elicitation) are forms."""
+join this conversation, and leave with the server; their questions (elicitation) are forms;
+when their prompts change (prompts/list_changed), the slash-command menu follows."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import chainlit as cl
 
 from brainchat import i18n
 from brainchat.tools.mcp_client_session import use_for_plugged_servers
-from brainchat.ui import commands
+from brainchat.ui import commands, mcp_prompts
 from brainchat.ui.render import AUTHOR
 
 
@@ -22,7 +23,7 @@ def install() -> None:
 async def connected(session: Any, name: str, client: Any) -> None:
     """Chainlit's on_mcp_connect: list the server's tools and say what it offers."""
     try:
-        tools = await session.connect_user_server(name, client)
+        tools = await session.connect_user_server(name, client, follow=_lists_changed(session))
     except ImportError as exc:
         await _say(i18n.t("mcp.unavailable", error=exc))
         return
@@ -33,6 +34,17 @@ async def connected(session: Any, name: str, client: Any) -> None:
     names = ", ".join(f"`{t.name}`" for t in tools) or i18n.t("mcp.no_tools")
     await _say(i18n.t("mcp.connected", name=name, names=names) + features_note(session, name))
     await commands.send(session)
+
+
+def _lists_changed(session: Any) -> Any:
+    """What follows a plugged server's list_changed on this page (run in its context): the
+    slash-command menu, when the server's prompts changed."""
+
+    async def changed(kind: str) -> None:
+        if kind == "prompts" and mcp_prompts.stale(session):
+            await commands.send(session)
+
+    return changed
 
 
 def features_note(session: Any, name: str) -> str:
