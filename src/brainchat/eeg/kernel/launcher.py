@@ -62,10 +62,16 @@ class LocalProcess:
         return f"exited with code {code}"
 
     def kill(self) -> None:
+        """End the kernel and every process it started (its process group: a cross-validation's
+        loky workers, which would otherwise compute their fold on, unseen)."""
         try:
             self.conn.close()
         except OSError:
             pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # its own group (start_new_session)
+        except (ProcessLookupError, PermissionError):
+            pass  # the group is gone: the kernel and its workers have ended
         if self.proc.poll() is None:
             self.proc.kill()
         try:
@@ -86,6 +92,7 @@ class LocalLauncher:
                 pass_fds=(child.fileno(),),
                 env=kernel_env(),
                 stdin=subprocess.DEVNULL,
+                start_new_session=True,  # a group of its own, ended whole (kill)
             )  # fmt: skip
         finally:
             child.close()
