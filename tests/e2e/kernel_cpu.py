@@ -63,11 +63,13 @@ class CpuWatch:
             before = now
             assert time.monotonic() < deadline, f"the kernels did not compute within {bound:g} s"
 
-    def wait_quiet(self, step: float = 1.0, below: float = 0.01, bound: float = 30.0) -> float:
-        """Seconds from now until the CPU time stopped growing: the start of the first `step`
-        in which it grew by less than `below` (it had stopped by then, to within one step).
-        `bound` is a failure guard, not a figure."""
-        started = time.monotonic()
+    def wait_quiet(
+        self, step: float = 1.0, below: float = 0.01, bound: float = 30.0, since: float = 0.0
+    ) -> float:
+        """Seconds from `since` (a time.monotonic() reading; now if 0) until the CPU time stopped
+        growing: the start of the first `step` in which it grew by less than `below` (it had
+        stopped by then, to within one step). `bound` is a failure guard, not a figure."""
+        started = since or time.monotonic()
         before = self.total()
         while True:
             time.sleep(step)
