@@ -1,6 +1,7 @@
 """What a server tells the client unasked: its lists changed, a log message, a resource updated.
 
-Each configured server's `Notices` is its session's `message_handler` and `logging_callback`.
+Each configured server's `Notices` is its session's `message_handler` and `logging_callback`;
+so is a plug-button server's (mcp_plugged), whose connection tells its conversation (`relisted`).
 Both run in the session's receive loop, which also carries the answers to requests: a handler
 that waited there for a listing would wait for itself. So a `list_changed` marks the list stale
 at once (before the tool result that follows it is read) and re-lists in a task of its own;
