@@ -16,6 +16,7 @@ from typing import Any
 import chainlit as cl
 from chainlit.context import get_context
 
+from brainchat import i18n
 from brainchat.redact import get_logger
 
 log = get_logger("brainchat.ui")
@@ -54,6 +55,9 @@ async def take_over(thread_id: str) -> Any | None:
     context = get_context()  # this page's Chainlit context (its session is Chainlit's)
     if context is live.context:
         return live.conv
+    if live.context.session.id != context.session.id:  # a page still open (a second tab) is
+        # told where the turn went, and stops showing it as running; a reloaded one is gone
+        _announcing.add(asyncio.ensure_future(_left(live.context.emitter)))
     live.context.session = context.session  # the turn's steps and tokens now reach this page
     live.context.emitter = context.emitter
     context.session.current_task = live.task  # this page's Stop stops the turn
@@ -77,3 +81,12 @@ async def _announce(emitter: Any, task: asyncio.Task[Any]) -> None:
         log.info("a page left while taking over a running turn")
     finally:
         _announcing.difference_update({f for f in _announcing if f.done()})
+
+
+async def _left(emitter: Any) -> None:
+    """The page a turn left: its running state ends, and a notice says where the turn went."""
+    try:
+        await emitter.task_end()
+        await emitter.send_toast(i18n.t("live.moved"), "info")
+    except Exception:  # noqa: BLE001 - that page is closed: nothing to tell
+        log.info("the page a turn left could not be told")
