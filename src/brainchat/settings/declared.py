@@ -215,9 +215,9 @@ class AppVars(Declared):
         "masked)",
     )  # fmt: skip
     mcp_roots: Literal["read_only", "read_write", "off"] = var(
-        "read_only", "BRAINCHAT_MCP_ROOTS", "what configured MCP servers are told of the data "
-        "folder (MCP roots): `read_only` or `read_write` names it as a `file://` root saying "
-        "so, `off` offers no roots; always off with accounts (the folder holds every user's files)",
+        "read_only", "BRAINCHAT_MCP_ROOTS", "what MCP servers are told of the data folder (MCP "
+        "roots): `read_only` or `read_write` names it as a `file://` root saying so, `off` none; "
+        "with accounts configured servers get none, plug-button ones the user's own folder",
     )  # fmt: skip
     search_fixture: Path | None = var(
         None,
