@@ -173,3 +173,20 @@ async def test_a_plain_session_is_not_subscribed(scripted_server, tmp_path):
         await client.initialize()
         await session.connect_user_server("changing", client)
         assert not mcp_notify.can_subscribe(session.mcp_servers()["changing"])
+
+
+async def test_a_plugged_session_given_its_own_message_handler_is_not_subscribed(
+    scripted_server, tmp_path
+):
+    """A caller that hears the server itself keeps it: brainchat's Notices hear nothing there."""
+
+    async def own(message: Any) -> None:
+        pass
+
+    params = StdioServerParameters(command=sys.executable, args=[str(CHANGING_LAB)])
+    session = agent_session(scripted_server, tmp_path)
+    async with stdio_client(params) as (read, write):
+        async with PluggedSession(read, write, message_handler=own) as client:
+            await client.initialize()
+            await session.connect_user_server("changing", client)
+            assert not mcp_notify.can_subscribe(session.mcp_servers()["changing"])

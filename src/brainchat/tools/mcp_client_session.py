@@ -132,10 +132,12 @@ class PluggedSession(CancellingSession):
             # run's user and model, its notifications to its Notices
             if sampling_callback is None:
                 sampling_callback = Sampler(self.elicitations)
-            self.plugged_server, notices, options = hear(self, self.elicitations)
             if not args:
+                server, notices, options = hear(self, self.elicitations)
                 for key, value in {**options, "client_info": client_info()}.items():
                     kwargs.setdefault(key, value)
+                if kwargs["message_handler"] == notices.on_message:  # else it hears nothing
+                    self.plugged_server = server
                 if kwargs.get("list_roots_callback") is notices.roots:
                     self.plugged_roots = notices.roots
         super().__init__(read_stream, write_stream, read_timeout_seconds, sampling_callback,
