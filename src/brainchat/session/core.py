@@ -205,13 +205,13 @@ class Session:
 
         self.remove_user_tools(server)  # a reconnect replaces the old tools and their approvals
         await bind(client, self.settings.data_dir)  # first: its roots/list may be waiting
-        tools = await tools_from_session(server, client, reserved_names=self.toolset().names())
-        self.add_user_tools(server, tools)
-        user = await mcp_user.UserServer.open(server, client)
-        self.toolbox.user_servers[server] = user
-        user.follow(lambda kind: self._relisted(user, client, kind))
+        user = await mcp_user.UserServer.open(server, client)  # before the tools: a change
+        user.follow(lambda kind: self._relisted(user, client, kind))  # from now on is seen
         if follow is not None:
             user.follow(follow)
+        tools = await tools_from_session(server, client, reserved_names=self.toolset().names())
+        self.add_user_tools(server, tools)
+        self.toolbox.user_servers[server] = user
         return tools
 
     async def _relisted(self, user: UserServer, client: Any, kind: str) -> None:
