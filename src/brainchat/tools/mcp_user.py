@@ -29,9 +29,8 @@ from brainchat.tools.mcp_resources import offers_any_resource
 from brainchat.tools.mcp_tools import describe_error, list_all_tools
 
 log = get_logger("brainchat.tools.mcp")
-Follower = Callable[
-    [str], Coroutine[Any, Any, None]
-]  # called with "tools", "prompts" or "resources"
+# called with the kind listed again: "tools", "prompts" or "resources"
+Follower = Callable[[str], Coroutine[Any, Any, None]]
 
 
 @dataclass(eq=False)  # a Notices key (held weakly): one per session, compared by identity
