@@ -21,7 +21,7 @@ b. the seven users' answer time p95 while the three compute against the same sev
    app just before (and again after the Stop), and the ratio (target <= 1.2);
 c. the app's and the kernels' resident memory, idle, while computing and after the Stop.
 
-    .venv/bin/python bench/app_users.py [--turns 6]
+    .venv/bin/python bench/app_users.py [--turns 8]
 
 Before it measures it waits (up to 10 minutes) until no `llama-server` runs, and prints `uptime`.
 """
@@ -66,6 +66,7 @@ from kernels import PERMUTED, PIPELINE  # noqa: E402
 PASSWORD = "bench-password-37"
 CHAT_ANSWER = " ".join(["token"] * 40)
 COMPUTE, CHATTERS = 3, 7
+SPIN = "import os\nos.nice(10)\nwhile True:\n    pass"  # as a kernel runs, at nice 10
 
 
 def reply_for(rec: RecordedRequest) -> Reply:
@@ -202,41 +203,75 @@ def p95_line(name: str, times: list[float], base: float) -> str:
     return f"{name:<34} p95 {p95:6.3f} s  p50 {pct(times, 0.5):6.3f} s  n={len(times)}  ratio {p95 / base:.2f}"
 
 
-async def measure(url: str, app_pid: int, turns: int) -> None:
-    names = [f"cv{i}" for i in range(COMPUTE)], [f"chat{i}" for i in range(CHATTERS)]
-    cv = [await connect(url, n, watch_steps=True) for n in names[0]]
-    chat = [await connect(url, n) for n in names[1]]
+def spin(n: int) -> list[subprocess.Popen[bytes]]:
+    """`n` processes that only burn CPU at nice 10, as kernels run."""
+    return [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(n)]
+
+
+async def phase(users: list[User], turns: int, label: str, app_pid: int) -> dict[str, Any]:
+    """A chat round: the answer times, and the CPU seconds per second of the app and of this
+    process (the clients and the model server) meanwhile."""
+    app, me = psutil.Process(app_pid), psutil.Process()
+    cpu0, mine0, t0 = sum(app.cpu_times()[:2]), sum(me.cpu_times()[:2]), time.perf_counter()
+    times = await chat_round(users, turns, label)
+    spent = time.perf_counter() - t0
+    return {"times": times, "app_cpu": (sum(app.cpu_times()[:2]) - cpu0) / spent,
+            "bench_cpu": (sum(me.cpu_times()[:2]) - mine0) / spent}  # fmt: skip
+
+
+async def measure(url: str, app_pid: int, turns: int) -> dict[str, Any]:
+    """The three phases (idle, computing, after the Stop) and the Stop between them."""
+    cv = [await connect(url, f"cv{i}", watch_steps=True) for i in range(COMPUTE)]
+    chat = [await connect(url, f"chat{i}") for i in range(CHATTERS)]
     await chat_round(chat, 1, "warm-up")
-    mem_idle = memory(app_pid)
-    idle = await chat_round(chat, turns, "idle")
+    out: dict[str, Any] = {"mem_idle": memory(app_pid)}
+    out["idle"] = await phase(chat, turns, "idle", app_pid)
     watch = await start_computing(cv, app_pid)
     cpu0, t0 = watch.total(), time.perf_counter()
-    busy = await chat_round(chat, turns, "busy")
-    busy_cpu = (watch.total() - cpu0) / (time.perf_counter() - t0)
-    mem_busy = memory(app_pid)
-    quiet = await stop_all(cv, watch)
-    mem_after = memory(app_pid)
-    after = await chat_round(chat, turns, "after")
+    out["busy"] = await phase(chat, turns, "busy", app_pid)
+    out["kernel_cpu"] = (watch.total() - cpu0) / (time.perf_counter() - t0)
+    out["mem_busy"] = memory(app_pid)
+    out["quiet"] = await stop_all(cv, watch)
+    out["mem_after"] = memory(app_pid)
+    out["after"] = await phase(chat, turns, "after", app_pid)
+    spinners = spin(COMPUTE)
+    try:  # the control: what any three nice-10 busy processes cost the chat on this machine
+        out["spin"] = await phase(chat, turns, "spin", app_pid)
+    finally:
+        for proc in spinners:
+            proc.kill()
+            proc.wait()
     for user in cv + chat:
         await user.sock.close()
-    base = pct(idle, 0.95)
-    print(f"\n(a) CPU idle after Stop of {COMPUTE} runs  {quiet:5.2f} s (target <= 2; the kernels "
-          f"used {busy_cpu:.2f} CPU s/s while the others chatted)")  # fmt: skip
+    return out
+
+
+def report(out: dict[str, Any], turns: int) -> None:
+    base = pct(out["idle"]["times"], 0.95)
+    print(f"\n(a) CPU idle after Stop of {COMPUTE} runs  {out['quiet']:5.2f} s (target <= 2; the "
+          f"kernels used {out['kernel_cpu']:.2f} CPU s/s while the others chatted)")  # fmt: skip
     print(
         f"(b) {CHATTERS} chat users x {turns} turns, answer time (40 tokens, 0.2 s to the first):"
     )
-    print("    " + p95_line("idle app (baseline)", idle, base))
-    print("    " + p95_line(f"while {COMPUTE} kernels compute", busy, base) + " (target <= 1.2)")
-    print("    " + p95_line("after the Stop", after, base))
+    for key, label in (("idle", "idle app (baseline)"), ("busy", f"while {COMPUTE} kernels compute"),
+                       ("after", "after the Stop"),
+                       ("spin", f"control: {COMPUTE} nice-10 busy loops")):  # fmt: skip
+        target = " (target <= 1.2)" if key == "busy" else ""
+        print(f"    {p95_line(label, out[key]['times'], base)}{target}   CPU s/s: app "
+              f"{out[key]['app_cpu']:.2f}, this bench {out[key]['bench_cpu']:.2f}")  # fmt: skip
     print("(c) resident memory:")
-    for label, (app, kernels, n) in (("idle", mem_idle), ("computing", mem_busy),
-                                     ("after the Stop", mem_after)):  # fmt: skip
+    for key, label in (
+        ("mem_idle", "idle"),
+        ("mem_busy", "computing"),
+        ("mem_after", "after the Stop"),
+    ):
+        app, kernels, n = out[key]
         print(f"    {label:<15} app {app:6.0f} MB   {n} kernel(s) {kernels:6.0f} MB")
 
 
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--turns", type=int, default=6, help="chat turns per user per phase")
+    parser.add_argument("--turns", type=int, default=8, help="chat turns per user per phase")
     parser.add_argument("--trials", type=int, default=48, help="trials per session of the demo")
     parser.add_argument("--no-wait", action="store_true",
                         help="measure even while llama-server runs (a trial, not a record)")  # fmt: skip
@@ -255,7 +290,7 @@ async def main() -> int:
                            trials=args.trials, seed=i)  # fmt: skip
         proc, url, cold = start_app(server, tmp)
         try:
-            await measure(url, proc.pid, args.turns)
+            report(await measure(url, proc.pid, args.turns), args.turns)
         finally:
             stop(proc, None)
         if server.unexpected:

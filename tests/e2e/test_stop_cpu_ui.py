@@ -12,7 +12,16 @@ from kernel_cpu import CpuWatch, study_kernels
 
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
-from conftest import STOP_NOTICE, messages_text, open_chat, poll, send, spec, wait_idle
+from conftest import (
+    STOP_NOTICE,
+    messages_text,
+    open_chat,
+    poll,
+    send,
+    spec,
+    step_titles,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.browser
 FILES = ["sub-01_ses-01_task-mi_eeg.edf", "sub-01_ses-02_task-mi_eeg.edf"]
@@ -49,11 +58,13 @@ def test_stop_in_the_page_ends_the_kernels_computing_and_the_study_comes_back(
     page.wait_for_selector("[id^='step-cross_validate']", state="attached", timeout=180_000)
     poll(lambda: len(study_kernels(app_factory.pid(app))) == 1, "the study's kernel", 60)
     watch = CpuWatch(study_kernels(app_factory.pid(app)))
-    watch.wait_growing()  # the permutations are computing
+    watch.wait_growing(step=1.0, more=0.02)  # the permutations are computing (at nice 10)
     page.click("#stop-button")
     watch.wait_quiet(step=1.0, below=0.01, bound=30)  # a failure guard, not the figure
     page.wait_for_selector(STOP_NOTICE, timeout=60_000)
     wait_idle(page)
+    titles = step_titles(page)
+    assert any(t.startswith("cross_validate") and t.endswith("· stopped") for t in titles), titles
 
     model_server.queue(
         "fc-m", ToolCalls([Call("get_study_state", {})]), Text("The tool ran."), Text(BACK)
