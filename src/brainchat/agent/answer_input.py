@@ -68,21 +68,8 @@ def answer_input(
     ledger = run.ledger
     chars = max(cap, 60)  # arguments, titles and URLs scale with the share too
     lines = [f"User request: {run.question}", ""]
-    sources, old_sources = _newest(ledger.sources, keep)
     if ledger.sources:
-        # the only place a citation is asked for: an answer model primed with "[n]" elsewhere
-        # numbers a file list [1]..[4] with no source at all
-        lines.append(
-            f"{SOURCES_HEADER}, with these numbers only; cite none where no source supports a claim):"
-        )
-        lines += [
-            f"[{s['n']}] {clip(s['title'], min(chars, 200))} — {clip(s['url'], min(chars, 300))}"
-            f"\n    {cut_text(s['snippet'], max(cap // 4, 50))}"
-            for s in sources
-        ]
-        if old_sources:
-            lines.append(f"({len(old_sources)} earlier source(s) omitted to fit the window.)")
-        lines.append("")
+        lines += _sources(ledger.sources, keep, cap, chars)
     others, old = _newest([e for e in ledger.successful() if not e.sources], keep)
     if others or old:
         lines.append("Tool results:")
@@ -167,6 +154,29 @@ def _finished(d: Deps | None, run: RunContext) -> bool:
     from brainchat.agent.guided import finished
 
     return bool(finished(d, run, run.record))
+
+
+def _sources(found: list[dict[str, Any]], keep: int | None, cap: int, chars: int) -> list[str]:
+    """The answer request's web sources, numbered, with how to cite them."""
+    sources, old_sources = _newest(found, keep)
+    # the only place a citation is asked for: an answer model primed with "[n]" elsewhere
+    # numbers a file list [1]..[4] with no source at all
+    lines = [f"{SOURCES_HEADER}, with these numbers only; cite none where no source supports a claim):"]  # fmt: skip
+    lines += [
+        f"[{s['n']}] {clip(s['title'], min(chars, 200))} — {clip(s['url'], min(chars, 300))}"
+        f"\n    {cut_text(s['snippet'], max(cap // 4, 50))}"
+        for s in sources
+    ]
+    if old_sources:
+        lines.append(f"({len(old_sources)} earlier source(s) omitted to fit the window.)")
+    # said where a small answer model reads it, right after the sources, with the form to
+    # copy: told only in the header, a 1.5B model used a source's words and cited nothing
+    n = sources[0]["n"] if sources else 1
+    return [
+        *lines,
+        f'A sentence that uses a source ends with its number: "... as reported [{n}]."',
+        "",
+    ]
 
 
 SOURCES_HEADER = "Web sources (cite as [n]"  # the demo's answer model reads the request by it

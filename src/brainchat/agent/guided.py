@@ -55,9 +55,20 @@ def _web(d: Deps) -> set[str]:
 
 def open_steps(d: Deps, run: RunContext, record: RequestRecord) -> list[str]:
     """The record's steps less those the study held when the run began (a load of a study
-    already loaded, with nothing said of what to load)."""
+    already loaded, with nothing said of what to load) and those an asked step did itself."""
     held = d.domain.held(record.steps, run.facts_at_start, record.values())
-    return [s for s in record.steps if s not in held]
+    covered = _covered(d, run, record)
+    return [s for s in record.steps if s not in held and s not in covered]
+
+
+def _covered(d: Deps, run: RunContext, record: RequestRecord) -> set[str]:
+    """Asked steps that an asked step which does them itself has done in this run (a record
+    listing a split, a training and a test beside a cross-validation, whose folds split, train
+    and test): they are not pushed, reminded or waited for once it succeeded; never refused."""
+    done = _done(run)
+    return {
+        r for s in d.domain.steps() if s.id in record.steps and set(s.tools) & done for r in s.replaces
+    }  # fmt: skip
 
 
 def _searched(d: Deps, run: RunContext) -> bool:
@@ -172,7 +183,7 @@ class NextStep(Guard):
         # the values the request fixes, with the files it gives (by place or in its own words)
         # as the run's listing names them
         results = [(e.name, e.result) for e in run.ledger.successful()]
-        values = record.values()
+        values = _unrefuted(run, record)
         for tool, args in d.domain.placed(record.positions, results, values).items():
             values[tool] = {**values.get(tool, {}), **args}
         step = d.domain.next_call(open_steps(d, run, record), facts, _done(run), values)
@@ -181,6 +192,21 @@ class NextStep(Guard):
         return [
             f"(Study stage: {facts.get('stage', 'empty')}. Next step for this request: {step}.)"
         ]
+
+
+def _unrefuted(run: RunContext, record: RequestRecord) -> dict[str, dict[str, Any]]:
+    """The record's values less each one it read from the request's meaning (not its words)
+    that a failed call of its tool carried: the tool said why it is wrong, and a note naming it
+    again sends the model back to the same error (a record's `device: "cuda"` on a machine
+    without a GPU). Values the request writes stay: they are the user's to change."""
+    failed = [e for e in run.ledger.entries if e.status == "error" and isinstance(e.args, dict)]
+    values = record.values()
+    for tool, args in values.items():
+        said = record.said.get(tool, set())
+        for name in [k for k in args if k not in said]:
+            if any(e.name == tool and e.args.get(name) == args[name] for e in failed):
+                del args[name]
+    return values
 
 
 class AskedSteps(Guard):

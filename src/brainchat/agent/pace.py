@@ -38,12 +38,18 @@ def default_reserve(limit: float) -> float:
 
 
 def measured(row: Any, waited: float | None = None) -> Speed | None:
-    """A usage row's speed: output tokens over the time after each call's first token.
+    """A usage row's speed: output tokens over the time after each call's first token; None
+    when it cannot tell (too few tokens, or no call streamed).
 
     `waited` is the row's calls' times to first token summed (UsageLedger.waited); without it
     the first call's stands for every call's (a cold first reply then makes a slow model look
     many times faster, and its answer is cut)."""
     if row is None or row.output_tokens < MIN_MEASURED or row.seconds <= 0:
+        return None
+    if row.ttft is None:
+        # no call of the row streamed (a reply held to a JSON schema comes whole): its seconds
+        # hold the prompt's reading too, which at 1,500 prompt tokens on two busy cores is most
+        # of them, so tokens over seconds says nothing of how fast the model writes
         return None
     waited = (row.ttft or 0.0) * row.calls if waited is None else waited
     writing = max(row.seconds - waited, row.seconds * 0.1)

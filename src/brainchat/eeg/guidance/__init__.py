@@ -43,7 +43,7 @@ class EegDomain:
     ) -> str | None:
         """The call that comes next for the asked steps: the first one not done this run, or
         the step the study needs before it; with the values the user fixed for it."""
-        for step in steps.steps_of(asked):
+        for step in steps.first_that_replace(steps.steps_of(asked)):
             if step.report and step.id not in steps.PIPELINE and step.id not in steps.ANALYSES:
                 continue  # a listing, a plot: not a pipeline step to push towards
             if set(step.tools) & done:

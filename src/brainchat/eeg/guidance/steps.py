@@ -240,6 +240,19 @@ def steps_of(ids: list[str]) -> list[Step]:
     return [BY_ID[i] for i in sorted(set(ids) & set(BY_ID), key=order.index)]
 
 
+def first_that_replace(ordered: list[Step]) -> list[Step]:
+    """`ordered` with each step that does others itself moved ahead of the first of them (a
+    cross-validation before the split, training and test it does in its own folds): what it
+    answers is pushed towards before steps it makes needless."""
+    out = list(ordered)
+    for step in ordered:
+        firsts = [i for i, s in enumerate(out) if s.id in step.replaces]
+        if firsts and out.index(step) > firsts[0]:
+            out.remove(step)
+            out.insert(firsts[0], step)
+    return out
+
+
 def prerequisite(step: Step, facts: dict[str, Any]) -> Step | None:
     """The pipeline step the study needs before `step` can run (None: it can run now)."""
     if reached(facts, step.needs):
