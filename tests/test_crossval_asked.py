@@ -158,7 +158,7 @@ def test_which_asked_steps_the_study_holds() -> None:
         ([], True, "empty", ["list_data_files"]),
         (["inspect"], False, "loaded", ["get_study_state"]),
         (["cross_validate"], False, "epoched", []),  # nothing to look up first
-        (["load"], False, "loaded", []),  # a loaded study: nothing to list
+        (["load"], False, "loaded", ["get_study_state"]),  # held already: what it holds, no list
         (["plot"], False, "empty", ["list_data_files"]),  # a plot needs data loaded first
     ],
 )

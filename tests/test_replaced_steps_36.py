@@ -211,3 +211,20 @@ async def test_a_value_the_record_chose_is_not_pushed_again_after_its_tool_refut
     assert 'train_model with {"device": "cuda"}' in told[1]
     assert "Next step for this request: train_model." in told[2], told[2]
     assert "cuda" not in told[2]
+
+
+@pytest.mark.parametrize(
+    ("steps", "stage", "opening"),
+    [
+        (["load"], "loaded", ["get_study_state"]),  # a load of a loaded study: what it holds
+        (["load", "epoch"], "epoched", ["get_study_state"]),
+        (["load", "epoch"], "loaded", []),  # the epochs are still to cut: no report first
+        ([], "loaded", []),  # no step at all: nothing to read first
+        (["load"], "empty", ["list_data_files"]),
+    ],
+)
+def test_a_request_the_study_already_holds_reads_its_state_first(steps, stage, opening) -> None:
+    """Asked "我的研究里现在有什么？" of a loaded study, the real 1.5B model's record named the
+    step `load` (not `inspect`): the study held it, nothing was pushed, and the model answered
+    from its prompt with no call (the golden scenario's "expected a call get_study_state")."""
+    assert EEG.opening(steps, False, {"stage": stage}) == opening

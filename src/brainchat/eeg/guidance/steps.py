@@ -196,12 +196,15 @@ def opening(ids: list[str], listing: bool, facts: dict[str, Any]) -> list[str]:
     """The reports brainchat runs before a small model's first round, the ones that take no
     argument and change nothing: with nothing loaded, the listing for a request that lists or
     loads recordings (so the model picks real names instead of guessing them); the study's
-    state for a request that asks what it holds."""
+    state for a request that asks what it holds, or whose every step the study holds."""
     empty = str(facts.get("stage", "empty")) == "empty"
     # a step that needs data (a plot, an epoching) on an empty study needs a load first
     loads = any(s.id == "load" or s.needs != "empty" for s in chain(ids, facts))
     first = [LISTING] if empty and (listing or loads) else []
-    return first + (list(BY_ID["inspect"].tools[:1]) if "inspect" in ids else [])
+    # a request whose every step the study already holds asks about what it holds ("what is in
+    # my study?" read as a load of a loaded study): its state is the answer's ground
+    about = "inspect" in ids or (bool(ids) and held(ids, facts, {}) == set(ids))
+    return first + (list(BY_ID["inspect"].tools[:1]) if about else [])
 
 
 def closing(ids: list[str], facts: dict[str, Any], done: set[str]) -> list[str]:
