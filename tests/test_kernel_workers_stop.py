@@ -24,7 +24,7 @@ def _gone(pid: int) -> bool:
 
 async def test_stop_ends_the_kernels_parallel_workers_with_it(data, monkeypatch) -> None:  # noqa: F811
     monkeypatch.setenv("BRAINCHAT_CV_WORKERS", "2")
-    monkeypatch.setattr(client, "STOP_GRACE", 0.5)
+    monkeypatch.setattr(client, "STOP_GRACE", 0.0)  # no time to stop: the kernel is ended
     pool = KernelPool(max_kernels=2, per_user=2)
     try:
         user = User(data, pool)
@@ -37,7 +37,7 @@ async def test_stop_ends_the_kernels_parallel_workers_with_it(data, monkeypatch)
             workers[:] = [p.pid for p in psutil.Process(kernel).children(recursive=True)]
             return len(workers) >= 2
 
-        await wait_until(computing, 60, "the kernel's loky workers")
+        await wait_until(computing, 120, "the kernel's loky workers")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
+from brainchat.children import exit_code, exited_within, signal_group, wait_exit
 from brainchat.localmodels.runtime_command import Launch, child_env
 from brainchat.redact import get_logger, mask
 
@@ -99,18 +100,16 @@ def _die_with_parent() -> Callable[[], None] | None:
 
 
 def end_group(proc: subprocess.Popen[bytes], grace: float = STOP_GRACE) -> None:
-    """SIGTERM the server's process group, SIGKILL what is left after `grace` seconds."""
+    """SIGTERM the server's process group, SIGKILL what is left after `grace` seconds; the
+    leader is reaped only after its group was signalled (brainchat.children: a reaped pid may be
+    another program's)."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, sig)
-        try:
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            continue
-        if sig == signal.SIGTERM:  # the leader is gone; its children may not be
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-        return
+        signal_group(proc, sig)
+        if exited_within(proc, grace):
+            signal_group(proc, signal.SIGKILL)  # the leader is gone; its children may not be
+            break
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=grace)
 
 
 class Supervisor(threading.Thread):
@@ -134,7 +133,7 @@ class Supervisor(threading.Thread):
             return self.state
 
     def alive(self) -> bool:
-        return self.state == "ready" and self.proc is not None and self.proc.poll() is None
+        return self.state == "ready" and self.proc is not None and exit_code(self.proc) is None
 
     def _set(self, state: State, problem: str | None = None) -> None:
         with self._changed:
@@ -186,6 +185,8 @@ class Supervisor(threading.Thread):
             self._set("stopped" if self._stopping.is_set() else "failed", problem)
             return False
         self._set("ready")
+        wait_exit(self.proc)  # not reaped yet: what it started is ended with its group
+        signal_group(self.proc, signal.SIGKILL)
         self.proc.wait()
         return not self._stopping.is_set()
 
@@ -193,8 +194,8 @@ class Supervisor(threading.Thread):
         """None once the server answers; else why it never will."""
         deadline = time.monotonic() + READY_TIMEOUT
         while not self._stopping.is_set():
-            if proc.poll() is not None:
-                return self._exited(f"exited at start (code {proc.returncode})")
+            if (code := exit_code(proc)) is not None:
+                return self._exited(f"exited at start (code {code})")
             if answers(self.launch.port, timeout=2.0):
                 return None
             if time.monotonic() > deadline:

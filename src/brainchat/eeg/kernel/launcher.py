@@ -15,6 +15,8 @@ import sys
 from multiprocessing.connection import Connection
 from typing import Protocol
 
+from brainchat.children import exit_code, signal_group
+
 # what a kernel needs of the app's environment: never the models' keys or the store's password
 _KEPT_PREFIXES = ("BRAINCHAT_", "OMP_", "OPENBLAS_", "MKL_", "MNE_", "CUDA_", "TORCH_")
 _KEPT = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV", "MPLBACKEND",
@@ -47,10 +49,10 @@ class LocalProcess:
         self.proc, self.conn = proc, conn
 
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        return exit_code(self.proc) is None
 
     def ended(self) -> str:
-        code = self.proc.poll()
+        code = exit_code(self.proc)  # not reaped: kill() can still end its group safely
         if code is None:
             return ""
         if code < 0:
@@ -68,11 +70,8 @@ class LocalProcess:
             self.conn.close()
         except OSError:
             pass
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)  # its own group (start_new_session)
-        except (ProcessLookupError, PermissionError):
-            pass  # the group is gone: the kernel and its workers have ended
-        if self.proc.poll() is None:
+        signal_group(self.proc, signal.SIGKILL)  # its own group (start_new_session)
+        if exit_code(self.proc) is None:
             self.proc.kill()
         try:
             self.proc.wait(timeout=5)
