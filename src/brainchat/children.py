@@ -16,6 +16,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import time
 from typing import Any
 
 
@@ -49,8 +50,6 @@ def signal_group(proc: subprocess.Popen[Any], sig: int = signal.SIGKILL) -> None
 
 def exited_within(proc: subprocess.Popen[Any], seconds: float, step: float = 0.05) -> bool:
     """Whether the child exits within `seconds`; it is not reaped."""
-    import time
-
     deadline = time.monotonic() + seconds
     while exit_code(proc) is None:
         if time.monotonic() >= deadline:

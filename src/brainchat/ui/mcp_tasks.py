@@ -15,6 +15,7 @@ from typing import Any
 import chainlit as cl
 
 from brainchat import i18n
+from brainchat.redact import get_logger, mask
 from brainchat.tools.mcp_tasks import OpenTask, cancel_owned, open_tasks, owned_by
 from brainchat.ui.render import AUTHOR
 
@@ -26,6 +27,7 @@ COMMAND = {
     "persistent": False,
 }
 ACTION = "mcp_task_cancel"
+log = get_logger("brainchat.ui")  # masks secrets in records
 BUTTONS = 20  # Cancel buttons in one list (the table names every task)
 
 
@@ -51,7 +53,7 @@ def _rows(found: list[tuple[str, OpenTask]]) -> Iterator[str]:
         shown = task.task_id if len(task.task_id) <= 14 else task.task_id[:12] + "…"
         yield (
             f"| {_cell(server, 40)} | {_cell(task.tool, 40)} | `{_cell(shown)}` "
-            f"| {_cell(task.status, 20)} | {_cell(task.message, 48) or '-'} | {age} |"
+            f"| {_cell(task.status, 20)} | {_cell(mask(task.message), 48) or '-'} | {age} |"
         )
 
 
@@ -85,11 +87,15 @@ async def command() -> None:
 
 
 async def after_turn() -> None:
-    """After a turn: the tasks it (or an earlier stopped one) left running, if any."""
-    found = await open_tasks(owner())
-    if found:
-        text = table(found, i18n.t("mcp_tasks.left_running", n=len(found)))
-        await cl.Message(content=text, actions=_buttons(found), author=AUTHOR).send()
+    """After a turn: the tasks it (or an earlier stopped one) left running, if any. Never
+    raises: it also runs while a stopped turn unwinds, whose cancellation must go on."""
+    try:
+        found = await open_tasks(owner())
+        if found:
+            text = table(found, i18n.t("mcp_tasks.left_running", n=len(found)))
+            await cl.Message(content=text, actions=_buttons(found), author=AUTHOR).send()
+    except Exception:  # noqa: BLE001 - a page gone, a server gone: /tasks lists them later
+        log.info("the tasks left running could not be listed")
 
 
 async def on_cancel(payload: Any) -> None:
