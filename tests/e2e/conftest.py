@@ -269,6 +269,21 @@ def click_until(page: Any, target: Any, shown: str, wait_ms: float = 20_000) -> 
         page.wait_for_selector(shown, timeout=wait_ms)
 
 
+def answer_last(page: Any, target: Any, wait_ms: float = 15_000) -> None:
+    """Click the button that ends a question the app asks (Chainlit's AskActionMessage), and
+    wait until its buttons are gone. Chainlit sends the buttons, then the question: a click that
+    lands between the two is taken as a plain action, which nothing handles, and the question
+    waits on; so a button still there after `wait_ms` is clicked once more, as a user would."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    target.click()
+    try:
+        target.wait_for(state="detached", timeout=wait_ms)
+    except PlaywrightTimeout:
+        target.click()
+        target.wait_for(state="detached", timeout=wait_ms)
+
+
 # brainchat's own stop notice (ui/render.py STOPPED), not Chainlit's "Task manually stopped."
 # that precedes it: "text=Stopped." matches both, and the page read before the notice replaced
 # Chainlit's message shows two

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
-from conftest import open_chat, screenshot, send, spec, wait_idle
+from conftest import answer_last, click_until, open_chat, screenshot, send, spec, wait_idle
 from knowledge_pdf import text_page, tiny_pdf
 
 pytestmark = pytest.mark.browser
@@ -64,7 +64,7 @@ def test_dropped_documents_are_listed_cited_with_their_page_and_removed_after_as
     assert "only you" in table
     row = next(line for line in table.splitlines() if TITLE in line)
     assert "\t3\t" in row  # its pages
-    page.get_by_role("button", name="Done").click()
+    answer_last(page, page.get_by_role("button", name="Done", exact=True))
     wait_idle(page)
 
     model_server.queue("fc-m", ToolCalls([Call("search_knowledge", {"query": "band-pass filter"})]))
@@ -88,18 +88,17 @@ def test_dropped_documents_are_listed_cited_with_their_page_and_removed_after_as
 
     send(page, "/knowledge")
     page.wait_for_selector("text=Your documents", timeout=30_000)
-    page.get_by_role("button", name=f"Remove {TITLE}").last.click()
-    page.wait_for_selector(f"text=/Remove {TITLE} .* from personal\\?/")
-    page.get_by_role("button", name="Keep it").click()  # asked first: Keep keeps it
-    page.wait_for_selector("text=Selected: Keep it")
-    page.get_by_role("button", name=f"Remove {TITLE}").last.click()
-    page.wait_for_selector(f"text=/Remove {TITLE} .* from personal\\?/")
-    page.get_by_role("button", name="Remove", exact=True).click()
-    page.wait_for_selector(f"text=Removed {TITLE} and its passages.", timeout=30_000)
+    asked = f"text=/Remove {TITLE} .* from personal\\?/"
+    click_until(page, page.get_by_role("button", name=f"Remove {TITLE}").last, asked)
+    # asked first: Keep keeps it
+    click_until(page, page.get_by_role("button", name="Keep it"), "text=Selected: Keep it")
+    click_until(page, page.get_by_role("button", name=f"Remove {TITLE}").last, asked)
+    removed = f"text=Removed {TITLE} and its passages."
+    click_until(page, page.get_by_role("button", name="Remove", exact=True), removed, 30_000)
     page.wait_for_selector("text=Your documents (1)", timeout=30_000)  # the list again
     listing = page.locator(".step", has_text="Your documents (1)").last.inner_text()
     assert TITLE not in listing and "Lab notes" in listing
-    page.get_by_role("button", name="Done").last.click()
+    answer_last(page, page.get_by_role("button", name="Done", exact=True).last)
     page.close()
 
 
@@ -158,18 +157,18 @@ def test_with_accounts_one_user_never_reads_anothers_documents_until_shared_in_t
     bob.wait_for_selector("text=Your documents", timeout=30_000)
     assert "Unpublished results" not in bob.locator("table").last.inner_text()
     assert bob.get_by_role("button", name="Remove Unpublished results").count() == 0
-    bob.get_by_role("button", name="Done").last.click()
+    answer_last(bob, bob.get_by_role("button", name="Done", exact=True).last)
     wait_idle(bob)
 
     send(ana, "/knowledge")
     ana.wait_for_selector("text=Your documents", timeout=30_000)
-    ana.get_by_role("button", name="Share personal…").click()
-    ana.wait_for_selector("text=/Who may read your personal documents/", timeout=30_000)
+    asked = "text=/Who may read your personal documents/"
+    click_until(ana, ana.get_by_role("button", name="Share personal…"), asked, 30_000)
     send(ana, "bob")
     ana.wait_for_selector("text=/personal can now be read by: bob/", timeout=30_000)
     ana.wait_for_selector("text=Your documents (1)", timeout=30_000)  # the list again
     assert "bob" in ana.locator("table").last.inner_text()  # the "shared with" column
-    ana.get_by_role("button", name="Done").last.click()
+    answer_last(ana, ana.get_by_role("button", name="Done", exact=True).last)
 
     seen = bob_searches("zebrafinch pipeline", "Subject 7 reached 93 percent [1].")
     assert "Subject 7 reached 93 percent with the zebrafinch pipeline" in seen

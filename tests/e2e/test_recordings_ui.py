@@ -10,7 +10,7 @@ import pytest
 
 from brainchat.eeg.io.synthetic import make_recording, write_raw
 from brainchat.testing.scripted_server import Text
-from conftest import open_chat, poll, screenshot, send, spec, wait_idle
+from conftest import click_until, open_chat, poll, screenshot, send, spec, wait_idle
 
 pytestmark = pytest.mark.browser
 FILE_INPUT = "#upload-button-input"
@@ -91,16 +91,15 @@ def test_files_lists_ones_recordings_and_removes_one_after_asking(
     # named by the title of the conversation it came from
     other.wait_for_selector("text=/uploaded in “.*8-channel recording.*”/", timeout=30_000)
     other.close()
-    page.get_by_role("button", name="Remove my_8ch.edf").click()
-    page.wait_for_selector("text=/Remove `?uploads\\/my_8ch.edf`? .* from your data folder/")
-    page.get_by_role("button", name="Keep it").click()  # asked first: Keep keeps it
-    page.wait_for_selector("text=Selected: Keep it")  # Chainlit keeps the choice, not the list
+    asked = "text=/Remove `?uploads\\/my_8ch.edf`? .* from your data folder/"
+    click_until(page, page.get_by_role("button", name="Remove my_8ch.edf"), asked)
+    # asked first: Keep keeps it; Chainlit keeps the choice, not the list
+    click_until(page, page.get_by_role("button", name="Keep it"), "text=Selected: Keep it")
     page.wait_for_selector("text=Your recordings", timeout=30_000)  # the list shown again
     assert (data_dir / "uploads" / "my_8ch.edf").is_file()
-    page.get_by_role("button", name="Remove my_8ch.edf").click()
-    page.wait_for_selector("text=/Remove `?uploads\\/my_8ch.edf`? .* from your data folder/")
-    page.get_by_role("button", name="Remove", exact=True).click()
-    page.wait_for_selector("text=/Removed `?uploads\\/my_8ch.edf/", timeout=30_000)
+    click_until(page, page.get_by_role("button", name="Remove my_8ch.edf"), asked)
+    removed = "text=/Removed `?uploads\\/my_8ch.edf/"
+    click_until(page, page.get_by_role("button", name="Remove", exact=True), removed, 30_000)
     poll(lambda: not (data_dir / "uploads" / "my_8ch.edf").exists(), "the file removed")
     page.wait_for_selector("text=/holds no recordings/", timeout=30_000)
     page.close()
