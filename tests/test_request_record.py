@@ -20,6 +20,7 @@ from brainchat.agent.record import RequestRecord, parse, written
 from brainchat.eeg.guidance import EEG
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.eeg.study.study import Study
+from brainchat.grounding import units
 from brainchat.settings import AgentLimits
 from brainchat.testing.scripted_server import Fault, Text
 
@@ -89,6 +90,47 @@ def test_written_reads_numbers_names_and_lists_in_any_language(value, text, said
     assert written(value, text) is said
 
 
+@pytest.mark.parametrize(
+    ("value", "unit", "text", "said"),
+    [
+        ([0.5, 2.5], "Hz", "按 0.5-2.5 秒分段", False),  # seconds are no frequencies
+        ([0.5, 2.5], "s", "按 0.5-2.5 秒分段", True),
+        ([0.5, 2.5], "s", "epochs from 0.5 to 2.5 s", True),
+        (0.5, "s", "epochs from 500 ms after the cue", True),  # scaled into the argument's unit
+        (500, "s", "epochs from 500 ms after the cue", False),
+        (0.5, "s", "从提示后 500 毫秒开始分段", True),
+        (8, "Hz", "8-30Hz 带通", True),
+        (30, "s", "8-30 Hz 带通", False),
+        (40, "µV", "剔除超过 40 微伏的试次", True),
+        (40, "µV", "drop trials above 40 microvolts", True),
+        (40, "µV", "reject 40 uV", True),
+        (40, "Hz", "剔除超过 40 微伏的试次", False),
+        (50, "Hz", "notch at 50 and 100 Hz", True),
+        (2, "s", "sub-02, 2 sessions", True),  # no unit after it: the request may mean it
+        (30, "s", "30 subjects", True),  # a word that starts like a unit is no unit
+    ],
+)
+def test_a_number_written_in_another_unit_is_not_the_arguments(value, unit, text, said) -> None:
+    assert written(value, text, unit) is said
+
+
+@pytest.mark.parametrize(
+    ("description", "unit"),
+    [
+        ("low cut-off in Hz (None: low-pass only)", "Hz"),
+        ("start of each epoch relative to the event, s", "s"),
+        ("[t0, t1] s before the cue; default: epoch start to 0", "s"),
+        ("drop epochs whose peak-to-peak exceeds this, in µV", "µV"),
+        ("the file(s) to load", None),  # a plural's (s)
+        ("the subject's files", None),
+        ("fraction for the test set", None),
+        ("a window in s or a band in Hz", None),  # two kinds: no one unit
+    ],
+)
+def test_an_arguments_unit_is_the_one_its_description_names(description, unit) -> None:
+    assert units.unit_of(description) == unit
+
+
 async def test_the_record_keeps_only_the_values_the_user_fixed(scripted_server, study) -> None:
     """Values the request writes (40 µV, 8-30 Hz, "8" as the number 8) and a non-default choice
     said in other words (a person never seen: cross_subject) are kept; numbers nobody wrote, a
@@ -118,6 +160,49 @@ async def test_the_record_keeps_only_the_values_the_user_fixed(scripted_server, 
     }
     assert "said" not in made.record  # which ones are written is the run's, not the event's
     assert made.record["language"] == "zh-CN" and made.record["steps"] == ["load", "preprocess", "epoch", "cross_validate"]  # fmt: skip
+
+
+async def test_a_number_is_kept_only_for_an_argument_of_the_unit_it_is_written_in(
+    scripted_server, study
+) -> None:
+    """The real 1.5B model's record of "按 0.5-2.5 秒分段" fixed time_frequency's `freqs` [0.5, 2.5]
+    beside the epoch window: seconds read as frequencies. The numbers are written, but in
+    seconds: the record keeps them for epoch_data's tmin/tmax (in s) and drops the freqs (Hz),
+    and "500 毫秒" is kept as 0.5 s."""
+    s = scripted_server
+    fixed = {
+        "epoch_data": {"tmin": 0.5, "tmax": 2.5},
+        "time_frequency": {"freqs": [0.5, 2.5]},
+        "bandpass_filter": {"l_freq": 8, "h_freq": 30},
+    }
+    s.queue("fc", record(["load", "preprocess", "epoch"], fixed=fixed), DONE, DONE)
+    s.queue("ans", Text("好的。"))
+    events = await collect(agent(s, study).run("加载 sub-01，8-30 Hz 滤波，按 0.5-2.5 秒分段"))
+    (made,) = of(events, "request_understood")
+    assert made.record["fixed"] == {
+        "epoch_data": {"tmin": 0.5, "tmax": 2.5},
+        "bandpass_filter": {"l_freq": 8, "h_freq": 30},
+    }
+    s.queue("fc", record(["epoch"], fixed={"epoch_data": {"tmin": 0.5}}), DONE, DONE)
+    s.queue("ans", Text("好的。"))
+    events = await collect(agent(s, study).run("从提示后 500 毫秒开始分段"))
+    (made,) = of(events, "request_understood")
+    assert made.record["fixed"] == {"epoch_data": {"tmin": 0.5}}
+
+
+async def test_the_record_request_shows_an_arguments_few_allowed_values(scripted_server, study):
+    """A model that reads "跨会话" has to know that cross_validate's protocol may be
+    cross_session to fix it: an argument with few allowed values shows them; one with many
+    (the pipelines) is named only, so the prompt stays short."""
+    s = scripted_server
+    s.queue("fc", record(["cross_validate"]), DONE, DONE)
+    s.queue("ans", Text("好的。"))
+    await collect(agent(s, study).run("这个被试的模型能跨会话泛化吗？"))
+    first = next(r for r in s.requests_for("fc") if is_record(r))
+    prompt = first.messages[0]["content"]
+    assert "protocol=within_session|cross_session|cross_subject" in prompt
+    assert "by=trial|session|subject" in prompt
+    assert "pipelines" in prompt and "pipelines=" not in prompt
 
 
 async def test_a_server_that_refuses_the_record_schema_is_asked_in_text_and_remembered(

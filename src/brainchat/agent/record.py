@@ -13,6 +13,7 @@ and nothing else of the user's words. A record that cannot be made leaves every 
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from pydantic import BaseModel, Field, ValidationError
 from brainchat.agent import habits
 from brainchat.agent.budget import cut_text
 from brainchat.events import RequestUnderstood, emit
+from brainchat.grounding import units
 from brainchat.prompts import load_prompt
 
 HISTORY_TOKENS = 300  # the last turn, for a follow-up ("now with EEGNet")
@@ -112,17 +114,22 @@ def parse(text: str, steps: list[str]) -> RequestRecord | None:
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
-def written(value: Any, request: str) -> bool:
+def written(value: Any, request: str, unit: str | None = None) -> bool:
     """`value` is written in the request: a number (or a text of one) as a number (8 in "8-30
-    Hz"), a text as its letters and digits ("csp_lda" in "CSP+LDA"), a list item by item."""
+    Hz"), in `unit` where the argument has one (0.5 in "500 ms" for seconds; not 2.5 of "2.5
+    秒" for a frequency), a text as its letters and digits ("csp_lda" in "CSP+LDA"), a list
+    item by item."""
     if isinstance(value, list):
-        return bool(value) and all(written(v, request) for v in value)
+        return bool(value) and all(written(v, request, unit) for v in value)
     if isinstance(value, bool) or value is None:
         return False
     if isinstance(value, str) and NUMBER.fullmatch(value.strip()):
         value = float(value)  # a number written as text is a number: "0" is not in "0.5 s"
     if isinstance(value, int | float):
-        return any(abs(float(n) - float(value)) < 1e-9 for n in NUMBER.findall(request))
+        return any(
+            math.isclose(n, float(value), rel_tol=1e-9, abs_tol=1e-12)
+            for n in units.numbers(request, unit)
+        )
     said = re.sub(r"[\W_]+", "", str(value)).casefold()
     return bool(said) and said in re.sub(r"[\W_]+", "", request).casefold()
 

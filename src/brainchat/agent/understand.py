@@ -19,6 +19,7 @@ from brainchat.agent.build import retag
 from brainchat.agent.context import AgentContext, AgentState, Deps
 from brainchat.agent.guided import EXAMPLES
 from brainchat.agent.state import RunContext
+from brainchat.grounding import units
 
 CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -40,7 +41,7 @@ async def record_of(d: Deps, run: RunContext) -> record.RequestRecord | None:
     lines = []
     for step in steps:
         tools = ", ".join(
-            f"{t}({', '.join(sorted(d.tool_arguments(t)))})"
+            f"{t}({', '.join(_argument(k, p) for k, p in sorted(d.tool_arguments(t).items()))})"
             for t in step.tools
             if t in d.runner.tools
         )
@@ -79,6 +80,20 @@ async def record_of(d: Deps, run: RunContext) -> record.RequestRecord | None:
     )
     run.record = made
     return made
+
+
+CHOICES = 4  # an argument with this many allowed values or fewer shows them to the record
+
+
+def _argument(name: str, prop: dict[str, Any]) -> str:
+    """An argument as the record's prompt names it: with its few allowed values, so that a model
+    can map the request's words in any language onto one ("跨会话" onto cross_session) rather
+    than fix nothing: `protocol=within_session|cross_session|cross_subject`."""
+    options = [prop, prop.get("items") or {}, *prop.get("anyOf", [])]
+    allowed = next((o["enum"] for o in options if isinstance(o, dict) and "enum" in o), None)
+    if not allowed or len(allowed) > CHOICES:
+        return name
+    return f"{name}={'|'.join(str(v) for v in allowed)}"
 
 
 def _example(d: Deps, request: str, made: dict[str, Any]) -> dict[str, Any]:
@@ -124,11 +139,17 @@ def _fixed_by_user(d: Deps, tool: str, name: str, value: Any, question: str) -> 
         return None
     if not _fits(_as_typed(value, prop), prop):
         return None  # no value the tool takes ("files": "0, 1" for a list of names)
-    if record.written(value, question):
+    if record.written(value, question, units.unit_of(_description(prop))):
         return "written"
     options = [prop, prop.get("items") or {}, *prop.get("anyOf", [])]
     choice = any(isinstance(o, dict) and ("enum" in o or "const" in o) for o in options)
     return "chosen" if choice and prop.get("default") != value else None
+
+
+def _description(prop: dict[str, Any]) -> str:
+    """An argument's description, with its items' for a list (where a unit is named)."""
+    items = prop.get("items") if isinstance(prop.get("items"), dict) else {}
+    return " ".join(str(p.get("description") or "") for p in (prop, items) if p)
 
 
 def _as_typed(value: Any, prop: dict[str, Any]) -> Any:

@@ -53,7 +53,7 @@ class TimeFrequencyArgs(BaseModel):
     )  # fmt: skip
     channels: list[str] | None = Field(None, min_length=1, description="default: all")
     decim: int | None = Field(
-        None, ge=1, le=50, description="time decimation; default ~50 Hz",
+        None, ge=1, le=50, description="time decimation factor; default: about 50 samples per second kept",
     )  # fmt: skip
 
     @field_validator("baseline", "window")
