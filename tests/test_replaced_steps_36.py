@@ -213,6 +213,35 @@ async def test_a_value_the_record_chose_is_not_pushed_again_after_its_tool_refut
     assert "cuda" not in told[2]
 
 
+NEW_SUBJECT = "Would a CSP+LDA decoder trained on these recordings work on a new session?"
+
+
+async def test_a_step_whose_call_was_declined_is_asked_no_more(scripted_server, study):
+    """The real 1.5B model's record of a generalisation question listed a split, a training, a
+    test and `clear`; the model split, trained and tested, then sent clear_study, which needs
+    approval and was not approved, and the note kept naming the step, so the model sent it
+    again to the loop limit. A step whose call was declined is settled: the user said no. The
+    run answers once the other steps are done, and no note or reminder names it again."""
+    s = scripted_server
+    made = record(["split", "train", "evaluate", "clear"])
+    s.queue("fc", made, Text(fenced("split_dataset", {"by": "session"})))
+    s.queue("fc", Text(fenced("train_model", {"model": "csp_lda"})))
+    s.queue("fc", Text(fenced("evaluate_model", {"model": "csp_lda"})))
+    s.queue("fc", Text(fenced("clear_study", {})))
+    s.queue("ans", Text("CSP+LDA was tested on the held-out session; the study was kept."))
+    events = await collect(agent(s, study).run(NEW_SUBJECT))
+    ran = [(e.name, e.status) for e in of(events, "tool_finished")]
+    assert ran == [
+        ("split_dataset", "success"), ("train_model", "success"),
+        ("evaluate_model", "success"), ("clear_study", "refused"),
+    ]  # fmt: skip
+    told = notes(s)
+    # the round that was declined is the last: the run answers at once
+    assert len(told) == 4 and told[3].endswith("Next step for this request: clear_study.)")
+    assert of(events, "run_finished")[0].reason == "answered"
+    assert study.state.stage != "empty"
+
+
 @pytest.mark.parametrize(
     ("steps", "stage", "opening"),
     [

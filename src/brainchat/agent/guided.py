@@ -55,10 +55,17 @@ def _web(d: Deps) -> set[str]:
 
 def open_steps(d: Deps, run: RunContext, record: RequestRecord) -> list[str]:
     """The record's steps less those the study held when the run began (a load of a study
-    already loaded, with nothing said of what to load) and those an asked step did itself."""
+    already loaded, with nothing said of what to load), those an asked step did itself, and
+    those whose call was not approved: the user has said no, and the run goes on without it."""
     held = d.domain.held(record.steps, run.facts_at_start, record.values())
-    covered = _covered(d, run, record)
-    return [s for s in record.steps if s not in held and s not in covered]
+    settled = held | _covered(d, run, record) | _declined(d, run)
+    return [s for s in record.steps if s not in settled]
+
+
+def _declined(d: Deps, run: RunContext) -> set[str]:
+    """Steps a call of which was declined in this run."""
+    names = {e.name for e in run.ledger.entries if e.declined}
+    return {s.id for s in d.domain.steps() if names & set(s.tools)} if names else set()
 
 
 def _covered(d: Deps, run: RunContext, record: RequestRecord) -> set[str]:

@@ -28,6 +28,7 @@ class Seen:
     changed: bool = False  # a state-changing call that succeeded: running it again applies it twice
     mark: str | None = None  # the study's facts right after it ran (None: no study facts)
     fix: dict[str, Any] | None = None  # the call its failure names as the fix (tools/errors.py)
+    declined: bool = False  # not approved: by the user, or in a run with no one to ask
 
 
 @dataclass
@@ -48,6 +49,7 @@ class LedgerEntry:
     reused: Seen | None = None  # set when an identical earlier call's outcome was handed back
     invalid: bool = False  # the reply broke the call (bad JSON, unknown tool, bad arguments)
     fix: dict[str, Any] | None = None  # the call its failure names as the fix (tools/errors.py)
+    declined: bool = False  # not approved: by the user, or in a run with no one to ask
     started_at: float = field(default_factory=time.time)
     finished_at: float | None = None
 

@@ -196,6 +196,7 @@ class ToolRunner:
             # a headless run (`brainchat ask`) asks no one, and says so: "the user did not
             # approve" would read as the user's own refusal
             nobody = "" if ctx.confirm or self.confirm else ANONE
+            entry.declined = True
             entry.finish(
                 "refused",
                 error=f"the user did not approve running {entry.name}{nobody}; continue without it",
