@@ -108,6 +108,10 @@ def test_written_reads_numbers_names_and_lists_in_any_language(value, text, said
         (50, "Hz", "notch at 50 and 100 Hz", True),
         (2, "s", "sub-02, 2 sessions", True),  # no unit after it: the request may mean it
         (30, "s", "30 subjects", True),  # a word that starts like a unit is no unit
+        (1, None, "加载 sub-01 的数据", False),  # a name's digits are no quantity
+        (3, None, "plot C3 and C4", False),
+        ("01", None, "加载 sub-01 的数据", True),  # but a label may be one
+        (2, None, "load session 2", True),
     ],
 )
 def test_a_number_written_in_another_unit_is_not_the_arguments(value, unit, text, said) -> None:
@@ -165,14 +169,15 @@ async def test_the_record_keeps_only_the_values_the_user_fixed(scripted_server, 
 async def test_a_number_is_kept_only_for_an_argument_of_the_unit_it_is_written_in(
     scripted_server, study
 ) -> None:
-    """The real 1.5B model's record of "按 0.5-2.5 秒分段" fixed time_frequency's `freqs` [0.5, 2.5]
-    beside the epoch window: seconds read as frequencies. The numbers are written, but in
-    seconds: the record keeps them for epoch_data's tmin/tmax (in s) and drops the freqs (Hz),
-    and "500 毫秒" is kept as 0.5 s."""
+    """The real 1.5B model's records of "按 0.5-2.5 秒分段" fixed time_frequency's `freqs` [0.5,
+    2.5] (seconds read as frequencies) and its `decim` 1 (the digit of "sub-01"), and a value
+    kept for a tool asks for its step. The numbers are written, but in seconds: the record keeps
+    them for epoch_data's tmin/tmax (in s) and drops the freqs (Hz); a name's digits are no
+    value; and "500 毫秒" is kept as 0.5 s."""
     s = scripted_server
     fixed = {
         "epoch_data": {"tmin": 0.5, "tmax": 2.5},
-        "time_frequency": {"freqs": [0.5, 2.5]},
+        "time_frequency": {"freqs": [0.5, 2.5], "decim": 1},  # 1: the digit of sub-01
         "bandpass_filter": {"l_freq": 8, "h_freq": 30},
     }
     s.queue("fc", record(["load", "preprocess", "epoch"], fixed=fixed), DONE, DONE)
@@ -183,26 +188,12 @@ async def test_a_number_is_kept_only_for_an_argument_of_the_unit_it_is_written_i
         "epoch_data": {"tmin": 0.5, "tmax": 2.5},
         "bandpass_filter": {"l_freq": 8, "h_freq": 30},
     }
+    assert "time_frequency" not in made.record["steps"]  # no value of it kept: not asked for
     s.queue("fc", record(["epoch"], fixed={"epoch_data": {"tmin": 0.5}}), DONE, DONE)
     s.queue("ans", Text("好的。"))
     events = await collect(agent(s, study).run("从提示后 500 毫秒开始分段"))
     (made,) = of(events, "request_understood")
     assert made.record["fixed"] == {"epoch_data": {"tmin": 0.5}}
-
-
-async def test_the_record_request_shows_an_arguments_few_allowed_values(scripted_server, study):
-    """A model that reads "跨会话" has to know that cross_validate's protocol may be
-    cross_session to fix it: an argument with few allowed values shows them; one with many
-    (the pipelines) is named only, so the prompt stays short."""
-    s = scripted_server
-    s.queue("fc", record(["cross_validate"]), DONE, DONE)
-    s.queue("ans", Text("好的。"))
-    await collect(agent(s, study).run("这个被试的模型能跨会话泛化吗？"))
-    first = next(r for r in s.requests_for("fc") if is_record(r))
-    prompt = first.messages[0]["content"]
-    assert "protocol=within_session|cross_session|cross_subject" in prompt
-    assert "by=trial|session|subject" in prompt
-    assert "pipelines" in prompt and "pipelines=" not in prompt
 
 
 async def test_a_server_that_refuses_the_record_schema_is_asked_in_text_and_remembered(

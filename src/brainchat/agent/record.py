@@ -123,12 +123,15 @@ def written(value: Any, request: str, unit: str | None = None) -> bool:
         return bool(value) and all(written(v, request, unit) for v in value)
     if isinstance(value, bool) or value is None:
         return False
-    if isinstance(value, str) and NUMBER.fullmatch(value.strip()):
+    label = isinstance(value, str) and NUMBER.fullmatch(value.strip()) is not None
+    if label:
         value = float(value)  # a number written as text is a number: "0" is not in "0.5 s"
     if isinstance(value, int | float):
+        # a number is no quantity where it is part of a name ("decim 1" is not in "sub-01"),
+        # but a label written as text may be one ("01" is sub-01's subject)
         return any(
             math.isclose(n, float(value), rel_tol=1e-9, abs_tol=1e-12)
-            for n in units.numbers(request, unit)
+            for n in units.numbers(request, unit, names=label)
         )
     said = re.sub(r"[\W_]+", "", str(value)).casefold()
     return bool(said) and said in re.sub(r"[\W_]+", "", request).casefold()

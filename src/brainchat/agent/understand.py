@@ -41,7 +41,7 @@ async def record_of(d: Deps, run: RunContext) -> record.RequestRecord | None:
     lines = []
     for step in steps:
         tools = ", ".join(
-            f"{t}({', '.join(_argument(k, p) for k, p in sorted(d.tool_arguments(t).items()))})"
+            f"{t}({', '.join(sorted(d.tool_arguments(t)))})"
             for t in step.tools
             if t in d.runner.tools
         )
@@ -80,20 +80,6 @@ async def record_of(d: Deps, run: RunContext) -> record.RequestRecord | None:
     )
     run.record = made
     return made
-
-
-CHOICES = 4  # an argument with this many allowed values or fewer shows them to the record
-
-
-def _argument(name: str, prop: dict[str, Any]) -> str:
-    """An argument as the record's prompt names it: with its few allowed values, so that a model
-    can map the request's words in any language onto one ("跨会话" onto cross_session) rather
-    than fix nothing: `protocol=within_session|cross_session|cross_subject`."""
-    options = [prop, prop.get("items") or {}, *prop.get("anyOf", [])]
-    allowed = next((o["enum"] for o in options if isinstance(o, dict) and "enum" in o), None)
-    if not allowed or len(allowed) > CHOICES:
-        return name
-    return f"{name}={'|'.join(str(v) for v in allowed)}"
 
 
 def _example(d: Deps, request: str, made: dict[str, Any]) -> dict[str, Any]:

@@ -44,6 +44,9 @@ UNITS: dict[str, tuple[Unit, re.Pattern[str]]] = {
 }
 
 NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?")
+# a number that is part of a name: "sub-01", "ses_2", "C3", "P300" (a Latin letter right before
+# it, or with one hyphen or underscore between)
+_IN_NAME = re.compile(r"[A-Za-z][-_]?$")
 # what may stand between a number and its unit: the rest of a range or a list written once with
 # one unit ("8-30 Hz", "0.5 到 2.5 秒", "50, 100 Hz", "8 and 30 Hz")
 _BETWEEN = re.compile(
@@ -80,13 +83,16 @@ def written_after(request: str, end: int) -> str | None:
     return None
 
 
-def numbers(request: str, unit: str | None = None) -> list[float]:
+def numbers(request: str, unit: str | None = None, *, names: bool = False) -> list[float]:
     """The numbers a request writes, each in `unit` where it names one: a number written in a
     unit of the same kind is converted ("500 ms" is 0.5 in s), one written in a unit of another
-    kind is left out ("2.5 秒" is no frequency); with no `unit`, every number as written."""
+    kind is left out ("2.5 秒" is no frequency); with no `unit`, every number as written. The
+    digits of a name ("sub-01", "C3") count only with `names` (a label such as a subject's)."""
     want = UNITS.get(unit) if unit else None
     found = []
     for match in NUMBER.finditer(request):
+        if not names and _IN_NAME.search(request[max(0, match.start() - 2) : match.start()]):
+            continue
         value = float(match.group(0))
         if want is None:
             found.append(value)
