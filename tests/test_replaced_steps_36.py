@@ -240,6 +240,8 @@ async def test_a_step_whose_call_was_declined_is_asked_no_more(scripted_server, 
     assert len(told) == 4 and told[3].endswith("Next step for this request: clear_study.)")
     assert of(events, "run_finished")[0].reason == "answered"
     assert study.state.stage != "empty"
+    asked = str(s.requests_for("ans")[-1].messages[-1]["content"])
+    assert "Not run, because it was not approved (say so): clear_study." in asked
 
 
 @pytest.mark.parametrize(

@@ -110,6 +110,11 @@ def _closing(run: RunContext, d: Deps | None, nothing_ran: bool, cap: int = 3000
         lines.append(no_tools_line(run.record))
     if run.record is not None and d is not None and (missing := _not_run(d, run)):
         lines.append(f"Asked for but never run (no result exists for them): {', '.join(missing)}.")
+    ran = {e.name for e in run.ledger.successful()}
+    if declined := sorted({e.name for e in run.ledger.entries if e.declined} - ran):
+        # a step the user said no to is settled for the run (not asked again), and the answer
+        # says so: it never reads as done, or as about to be done
+        lines.append(f"Not run, because it was not approved (say so): {', '.join(declined)}.")
     return [*lines, "", answer_language(run.question, run.record)]
 
 
