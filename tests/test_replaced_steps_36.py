@@ -244,6 +244,22 @@ async def test_a_step_whose_call_was_declined_is_asked_no_more(scripted_server, 
     assert "Not run, because it was not approved (say so): clear_study." in asked
 
 
+async def test_a_request_whose_only_step_was_declined_is_answered_at_once(scripted_server, study):
+    """Asked to throw the study away, the real 1.5B model sent clear_study, which was not
+    approved, and then went on with calls nobody asked for (a load, plots, an epoching of the
+    user's study). With the only asked step settled by the user's no, the run answers after that
+    round."""
+    s = scripted_server
+    s.queue("fc", record(["clear"]), Text(fenced("clear_study", {})))
+    s.queue("ans", Text("The study was not cleared: clearing it was not approved."))
+    events = await collect(agent(s, study).run("Throw away everything in my study."))
+    assert [(e.name, e.status) for e in of(events, "tool_finished")] == [("clear_study", "refused")]
+    assert of(events, "run_finished")[0].reason == "answered"
+    assert study.state.stage == "epoched"  # as it was
+    asked = str(s.requests_for("ans")[-1].messages[-1]["content"])
+    assert "Not run, because it was not approved (say so): clear_study." in asked
+
+
 @pytest.mark.parametrize(
     ("steps", "stage", "opening"),
     [

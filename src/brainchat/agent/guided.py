@@ -16,7 +16,8 @@
   only report run, and plots when a figure is asked); a round that adds nothing then ends the
   loop; a model that stops short of an asked report the domain computes without arguments (a
   test-set evaluation) has brainchat make it, with the values the request gives; one that
-  stops with other asked steps never run is reminded once.
+  stops with other asked steps never run is reminded once. A step whose call was not approved
+  is settled: once nothing else is asked, the run answers.
 - `UserValues`: a call whose arguments contradict the values the request writes, or that the
   domain would look at twice, is sent back once with the suggested arguments; the model
   decides, and the same call sent again runs as it is.
@@ -58,14 +59,10 @@ def open_steps(d: Deps, run: RunContext, record: RequestRecord) -> list[str]:
     already loaded, with nothing said of what to load), those an asked step did itself, and
     those whose call was not approved: the user has said no, and the run goes on without it."""
     held = d.domain.held(record.steps, run.facts_at_start, record.values())
-    settled = held | _covered(d, run, record) | _declined(d, run)
-    return [s for s in record.steps if s not in settled]
-
-
-def _declined(d: Deps, run: RunContext) -> set[str]:
-    """Steps a call of which was declined in this run."""
     names = {e.name for e in run.ledger.entries if e.declined}
-    return {s.id for s in d.domain.steps() if names & set(s.tools)} if names else set()
+    declined = {s.id for s in d.domain.steps() if names & set(s.tools)}
+    settled = held | _covered(d, run, record) | declined
+    return [s for s in record.steps if s not in settled]
 
 
 def _covered(d: Deps, run: RunContext, record: RequestRecord) -> set[str]:
@@ -230,6 +227,11 @@ class AskedSteps(Guard):
         if step.report and (step.id != "plot" or record.plot):
             return None  # it changes nothing: it reports on what is there
         if not (done := finished(d, run, record)):
+            if refused := only_declined(d, run, record):
+                return Refuse(
+                    f"not run: the request asks only for {refused}, which was not approved. "
+                    "Answer now, saying that it did not run"
+                )
             return None  # the asked steps may need it first
         return Refuse(
             f"not run: the request does not ask for {call['name']}, and every step it asks "
@@ -246,7 +248,8 @@ class AskedSteps(Guard):
         if record.web and not run.ledger.sources:
             return ""  # a search is asked for too, and none found anything yet
         if not (done := finished(d, run, record)):
-            return ""
+            refused = only_declined(d, run, record)
+            return f"what the request asks for ({refused}) was not approved: answering" if refused else ""  # fmt: skip
         if at_limit:
             return f"every step the request asks for is done ({done})"
         if not all(_adds_nothing(e, run) for e in entries):
@@ -371,6 +374,13 @@ def finished(d: Deps, run: RunContext, record: RequestRecord) -> str:
     if any(e.status == "error" and e.name in tools for e in entries[last:]):
         return ""  # an asked-for call failed since: the step its error points to runs
     return ", ".join(s.tools[0] for s in asked)
+
+
+def only_declined(d: Deps, run: RunContext, record: RequestRecord) -> str:
+    """The declined calls' tools when a call was declined and no step the request asks for is
+    left open (nothing else to do: the user said no); else ""."""
+    names = sorted({e.name for e in run.ledger.entries if e.declined})
+    return "" if not (record.steps and names) or open_steps(d, run, record) else ", ".join(names)
 
 
 def not_done(d: Deps, run: RunContext, record: RequestRecord) -> list[str]:
