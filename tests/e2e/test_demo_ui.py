@@ -12,7 +12,16 @@ import pytest
 
 from brainchat.eeg.io.synthetic import write_demo_set
 from brainchat.testing.scripted_server import Text
-from conftest import expand_all_steps, open_chat, pick_mode, send, spec, step_titles, wait_idle
+from conftest import (
+    WAIT_MS,
+    expand_all_steps,
+    open_chat,
+    pick_mode,
+    send,
+    spec,
+    step_titles,
+    wait_idle,
+)
 
 FILES_QUESTION = "Load all the demo files and tell me what is in them"
 TRAIN_QUESTION = "Train a decoder on the demo EEG set and show me how well it does."
@@ -91,8 +100,14 @@ def test_the_demo_answers_what_is_asked_in_every_conversation_as_often_as_asked(
     assert "end of the scripted tour" not in body
 
     new_chat(page)  # a New chat: the same answers, not "the end of the tour"
-    if "Agent mode" not in page.inner_text("body"):
-        pick_mode(page, "Agent")
+    # it starts in the mode last chosen, without asking: the page asks the server for it after
+    # the chat is ready, and the server sets the picker once it has switched (ui/modes.py); a
+    # pick made before that found Agent already on, and no question came
+    page.wait_for_function("() => !document.body.innerText.includes('reached an accuracy of')")
+    page.wait_for_selector("text=Agent mode is on", timeout=WAIT_MS)
+    page.wait_for_function(
+        "() => document.getElementById('mode-picker-trigger-mode')?.textContent.trim() === 'Agent'"
+    )
     body = ask(page, TRAIN_QUESTION, "reached an accuracy of", timeout=300_000)
     assert_training_stated(page, body)
     body = ask(page, FILES_QUESTION, "2 subject(s) × 2 session(s)")
