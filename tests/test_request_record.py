@@ -112,6 +112,11 @@ def test_written_reads_numbers_names_and_lists_in_any_language(value, text, said
         (3, None, "plot C3 and C4", False),
         ("01", None, "加载 sub-01 的数据", True),  # but a label may be one
         (2, None, "load session 2", True),
+        (-0.5, "s", "epochs from -0.5 to 3 s", True),  # a sign, not a range's dash
+        (3, "s", "epochs from -0.5 to 3 s", True),
+        (-30, "Hz", "8-30 Hz", False),
+        (-1, "s", "a baseline from -1 to -0.5 s", True),
+        (-0.5, "s", "a baseline from -1 to -0.5 s", True),
     ],
 )
 def test_a_number_written_in_another_unit_is_not_the_arguments(value, unit, text, said) -> None:

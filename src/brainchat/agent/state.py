@@ -28,7 +28,6 @@ class Seen:
     changed: bool = False  # a state-changing call that succeeded: running it again applies it twice
     mark: str | None = None  # the study's facts right after it ran (None: no study facts)
     fix: dict[str, Any] | None = None  # the call its failure names as the fix (tools/errors.py)
-    declined: bool = False  # not approved: by the user, or in a run with no one to ask
 
 
 @dataclass

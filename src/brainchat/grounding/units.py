@@ -43,14 +43,17 @@ UNITS: dict[str, tuple[Unit, re.Pattern[str]]] = {
     "mV": (Unit("voltage", 1e-3), words(["mv", "millivolts?"], ["毫伏"])),
 }
 
-NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?")
+# a minus is a sign only where no word or number stands right before it ("from -0.5 s"; the
+# "-" of "8-30" and "sub-01" is none)
+NUMBER = re.compile(r"(?:(?<![\w.])-)?(?<![\d.])\d+(?:\.\d+)?")
+TAIL = 64  # characters after a number where its unit may stand (past a range or a short list)
 # a number that is part of a name: "sub-01", "ses_2", "C3", "P300" (a Latin letter right before
 # it, or with one hyphen or underscore between)
 _IN_NAME = re.compile(r"[A-Za-z][-_]?$")
 # what may stand between a number and its unit: the rest of a range or a list written once with
 # one unit ("8-30 Hz", "0.5 到 2.5 秒", "50, 100 Hz", "8 and 30 Hz")
 _BETWEEN = re.compile(
-    r"(?:\s*(?:-|–|—|~|～|〜|to|bis|à|a|至|到|和|与|與|and|,|，|、)\s*\d+(?:\.\d+)?)*\s*",
+    r"(?:\s*(?:-|–|—|~|～|〜|to|bis|à|a|至|到|和|与|與|and|,|，|、)\s*-?\d+(?:\.\d+)?)*\s*",
     re.IGNORECASE,
 )
 # a unit word in a description: "in Hz", "[t0, t1] s before the cue", "relative to the event, s"
@@ -72,8 +75,9 @@ def _canonical(token: str) -> str:
 
 def written_after(request: str, end: int) -> str | None:
     """The unit written right after a number that ends at `end` (past the rest of a range or a
-    list), or None."""
-    tail = request[end:]
+    list), or None. Only the next few characters are read: a long request's many numbers
+    each look a bounded way ahead."""
+    tail = request[end : end + TAIL]
     skip = _BETWEEN.match(tail)
     rest = tail[skip.end() :] if skip else tail
     for name, (_, pattern) in UNITS.items():
