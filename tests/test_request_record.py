@@ -171,6 +171,25 @@ async def test_the_record_keeps_only_the_values_the_user_fixed(scripted_server, 
     assert made.record["language"] == "zh-CN" and made.record["steps"] == ["load", "preprocess", "epoch", "cross_validate"]  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("question", "shown"),
+    [("加载 sub-01，按 0.5-2.5 秒分段", True), ("Load sub-01 and epoch it 0.5-2.5 s.", False)],
+)
+async def test_a_request_in_chinese_is_shown_each_steps_chinese_terms(
+    scripted_server, study, question, shown
+) -> None:
+    """The step table the record is made from is English; for a request written in Chinese each
+    step carries the field's Chinese words for it (分段 is epoching, 划分 a split), so a small
+    model maps the request's words to the right step. An English request is shown none."""
+    s = scripted_server
+    s.queue("fc", record(["load", "epoch"]), DONE, DONE)
+    s.queue("ans", Text("好的。"))
+    await collect(agent(s, study).run(question))
+    system = s.requests_for("fc")[0].messages[0]["content"]
+    assert ("- epoch (分段, " in system) is shown and ("- split (划分, " in system) is shown
+    assert "- epoch: cut epochs" in system or shown
+
+
 async def test_a_number_is_kept_only_for_an_argument_of_the_unit_it_is_written_in(
     scripted_server, study
 ) -> None:

@@ -86,6 +86,39 @@ def test_chinese_is_split_into_characters_and_pairs() -> None:
         "通滤",
         "滤波",
         "8-30",
+        "8",
+        "30",
         "hz",
+        "§preprocess",
     ]
     assert nearest("", 2) == [] and nearest("xyzzy", 2) == []
+
+
+def test_a_joined_word_counts_its_parts_too() -> None:
+    assert {"csp+lda", "csp", "lda"} <= set(tokens("CSP+LDA"))
+    assert {"mne-python", "mne", "python"} <= set(tokens("MNE-Python"))
+
+
+@pytest.mark.parametrize(
+    ("english", "chinese", "named"),
+    [
+        ("Does it hold across sessions?", "跨会话还成立吗？", "§cross_session"),
+        ("Leave one subject out.", "留一被试。", "§cross_subject"),
+        ("Epoch the recording.", "把记录分段。", "§epoch"),
+        ("Run a cluster permutation test.", "做一个基于簇的检验。", "§statistics"),
+        ("Look up the literature.", "查一下文献。", "§web"),
+    ],
+)
+def test_a_step_or_choice_named_in_either_language_is_one_token(
+    english: str, chinese: str, named: str
+) -> None:
+    assert named in tokens(english) and named in tokens(chinese)
+
+
+def test_the_protocol_a_request_names_outweighs_words_shared_by_chance() -> None:
+    """The request names a cross-session protocol and a chance level. An example about chance
+    levels alone shares more characters with it (机会水平); the cross-session one shares the
+    protocol, and is shown."""
+    found = nearest("这个分类器换到另一个会话上还能用吗？顺便给出机会水平。", 2)
+    protocols = [ex.record.get("fixed", {}).get("cross_validate", {}).get("protocol") for ex in found]  # fmt: skip
+    assert "cross_session" in protocols

@@ -28,6 +28,9 @@ class DomainStep:
     tools: tuple[str, ...]
     report: bool = False  # it changes nothing (it lists, reports or draws)
     replaces: tuple[str, ...] = ()  # steps it does itself
+    # the field's words for it in CJK scripts (分段 for epoching), shown beside `about` (English)
+    # to the model that writes the record of a request written in them
+    terms: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,10 @@ async def record_of(d: Deps, run: RunContext) -> record.RequestRecord | None:
             for t in step.tools
             if t in d.runner.tools
         )
+        # the step's words in the request's script beside its English line (分段 is epoch)
+        words = f" ({', '.join(step.terms)})" if step.terms and CJK.search(run.question) else ""
         if tools:
-            lines.append(f"- {step.id}: {step.about}. Tools: {tools}")
+            lines.append(f"- {step.id}{words}: {step.about}. Tools: {tools}")
     ids = [s.id for s in steps if any(t in d.runner.tools for t in s.tools)]
     # the most alike last, next to the request; each example's record kept by the rule the
     # model's own record is kept by, so no example shows a value its request does not fix

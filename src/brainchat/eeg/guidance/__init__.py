@@ -12,9 +12,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from brainchat.domain import DomainStep, Example, Suggestion
-from brainchat.eeg.guidance import answers, checks, steps
+from brainchat.eeg.guidance import answers, checks, steps, terms
 from brainchat.eeg.guidance.vocabulary import VOCABULARY
 from brainchat.grounding import Vocabulary
+
+
+def _domain_step(step: steps.Step) -> DomainStep:
+    cjk = terms.STEP_TERMS.get(step.id, ([], []))[1]
+    return DomainStep(step.id, step.about, step.tools, step.report, step.replaces, tuple(cjk[:4]))
 
 
 class EegDomain:
@@ -23,11 +28,11 @@ class EegDomain:
     vocabulary: Vocabulary = VOCABULARY
 
     def steps(self) -> Sequence[DomainStep]:
-        return tuple(DomainStep(s.id, s.about, s.tools, s.report, s.replaces) for s in steps.STEPS)
+        return tuple(_domain_step(s) for s in steps.STEPS)
 
     def step_of(self, tool: str) -> DomainStep | None:
         step = steps.STEP_OF.get(tool)
-        return None if step is None else DomainStep(step.id, step.about, step.tools, step.report, step.replaces)  # fmt: skip
+        return None if step is None else _domain_step(step)
 
     def offer(self, tools: list[str], facts: dict[str, Any]) -> list[str]:
         return steps.allowed(tools, facts)
