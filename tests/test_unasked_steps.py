@@ -127,6 +127,37 @@ async def test_a_repeat_after_the_asked_steps_ends_the_run_as_answered_not_as_a_
     assert "loop detection" not in told and "remain" not in told
 
 
+async def test_a_round_that_only_reads_what_is_there_after_the_asked_steps_answers(
+    scripted_server, study
+):
+    """Once the asked load is done, the model reads the study's state, then would list the
+    folder (Qwen2.5-Coder-1.5B, a Chinese leave-one-subject-out request): the state read ran (a
+    report is never refused) and told the model nothing the request asks for, so the run
+    answers after that round, and the model is not asked for another."""
+    s = scripted_server
+    state = Text(fenced("get_study_state", {}))
+    s.queue("fc", record(["load"], positions=[1, -1]), Text(LOAD), state)
+    s.queue("ans", Text("Both sessions of sub-01 are loaded."))
+    events = await collect(agent(s, study).run("Load the first and the last session of sub-01."))
+    assert ran(events)[-2:] == [("load_data", "success"), ("get_study_state", "success")]
+    reason = of(events, "evaluation")[-1].reason
+    assert "every step the request asks for is done" in reason and "get_study_state" in reason
+    assert of(events, "run_finished")[0].reason == "answered"
+    assert len(s.requests_for("fc")) == 3  # the record, the load, the state read
+
+
+async def test_a_report_the_request_asks_for_is_no_idle_round(scripted_server, study):
+    """A request for the load and the study's state: the state read is an asked step, so the
+    round that ran it is no reason to stop before the model says it is done."""
+    s = scripted_server
+    state = Text(fenced("get_study_state", {}))
+    s.queue("fc", record(["load", "inspect"], positions=[1, -1]), Text(LOAD), state, Text("Done."))
+    s.queue("ans", Text("Both sessions of sub-01 are loaded: 22 channels."))
+    events = await collect(agent(s, study).run("Load the first and the last session, and describe them."))  # fmt: skip
+    assert ("get_study_state", "success") in ran(events)
+    assert len(s.requests_for("fc")) == 4  # the record, the load, the state read, "Done."
+
+
 async def test_a_limit_reached_after_the_asked_steps_does_not_say_steps_remain(
     scripted_server, study
 ):

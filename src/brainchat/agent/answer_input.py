@@ -145,7 +145,7 @@ def no_tools_line(record: object) -> str:
 
 def _not_run(d: Deps, run: RunContext) -> list[str]:
     """The steps the record asks for that no call did in this run, by their usual tool."""
-    from brainchat.agent.guided import not_done
+    from brainchat.agent.progress import not_done
 
     return not_done(d, run, run.record)
 
@@ -156,7 +156,7 @@ def _finished(d: Deps | None, run: RunContext) -> bool:
     echoed that instruction as its answer)."""
     if d is None or run.record is None:
         return False
-    from brainchat.agent.guided import finished
+    from brainchat.agent.progress import finished
 
     return bool(finished(d, run, run.record))
 

@@ -13,10 +13,10 @@
 - `NextStep`: a note names the study's stage and the call that comes next for the request (a
   web search first, when the record asks for one).
 - `AskedSteps`: once every asked step is done, a step nobody asked for is not run (steps that
-  only report run, and plots when a figure is asked); a round that adds nothing then ends the
-  loop; a model that stops short of an asked report the domain computes without arguments (a
-  test-set evaluation) has brainchat make it, with the values the request gives; one that
-  stops with other asked steps never run is reminded once. A step whose call was not approved
+  only report run, and plots when a figure is asked); a round that then adds nothing, or only
+  reads what is there, ends the loop; a model that stops short of an asked report the domain
+  computes without arguments (a test-set evaluation) has brainchat make it, with the values the
+  request gives; one that stops with other asked steps never run is reminded once. A step whose call was not approved
   is settled: once nothing else is asked, the run answers.
 - `UserValues`: a call whose arguments contradict the values the request writes, or that the
   domain would look at twice, is sent back once with the suggested arguments; the model
@@ -33,9 +33,19 @@ from typing import TYPE_CHECKING, Any
 
 from brainchat.agent.callvalues import completed, conflict
 from brainchat.agent.guards import Decision, Guard, Guards, Refuse, Suggest
+from brainchat.agent.progress import (
+    adds_nothing,
+    done_tools,
+    finished,
+    not_done,
+    only_declined,
+    open_steps,
+    searched,
+    unasked_report,
+    web_tools,
+)
 from brainchat.agent.state import call_signature
 from brainchat.settings import AgentLimits
-from brainchat.tools.registry import flags_of
 
 if TYPE_CHECKING:
     from brainchat.agent.context import Deps
@@ -47,41 +57,6 @@ EXAMPLES = 2  # worked examples in a guided model's system prompt
 
 def _facts(d: Deps) -> dict[str, Any]:
     return d.facts() if d.facts is not None else {}
-
-
-def _web(d: Deps) -> set[str]:
-    """The tools that search the web."""
-    return {n for n, t in d.runner.tools.items() if flags_of(t).web}
-
-
-def open_steps(d: Deps, run: RunContext, record: RequestRecord) -> list[str]:
-    """The record's steps less those the study held when the run began (a load of a study
-    already loaded, with nothing said of what to load), those an asked step did itself, and
-    those whose call was not approved: the user has said no, and the run goes on without it."""
-    held = d.domain.held(record.steps, run.facts_at_start, record.values())
-    names = {e.name for e in run.ledger.entries if e.declined}
-    declined = {s.id for s in d.domain.steps() if names & set(s.tools)}
-    settled = held | _covered(d, run, record) | declined
-    return [s for s in record.steps if s not in settled]
-
-
-def _covered(d: Deps, run: RunContext, record: RequestRecord) -> set[str]:
-    """Asked steps that an asked step which does them itself has done in this run (a record
-    listing a split, a training and a test beside a cross-validation, whose folds split, train
-    and test): they are not pushed, reminded or waited for once it succeeded; never refused."""
-    done = _done(run)
-    return {
-        r for s in d.domain.steps() if s.id in record.steps and set(s.tools) & done for r in s.replaces
-    }  # fmt: skip
-
-
-def _searched(d: Deps, run: RunContext) -> bool:
-    """A web search succeeded in this run."""
-    return any(e.name in _web(d) and e.status == "success" for e in run.ledger.entries)
-
-
-def _done(run: RunContext) -> set[str]:
-    return {e.name for e in run.ledger.entries if e.status == "success"}
 
 
 class StateOffer(Guard):
@@ -98,7 +73,7 @@ class StateOffer(Guard):
         asked = open_steps(d, run, record)
         focus = d.domain.focus(asked, run.facts_at_start, record.values()) if asked else set()
         # a web search only when the record asks for one
-        web = _web(d)
+        web = web_tools(d)
         return [
             n
             for n in names
@@ -178,7 +153,7 @@ class NextStep(Guard):
         if record is None or not (record.steps or record.web) or d.facts is None:
             return []
         facts = _facts(d)
-        if record.web and not _searched(d, run) and _web(d) & set(d.runner.tools):
+        if record.web and not searched(d, run) and web_tools(d) & set(d.runner.tools):
             # the search first: what it finds may shape the analysis, and it changes nothing
             return ["(Next step for this request: a web search, with the request's subject as its query.)"]  # fmt: skip
         if (pending := _pending(run)) is not None:
@@ -190,7 +165,7 @@ class NextStep(Guard):
         values = _unrefuted(run, record)
         for tool, args in d.domain.placed(record.positions, results, values).items():
             values[tool] = {**values.get(tool, {}), **args}
-        step = d.domain.next_call(open_steps(d, run, record), facts, _done(run), values)
+        step = d.domain.next_call(open_steps(d, run, record), facts, done_tools(run), values)
         if step is None:
             return []
         return [
@@ -219,7 +194,7 @@ class AskedSteps(Guard):
         if record is None or step is None or not record.steps or step.id in record.steps:
             return None
         for asked in (s for s in d.domain.steps() if s.id in record.steps):
-            if step.id in asked.replaces and not set(asked.tools) & _done(run):
+            if step.id in asked.replaces and not set(asked.tools) & done_tools(run):
                 return Refuse(
                     f"not run: the request asks for {asked.id}, and {asked.tools[0]} does "
                     f"{step.id} itself. Call {asked.tools[0]} now"
@@ -252,16 +227,18 @@ class AskedSteps(Guard):
             return f"what the request asks for ({refused}) was not approved: answering" if refused else ""  # fmt: skip
         if at_limit:
             return f"every step the request asks for is done ({done})"
-        if not all(_adds_nothing(e, run) for e in entries):
+        # a round that only re-ran, failed, or read what is there (a listing, the study's
+        # state) after the last asked step adds nothing the answer needs: the results are in
+        if not all(adds_nothing(e, run) or unasked_report(d, e, record) for e in entries):
             return ""
         names = ", ".join(sorted({e.name for e in entries}))
-        return f"every step the request asks for is done ({done}), and this round ran nothing new ({names}): answering"  # fmt: skip
+        return f"every step the request asks for is done ({done}), and this round ran nothing it asks for ({names}): answering"  # fmt: skip
 
     def closing(self, d: Deps, run: RunContext) -> list[dict[str, Any]]:
         record = run.record
         if record is None or run.learning.get("closed"):
             return []
-        names = d.domain.closing(open_steps(d, run, record), _facts(d), _done(run))
+        names = d.domain.closing(open_steps(d, run, record), _facts(d), done_tools(run))
         offered = d.bound_llm.offered()
         values = record.values()
         calls = [
@@ -281,13 +258,15 @@ class AskedSteps(Guard):
         if record is None or not (record.steps or record.web) or run.reminded:
             return None
         missing = not_done(d, run, record)
-        if record.web and not _searched(d, run):
-            missing += sorted(_web(d) & set(d.runner.tools))[:1]  # a search asked for, none made
+        if record.web and not searched(d, run):
+            missing += sorted(web_tools(d) & set(d.runner.tools))[
+                :1
+            ]  # a search asked for, none made
         if not missing or run.remaining() <= 0:
             return None  # the time left is the answer's
         run.reminded = True
         step = d.domain.next_call(
-            open_steps(d, run, record), _facts(d), _done(run), record.values()
+            open_steps(d, run, record), _facts(d), done_tools(run), record.values()
         )
         call = f" Call {step} now, with arguments from the results above;" if step else ""
         return (
@@ -358,43 +337,3 @@ def _pending(run: RunContext) -> dict[str, Any] | None:
     sent_back = max((i for i, e in enumerate(entries) if e.name == pending["name"] and e.status == "refused"), default=-1)  # fmt: skip
     ran = any(e.name == pending["name"] and e.status in ("success", "error") for e in entries[sent_back + 1 :])  # fmt: skip
     return None if ran else pending
-
-
-def finished(d: Deps, run: RunContext, record: RequestRecord) -> str:
-    """The asked steps' tools when each asked step has succeeded in this run, with no failure of
-    one since; else ""."""
-    ids = open_steps(d, run, record)
-    asked = [s for s in d.domain.steps() if s.id in ids]
-    entries = [e for e in run.ledger.entries if e.status != "pending"]
-    ok = [i for i, e in enumerate(entries) if e.status == "success"]
-    if not asked or any(not any(entries[i].name in s.tools for i in ok) for s in asked):
-        return ""
-    tools = {t for s in asked for t in s.tools}
-    last = max(i for i in ok if entries[i].name in tools)
-    if any(e.status == "error" and e.name in tools for e in entries[last:]):
-        return ""  # an asked-for call failed since: the step its error points to runs
-    return ", ".join(s.tools[0] for s in asked)
-
-
-def only_declined(d: Deps, run: RunContext, record: RequestRecord) -> str:
-    """The declined calls' tools when a call was declined and no step the request asks for is
-    left open (nothing else to do: the user said no); else ""."""
-    names = sorted({e.name for e in run.ledger.entries if e.declined})
-    return "" if not (record.steps and names) or open_steps(d, run, record) else ", ".join(names)
-
-
-def not_done(d: Deps, run: RunContext, record: RequestRecord) -> list[str]:
-    """The asked steps no call did in this run, by their usual tool."""
-    done, ids = _done(run), open_steps(d, run, record)
-    return [s.tools[0] for s in d.domain.steps() if s.id in ids and not set(s.tools) & done]
-
-
-def _adds_nothing(entry: LedgerEntry, run: RunContext) -> bool:
-    """A call that changed nothing and told nothing new: refused, skipped, unreadable, failed,
-    or a result the run already had word for word."""
-    if entry.status in ("refused", "skipped", "error") or entry.invalid:
-        return True
-    return any(
-        e is not entry and e.name == entry.name and e.status == "success" and e.result == entry.result
-        for e in run.ledger.entries
-    )  # fmt: skip
