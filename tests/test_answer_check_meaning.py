@@ -43,6 +43,7 @@ class Entry:
     error: str | None = None
     args: dict[str, Any] = field(default_factory=dict)
     reused: Any = None
+    declined: bool = False
 
 
 @dataclass
@@ -184,3 +185,56 @@ def test_a_range_end_and_a_negative_value_of_a_result_are_shown() -> None:
     for said in ("1341 ms", "41.5 %", "7 subjects"):
         (figure,) = figures(said, units)
         assert not shown.holds(figure), said
+
+
+NOT_APPROVED = Ledger(
+    [
+        Entry(
+            "clear_study",
+            "refused",
+            error="the user did not approve running clear_study",
+            declined=True,
+        ),  # fmt: skip
+        Entry("list_data_files", "success", result="1 file(s) in the data folder"),
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "好的，我会把你的研究中的所有东西都清空。",  # Qwen2.5-Coder-1.5B after the user said no
+        "I will clear your study now.",
+        "The study was cleared.",
+        "OK: clear_study runs next.",
+    ],
+)
+def test_a_call_the_user_did_not_approve_is_never_spoken_of_as_done_or_to_be_done(
+    answer: str,
+) -> None:
+    (flag,) = flags(answer, NOT_APPROVED)
+    assert flag.why == "clear_study was not approved, and did not run"
+    assert "did not run" in mark(answer, [flag])
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I did not clear the study: the request to run clear_study was not approved.",
+        "研究没有被清空，因为你没有批准。",
+        "Your data folder holds one file.",
+    ],
+)
+def test_an_answer_that_denies_the_unapproved_call_or_leaves_it_out_passes(answer: str) -> None:
+    assert flags(answer, NOT_APPROVED) == []
+
+
+def test_a_call_approved_on_a_second_ask_is_no_promise() -> None:
+    """Declined once, then approved and run: the run shows it done."""
+    ledger = Ledger(
+        [
+            Entry("clear_study", "refused", declined=True),
+            Entry("clear_study", "success", result="study cleared"),
+        ]
+    )
+    assert flags("I will clear the study, as asked.", ledger) == []

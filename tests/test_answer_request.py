@@ -165,7 +165,8 @@ async def test_with_no_tool_run_and_no_record_both_cases_are_named(scripted_serv
     ("language", "question", "line"),
     [
         ("zh", "你好", "Write the answer in Chinese, the language of the user's request; keep "
-         "tool names, file names and figures as they are."),
+         "tool names, file names, figures and the results' names of measures, tests and methods "
+         "as they are written."),
         ("de", "Hallo, wer bist du?", "Write the answer in German, the language of the user's "
          "request;"),
         ("", "Hallo, wer bist du?", "Write the answer in the language of the user's request."),

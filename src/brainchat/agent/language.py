@@ -72,4 +72,9 @@ def answer_language(question: str, record: Any = None) -> str:
     name = name or script_language(question)
     if name is None:
         return "Write the answer in the language of the user's request."
-    return f"Write the answer in {name}, the language of the user's request; keep tool names, file names and figures as they are."  # fmt: skip
+    # a translated measure is another measure ("ROC AUC" written as 准确率, accuracy): the
+    # results' own names for measures, tests and methods stay as written, like tool names
+    return (
+        f"Write the answer in {name}, the language of the user's request; keep tool names, file "
+        "names, figures and the results' names of measures, tests and methods as they are written."
+    )

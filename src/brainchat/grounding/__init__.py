@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from brainchat.events import AnswerChecked, Notice, emit
-from brainchat.grounding.claims import claim, verdict
+from brainchat.grounding.claims import claim, promise, verdict
 from brainchat.grounding.figures import LIST_ITEM, Shown, derived, states_a_result
 from brainchat.grounding.figures import figures as figures_in
 from brainchat.grounding.lexicon import SENTENCE_END
@@ -165,6 +165,7 @@ def check_answer(
             flags += _figures(sentence, shown, units)
         if claims:
             why = claim(sentence, ledger.entries, names, study, vocabulary)
+            why = why or promise(sentence, ledger.entries, vocabulary)
             why = why or verdict(sentence, ledger.entries, results, study, numbered, vocabulary)
             if why:
                 flags.append(Flag("claim", sentence, why))

@@ -11,6 +11,10 @@
   cites a source rests on the source, and one whose words the run's results use themselves (a
   source's "separable convolutions") repeats them.
 
+- A call the user did not approve never runs in this run: a sentence that names it (or its
+  step) without denying it is flagged, a promise ("I will clear the study", "我会清空") as much
+  as a claim.
+
 The user's own words are never evidence that something ran: asking for a band-pass does not
 make one. Sentences that deny, hedge, plan or ask claim nothing (lexicon.NEGATION).
 """
@@ -21,7 +25,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from brainchat.grounding.lexicon import COMPARISON, NEGATION, SUCCESS, VERDICT
+from brainchat.grounding.lexicon import COMPARISON, DENIAL, NEGATION, SUCCESS, VERDICT
 from brainchat.grounding.vocabulary import Vocabulary
 
 CITE = re.compile(r"\[(\d{1,3})\]")
@@ -53,6 +57,19 @@ def claim(
         if why:
             return why
     return None
+
+
+def promise(sentence: str, entries: Sequence[Any], vocab: Vocabulary) -> str | None:
+    """Why `sentence` speaks of a call the user did not approve as done or to be done (None:
+    it names none, or denies it)."""
+    declined = {e.name for e in entries if getattr(e, "declined", False)}
+    declined -= {e.name for e in entries if e.status == "success"}
+    if not declined or DENIAL.search(sentence):
+        return None
+    low = sentence.lower()
+    named = [n for n in sorted(declined) if n in low or n.replace("_", " ") in low]
+    named += [min(set(s.tools) & declined) for s in vocab.steps if set(s.tools) & declined and s.said.search(sentence)]  # fmt: skip
+    return f"{named[0]} was not approved, and did not run" if named else None
 
 
 def _tool_claim(

@@ -45,6 +45,16 @@ NEGATION = words(
     ],
 )  # fmt: skip
 
+# Words that deny outright (a subset of NEGATION: no hedge, plan or promise). A sentence about
+# a call the user did not approve must deny it: "I will clear the study" says it happens.
+DENIAL = words(
+    latin=[
+        "not", "no", "never", "\\w+n't", "without", "declin\\w*", "refus\\w*", "unapproved",
+        "nicht", "kein\\w*", "nie", "pas", "jamais", "nunca",
+    ],
+    cjk=["未", "没", "沒", "不", "拒绝", "拒絕", "无法", "無法", "ない", "ません"],
+)  # fmt: skip
+
 # Words that say a step or a call happened (beside a step's or a tool's name).
 SUCCESS = words(
     latin=[

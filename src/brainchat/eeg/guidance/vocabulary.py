@@ -51,6 +51,10 @@ STEP_WORDS = (
           ("evaluate_model", "cross_validate"), r"test acc|cross-validated:"),
     _step("cross-validation", ["cross-?validat\\w*"], ["交叉验证", "交叉驗證"],
           ("cross_validate",), r"cross-validated:"),
+    # a clearing shows in no summary: the study it leaves is an empty one
+    _step("clearing", ["clear(?:ed|ing)?", "discard(?:ed|ing)?", "wip(?:e|ed|ing)", "reset",
+                       "start(?:ed|ing)? over", "throw\\w* away"],
+          ["清空", "重置", "撤销", "撤銷"], ("clear_study", "reset_preprocessing"), r"(?!x)x"),
     # the analyses (eeg/core/analyses.py); the study's summary names those done in earlier turns
     _step("band power", ["band[- ]power", "(?:alpha|beta|theta|mu) power", "relative power",
                          "peak (?:alpha )?frequency"],
