@@ -106,10 +106,13 @@ def _kept(d: Deps, question: str, made: record.RequestRecord) -> record.RequestR
             if how == "written":
                 said.setdefault(tool, set()).add(k)
     made.fixed, made.said = kept, said
-    # a value the user fixed for a tool asks for that tool's step, whether or not the record
-    # lists it (a record fixing the cross-validation protocol asks for a cross-validation)
+    # a value the request writes for a tool asks for that tool's step, whether or not the
+    # record lists it ("with 20 permutations" asks for a cross-validation); a choice the model
+    # read from other words does not: it guides a step the record asks for, and a small model
+    # fills in choices nobody made (`device: "cuda"`), which would add a training to a request
+    # for a band-pass
     for step in d.domain.steps():
-        if set(step.tools) & set(kept) and step.id not in made.steps:
+        if set(step.tools) & set(said) and step.id not in made.steps:
             made.steps.append(step.id)
     return made
 
