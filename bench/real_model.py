@@ -93,6 +93,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=["scripted"],
         help="golden suites to run: scripted (English), golden-zh (the same in Chinese)",
     )
+    p.add_argument(
+        "--temperature",
+        default="0",
+        help="the models' sampling temperature (default 0, so two code versions meet the same "
+        "replies where their prompts agree; 'server' leaves the server's own default, 0.8 for "
+        "llama-server, which moves a 12-scenario score by a few)",
+    )
     p.add_argument("--time-limit", type=float, default=300.0, help="AGENT_MAX_EXECUTION_TIME")
     p.add_argument("--tool-rounds", type=int, help="AGENT_MAX_TOOL_ROUNDS (default: the app's)")
     p.add_argument(
@@ -132,6 +139,8 @@ def model_env(opts: argparse.Namespace, base_url: str, mode: str) -> dict[str, s
     # A 1.5B model on 2 shared cores reads a 3,000-token request for a minute or more before
     # its first token (load 12: the default 60 s stopped a run right after load_data)
     spec["timeout"] = opts.model_timeout
+    if opts.temperature != "server":
+        spec["temperature"] = float(opts.temperature)
     if opts.api_key_env:
         spec["api_key_env"] = opts.api_key_env
     keep = ("OPENAI_", "CHAT_MODEL", "AGENT_", "MCP_", "BRAINCHAT_", "DEFAULT_MODE")
