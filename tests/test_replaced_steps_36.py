@@ -177,6 +177,9 @@ async def test_the_answer_request_shows_how_to_cite_right_after_the_sources(
     sources = text.index("Web sources (cite as [n]")
     how = text.index('A sentence that uses a source ends with its number: "... as reported [1]."')
     assert how > text.rindex("\n[", 0, how) > sources  # after the last source listed
+    # the sources' specifics, not a title and a number (the 1.5B model's "EEGNet is a compact
+    # CNN for EEG-based BCIs, as reported [1]." dropped the convolutions the request asked for)
+    assert "their specifics (names, methods, figures) included, not their titles alone" in text
 
 
 ACROSS_ZH = "CSP+LDA 解码器能跨会话泛化吗？请在已加载的记录上检验，并告诉我它的机会水平和 p 值。"

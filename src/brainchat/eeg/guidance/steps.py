@@ -37,7 +37,7 @@ STEPS: tuple[Step, ...] = (
     Step("load", "load recordings (files, subjects, sessions)", ("load_data",)),
     Step(
         "inspect",
-        "describe what is loaded and done: channels, events, steps, models' scores and split",
+        "describe the study, what is loaded and done: channels, events, steps, models' scores, split",
         ("get_study_state",),
         report=True,
     ),  # fmt: skip

@@ -9,6 +9,8 @@ Chinese), not phrasings of any one request. Two readers use them:
   request and an example that name the same step or protocol meet, whatever other words they
   share ("机会水平" in both weighs less than "跨会话" in both).
 CJK terms are matched as substrings, Latin ones as whole words (grounding.lexicon.words).
+These are the words a request names a step with; vocabulary.py holds the words an answer claims
+one was done with ("epoched", "已分段"), which must not read "20 epochs" as a claim.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ STEP_TERMS: dict[str, tuple[list[str], list[str]]] = {
     "fetch": (["download", "fetch", "moabb", "openneuro"], ["下载", "下載"]),
     "load": (["load", "loads?", "read in", "open"],
              ["加载", "载入", "读取", "导入", "載入", "讀取", "導入"]),
-    "inspect": (["state", "status", "what is loaded"],
-                ["状态", "概况", "进度", "狀態", "進度"]),
+    "inspect": (["state", "status", "what is loaded", "my study", "the study"],
+                ["研究", "状态", "概况", "进度", "狀態", "進度"]),
     "preprocess": (["band-?pass", "filter", "filtering", "high-?pass", "low-?pass", "notch",
                     "resample", "downsample", "re-?reference", "montage"],
                    ["滤波", "带通", "陷波", "工频", "降采样", "重采样", "参考", "濾波", "帶通",
