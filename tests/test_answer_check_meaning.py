@@ -223,6 +223,9 @@ def test_a_call_the_user_did_not_approve_is_never_spoken_of_as_done_or_to_be_don
         "I did not clear the study: the request to run clear_study was not approved.",
         "研究没有被清空，因为你没有批准。",
         "Your data folder holds one file.",
+        "If you still want the study cleared, ask again and approve clear_study.",
+        "如果你仍想清空研究，请再次提出并批准。",
+        "Shall I clear the study once you approve it?",
     ],
 )
 def test_an_answer_that_denies_the_unapproved_call_or_leaves_it_out_passes(answer: str) -> None:

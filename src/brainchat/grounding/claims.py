@@ -25,7 +25,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from brainchat.grounding.lexicon import COMPARISON, DENIAL, NEGATION, SUCCESS, VERDICT
+from brainchat.grounding.lexicon import (
+    COMPARISON,
+    CONDITION,
+    DENIAL,
+    NEGATION,
+    SUCCESS,
+    VERDICT,
+)
 from brainchat.grounding.vocabulary import Vocabulary
 
 CITE = re.compile(r"\[(\d{1,3})\]")
@@ -61,10 +68,12 @@ def claim(
 
 def promise(sentence: str, entries: Sequence[Any], vocab: Vocabulary) -> str | None:
     """Why `sentence` speaks of a call the user did not approve as done or to be done (None:
-    it names none, or denies it)."""
+    it names none, denies it, or asks or sets a condition: "if you approve it, ...")."""
     declined = {e.name for e in entries if getattr(e, "declined", False)}
     declined -= {e.name for e in entries if e.status == "success"}
-    if not declined or DENIAL.search(sentence):
+    if not declined or DENIAL.search(sentence) or CONDITION.search(sentence):
+        return None
+    if sentence.rstrip().endswith(QUESTION):
         return None
     low = sentence.lower()
     named = [n for n in sorted(declined) if n in low or n.replace("_", " ") in low]

@@ -55,6 +55,13 @@ DENIAL = words(
     cjk=["未", "没", "沒", "不", "拒绝", "拒絕", "无法", "無法", "ない", "ません"],
 )  # fmt: skip
 
+# Words that make a sentence a condition ("if you approve it, ..."): it says what would happen,
+# not that it did or will.
+CONDITION = words(
+    latin=["if", "unless", "once you", "when you", "wenn", "falls", "si", "cuando"],
+    cjk=["如果", "假如", "要是", "若", "的话", "的話", "一旦", "なら"],
+)  # fmt: skip
+
 # Words that say a step or a call happened (beside a step's or a tool's name).
 SUCCESS = words(
     latin=[
