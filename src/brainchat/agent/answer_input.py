@@ -175,7 +175,7 @@ def _sources(found: list[dict[str, Any]], keep: int | None, cap: int, chars: int
     if old_sources:
         lines.append(f"({len(old_sources)} earlier source(s) omitted to fit the window.)")
     # said where a small answer model reads it, right after the sources, with the form to
-    # copy: told only in the header, a 1.5B model used a source's words and cited nothing;
+    # copy: told only in the header, a small model used a source's words and cited nothing;
     # given only the form, it answered with a source's title and its number
     n = sources[0]["n"] if sources else 1
     return [
