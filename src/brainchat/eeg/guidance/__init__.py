@@ -2,7 +2,8 @@
 
 steps.py is the workflow (order, preconditions, the tools of each step); vocabulary.py the words
 the answer check reads; answers.py what to state from a result; checks.py arguments worth a
-second look and files picked by position; examples.py worked examples of requests and calls.
+second look and files picked by position; examples.py worked examples of requests and calls;
+terms.py the words requests name steps and choices with, in English and Chinese.
 """
 
 from __future__ import annotations
