@@ -232,7 +232,8 @@ class AskedSteps(Guard):
         if not all(adds_nothing(e, run) or unasked_report(d, e, record) for e in entries):
             return ""
         names = ", ".join(sorted({e.name for e in entries}))
-        return f"every step the request asks for is done ({done}), and this round ran nothing it asks for ({names}): answering"  # fmt: skip
+        how = "ran nothing new" if all(adds_nothing(e, run) for e in entries) else "only read what is there"  # fmt: skip
+        return f"every step the request asks for is done ({done}), and this round {how} ({names}): answering"  # fmt: skip
 
     def closing(self, d: Deps, run: RunContext) -> list[dict[str, Any]]:
         record = run.record
