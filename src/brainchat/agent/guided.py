@@ -16,8 +16,8 @@
   only report run, and plots when a figure is asked); a round that then adds nothing, or only
   reads what is there, ends the loop; a model that stops short of an asked report the domain
   computes without arguments (a test-set evaluation) has brainchat make it, with the values the
-  request gives; one that stops with other asked steps never run is reminded once. A step whose call was not approved
-  is settled: once nothing else is asked, the run answers.
+  request gives; one that stops with other asked steps never run is reminded once. A step
+  whose call was not approved is settled: once nothing else is asked, the run answers.
 - `UserValues`: a call whose arguments contradict the values the request writes, or that the
   domain would look at twice, is sent back once with the suggested arguments; the model
   decides, and the same call sent again runs as it is.
@@ -260,9 +260,8 @@ class AskedSteps(Guard):
             return None
         missing = not_done(d, run, record)
         if record.web and not searched(d, run):
-            missing += sorted(web_tools(d) & set(d.runner.tools))[
-                :1
-            ]  # a search asked for, none made
+            # a search asked for, none made
+            missing += sorted(web_tools(d) & set(d.runner.tools))[:1]
         if not missing or run.remaining() <= 0:
             return None  # the time left is the answer's
         run.reminded = True

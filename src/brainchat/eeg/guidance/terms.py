@@ -24,7 +24,7 @@ STEP_TERMS: dict[str, tuple[list[str], list[str]]] = {
     "list": (["list", "which files", "what files"],
              ["列出", "哪些文件", "文件列表", "数据文件夹", "資料夾"]),
     "fetch": (["download", "fetch", "moabb", "openneuro"], ["下载", "下載"]),
-    "load": (["load", "loads?", "read in", "open"],
+    "load": (["loads?", "read in", "open"],
              ["加载", "载入", "读取", "导入", "載入", "讀取", "導入"]),
     "inspect": (["state", "status", "what is loaded", "my study", "the study"],
                 ["研究", "状态", "概况", "进度", "狀態", "進度"]),
