@@ -49,6 +49,40 @@ async def test_time_limit_covers_a_trickling_answer(scripted_server) -> None:
     assert notice.kind == "timeout" and "partial answer above is kept" in notice.message
 
 
+@pytest.mark.parametrize("becomes", ["a quiet end", "a stream error"])
+async def test_time_limit_holds_when_the_http_stack_hides_its_cancellation(
+    scripted_server, monkeypatch, becomes
+) -> None:
+    """HTTP libraries may swallow a cancellation or turn it into their own error (a CI run
+    saw the limit fire and the run still end as answered): the limit still names the end."""
+    import asyncio
+
+    import httpx
+
+    from brainchat.modelclient import ModelClient
+
+    real = ModelClient._stream_text
+
+    async def hiding(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        try:
+            await real(self, *args, **kwargs)
+        except asyncio.CancelledError:
+            if becomes == "a stream error":
+                raise httpx.ReadError("stream closed") from None
+
+    monkeypatch.setattr(ModelClient, "_stream_text", hiding)
+    s = scripted_server
+    s.queue("fc", Text("No tools needed."))
+    words = " ".join(f"word{i}" for i in range(300))
+    s.queue("ans", Text(words, token_delay=0.2))
+    limits = AgentLimits(max_execution_time=3)
+    events = await collect(build_agent(*models(s), [], limits).run("tell me everything"))
+    finished = of(events, "run_finished")[0]
+    assert finished.reason == "timeout" and finished.error is None
+    assert finished.answer == text(events) and 0 < len(finished.answer) < len(words)
+    assert "partial answer above is kept" in of(events, "notice")[-1].message
+
+
 async def test_one_reply_with_many_calls_runs_only_the_cap(scripted_server) -> None:
     s = scripted_server
     runs: list[int] = []

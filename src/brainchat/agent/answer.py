@@ -49,28 +49,39 @@ async def answer(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
     except TimeoutError as exc:
         if not deadline.expired():  # the model's own timeout, not the run's limit
             return _failed(d, run, exc, out)
-        limit = d.limits.max_execution_time
-        kept = "; the partial answer above is kept." if out.parts else " and no answer arrived."
-        text = "".join(out.parts)
-        if not out.parts and run.ledger.successful():  # never an empty answer after results
-            kept = " and no answer arrived; the answer is brainchat's own list of what the run gathered."
-            text = echo.facts_answer(run.ledger, f"{name} wrote no answer within the time limit")
-        exit_ = Exit(
-            "timeout",
-            f"The time limit of {limit:g} s ran out while the answer was being written{kept}",
-            "Raise the max execution time in the settings, or ask a narrower question.",
-        )
-        return exit_.ended(text)
+        return _out_of_time(d, run, name, out)
     except Exception as exc:  # noqa: BLE001
-        return _failed(d, run, exc, out)
+        # The HTTP stack may turn the limit's cancellation into its own error (a closed
+        # stream): once the limit has fired, the limit is what ended the answer.
+        return _out_of_time(d, run, name, out) if deadline.expired() else _failed(d, run, exc, out)
     finally:
         if run.first_answer_token is None:
             run.first_answer_token = out.first_token
+    if deadline.expired():  # the cancellation was swallowed below (a stream ended quietly)
+        return _out_of_time(d, run, name, out)
     pace.remember_speed(d, run)  # for the next runs' answer reserve
     if out.repeated is None and out.cut:
         told, hint = llm.cut_notice_text(spec, name)
         emit(Notice(kind="info", message=told, hint=hint))
     return {"answer": _checked(d, run, state, out.text)}
+
+
+def _out_of_time(d: Deps, run: RunContext, name: str, out: Streamed) -> AgentState:
+    """The run's time limit ended the answer: what arrived is kept and the user is told."""
+    limit = d.limits.max_execution_time
+    kept = "; the partial answer above is kept." if out.parts else " and no answer arrived."
+    text = "".join(out.parts)
+    if not out.parts and run.ledger.successful():  # never an empty answer after results
+        kept = (
+            " and no answer arrived; the answer is brainchat's own list of what the run gathered."
+        )
+        text = echo.facts_answer(run.ledger, f"{name} wrote no answer within the time limit")
+    exit_ = Exit(
+        "timeout",
+        f"The time limit of {limit:g} s ran out while the answer was being written{kept}",
+        "Raise the max execution time in the settings, or ask a narrower question.",
+    )
+    return exit_.ended(text)
 
 
 def _switch(d: Deps, name: str, stop: str | None, verdict: str | None) -> None:
