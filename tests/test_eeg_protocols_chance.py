@@ -65,6 +65,9 @@ def test_balanced_two_classes_keep_roc_auc_and_say_its_chance() -> None:
     text = table(res)
     assert "score ROC AUC (chance 0.5 at any class balance)" in text
     assert "balanced accuracy" not in text  # ROC AUC's chance is 0.5 whatever the classes
+    # the columns name their score: the table read without its first line still says ROC AUC
+    header = next(line for line in text.splitlines() if line.startswith("pipeline | "))
+    assert "| ROC AUC mean ± sd over subjects |" in header and "| ROC AUC per subject" in header
 
 
 def test_each_subject_gets_its_own_permutation_p() -> None:

@@ -42,8 +42,11 @@ def table(res: CVResult) -> str:
     )
     balanced = shows_balanced(res)
     extra = " | balanced accuracy (chance 1/k) | Cohen's kappa (chance 0)" if balanced else ""
+    # the score's name heads its figures too: an answer that copies the table's columns
+    # without the first line otherwise reports bare numbers whose measure it never names
+    score = SCORING.get(res.scoring, res.scoring)
     lines.append(
-        f"pipeline | mean ± sd over subjects | permutation test{extra} | per subject "
+        f"pipeline | {score} mean ± sd over subjects | permutation test{extra} | {score} per subject "
         + " ".join(f"{s}" for s in shown)
         + more
     )
