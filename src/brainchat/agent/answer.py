@@ -16,6 +16,7 @@ from brainchat.agent.exits import Exit
 from brainchat.agent.plan_run import PlanRun
 from brainchat.agent.state import RunContext
 from brainchat.events import AnswerChecked, Citations, ModelSwitch, Notice, emit
+from brainchat.grounding import attribution
 from brainchat.llm import describe_error
 from brainchat.modelclient import ModelClient, Streamed
 from brainchat.prompts import load_prompt
@@ -102,6 +103,7 @@ def _checked(d: Deps, run: RunContext, state: AgentState, text: str) -> str:
     """The answer after the plan check, grounding, the echo check, with its citations said."""
     plan = state.get("plan")
     text = PlanRun(d).check_answer(plan, text, d.names["answer"])
+    text = _attributed(d, run, text)
     # the plan check covers claims of plan steps; every run checks citations and figures
     # Figures are checked once a tool was called: an answer from the model's own knowledge,
     # with no tool asked, is not a claim about the run.
@@ -123,6 +125,25 @@ def _checked(d: Deps, run: RunContext, state: AgentState, text: str) -> str:
     if real:
         sources = [{"n": s["n"], "title": s["title"], "url": s["url"]} for s in real]
         emit(Citations(sources=sources))
+    return text
+
+
+def _attributed(d: Deps, run: RunContext, text: str) -> str:
+    """An answer that used the run's sources and cited none gets their numbers after the
+    sentences drawn from them; the user is told that brainchat placed them."""
+    sources = run.ledger.sources
+    text, placed = attribution.attribute(text, grounding.sentences(text), sources, run.question)
+    if placed:
+        emit(AnswerChecked(text=text, flags=[]))
+        marks = ", ".join(f"[{n}]" for n in dict.fromkeys(placed))
+        emit(
+            Notice(
+                kind="info",
+                message=f"{d.names['answer']} cited no source; brainchat added {marks} after "
+                "the sentences whose words come from that source.",
+                hint="Open the source to check what it says.",
+            )
+        )
     return text
 
 

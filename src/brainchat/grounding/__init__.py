@@ -11,7 +11,9 @@ Four checks, each against what the run can show, in every language the lexicon k
 - verdicts: a comparison or judgement of results needs results that this run (or the study)
   produced, naming the same things (claims.py).
 
-Each finding marks its sentence in place and is reported; nothing is removed. The domain's words
+Each finding marks its sentence in place and is reported; nothing is removed. Before the
+checks, an answer that used the run's sources and cited none gets their numbers after the
+sentences drawn from them (attribution.py), and the user is told who placed them. The domain's words
 (its steps, quantities and result names) come in a `Vocabulary`; the language markers are in
 lexicon.py.
 """
