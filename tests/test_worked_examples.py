@@ -122,3 +122,27 @@ def test_the_protocol_a_request_names_outweighs_words_shared_by_chance() -> None
     found = nearest("这个分类器换到另一个会话上还能用吗？顺便给出机会水平。", 2)
     protocols = [ex.record.get("fixed", {}).get("cross_validate", {}).get("protocol") for ex in found]  # fmt: skip
     assert "cross_session" in protocols
+
+
+@pytest.mark.parametrize(
+    ("text", "steps"),
+    [
+        ("我的研究里现在有什么？", ["inspect"]),
+        ("What is in my study right now?", ["inspect"]),
+        # beside a step the study is that step's object, not a request to read it
+        ("清空当前的研究，重新开始", ["clear"]),
+        ("Clear the study and start over.", ["clear"]),
+        # a file format is not a file: a question about formats lists nothing
+        ("MNE 能读取哪些文件格式？", ["load"]),
+        ("我的数据文件夹里有哪些脑电文件？", ["list"]),
+    ],
+)
+def test_the_study_named_alone_is_a_question_about_it(text: str, steps: list[str]) -> None:
+    from brainchat.eeg.guidance.terms import STEP_TERMS, named
+
+    assert [n for n in named(text) if n in STEP_TERMS] == steps
+
+
+def test_a_question_about_the_study_is_shown_a_reading_of_it_not_a_clearing() -> None:
+    for text in ("我的研究里现在有什么？", "What is in my study right now?"):
+        assert [e.calls for e in nearest(text, 2)][0] == "get_study_state()"

@@ -19,7 +19,7 @@ from brainchat.grounding import Vocabulary
 
 
 def _domain_step(step: steps.Step) -> DomainStep:
-    cjk = terms.STEP_TERMS.get(step.id, ([], []))[1]
+    cjk = terms.cjk_terms(step.id)
     return DomainStep(step.id, step.about, step.tools, step.report, step.replaces, tuple(cjk[:4]))
 
 

@@ -22,12 +22,11 @@ from brainchat.grounding.lexicon import words
 # step id -> (Latin terms, CJK terms); simplified Chinese first, the prompt shows the first few
 STEP_TERMS: dict[str, tuple[list[str], list[str]]] = {
     "list": (["list", "which files", "what files"],
-             ["列出", "哪些文件", "文件列表", "数据文件夹", "資料夾"]),
+             ["列出", "哪些文件(?!格式)", "文件列表", "数据文件夹", "資料夾"]),
     "fetch": (["download", "fetch", "moabb", "openneuro"], ["下载", "下載"]),
     "load": (["loads?", "read in", "open"],
              ["加载", "载入", "读取", "导入", "載入", "讀取", "導入"]),
-    "inspect": (["state", "status", "what is loaded", "my study", "the study"],
-                ["研究", "状态", "概况", "进度", "狀態", "進度"]),
+    "inspect": (["state", "status", "what is loaded"], ["状态", "概况", "进度", "狀態", "進度"]),
     "preprocess": (["band-?pass", "filter", "filtering", "high-?pass", "low-?pass", "notch",
                     "resample", "downsample", "re-?reference", "montage"],
                    ["滤波", "带通", "陷波", "工频", "降采样", "重采样", "参考", "濾波", "帶通",
@@ -56,7 +55,7 @@ STEP_TERMS: dict[str, tuple[list[str], list[str]]] = {
     "plot": (["plot", "figure", "draw", "topomap", "psd"],
              ["画", "图", "绘制", "可视化", "畫", "圖", "繪製"]),
     "export": (["export", "script", "report", "bids"], ["导出", "脚本", "报告", "導出", "報告"]),
-    "clear": (["clear", "undo", "discard", "start over", "reset", "throw away"],
+    "clear": (["clear", "undo", "discard", "start over", "reset", "throw away", "wipe", "erase"],
               ["清空", "撤销", "重新开始", "重置", "撤銷"]),
 }  # fmt: skip
 
@@ -82,6 +81,12 @@ WEB_TERMS = (["search", "look up", "literature", "sources?", "cite", "citations?
               "網上", "文獻", "出處", "來源", "論文"])  # fmt: skip
 
 
+# the study itself (研究 is the app's word for it): a text that names it and no step asks what
+# it holds; beside a step ("clear the study", "清空当前的研究") it is that step's object
+STUDY_TERMS = (["my study", "the study"], ["研究"])
+STUDY = words(*STUDY_TERMS)
+
+
 def _patterns() -> list[tuple[str, re.Pattern[str]]]:
     table = {**STEP_TERMS, **CHOICE_TERMS, "web": WEB_TERMS}
     return [(name, words(latin, cjk)) for name, (latin, cjk) in table.items()]
@@ -90,9 +95,22 @@ def _patterns() -> list[tuple[str, re.Pattern[str]]]:
 PATTERNS = _patterns()
 
 
+def cjk_terms(step: str) -> list[str]:
+    """A step's CJK terms as the record's prompt shows them: the study's word first for
+    `inspect`, whose step it names when alone."""
+    cjk = [LOOK.sub("", t) for t in STEP_TERMS.get(step, ([], []))[1]]  # words, not patterns
+    return STUDY_TERMS[1] + cjk if step == "inspect" else cjk
+
+
+LOOK = re.compile(r"\(\?<?[!=][^)]*\)")
+
+
 def named(text: str) -> list[str]:
-    """The steps and choices `text` names by any of their terms."""
-    return [name for name, pattern in PATTERNS if pattern.search(text)]
+    """The steps and choices `text` names by any of their terms; the study named alone is
+    `inspect`."""
+    found = [name for name, pattern in PATTERNS if pattern.search(text)]
+    steps = [name for name in found if name in STEP_TERMS]
+    return found + ["inspect"] if not steps and STUDY.search(text) else found
 
 
 def choices(text: str) -> set[str]:

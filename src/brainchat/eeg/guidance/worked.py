@@ -106,8 +106,12 @@ EXAMPLES: tuple[tuple[str, tuple[Call, ...]], ...] = (
      (("web_search", {"query": "mu rhythm event-related desynchronization motor imagery"}),)),
     ("EEGNet 的结构是什么？请引用文献", (("web_search", {"query": "EEGNet architecture compact CNN"}),)),
     ("Look up on the internet which file formats MNE-Python reads.", (("web_search", {"query": "MNE-Python supported EEG file formats"}),)),  # fmt: skip
+    ("上网查一下 MNE-Python 支持读取哪些 EEG 文件格式", (("web_search", {"query": "MNE-Python supported EEG file formats"}),)),  # fmt: skip
     ("上网搜一下 Riemannian 几何在脑机接口里的应用，给出处", (("web_search", {"query": "Riemannian geometry brain-computer interface"}),)),  # fmt: skip
     ("Where does my analysis stand right now?", (("get_study_state", {}),)),
+    ("我的分析现在进行到哪一步了？", (("get_study_state", {}),)),
+    ("Show the state of my study: what is loaded and what was done to it.", (("get_study_state", {}),)),  # fmt: skip
+    ("看一下研究现在的状态：加载了什么，做过哪些处理", (("get_study_state", {}),)),
     ("把平均参考加上", (("set_reference", {"ref": "average"}),)),
     ("只保留 C3、Cz、C4 三个通道", (("select_channels", {"keep": ["C3", "Cz", "C4"]}),)),
     ("去掉第 1 和第 4 个 ICA 成分", (("ica_apply", {"exclude": [1, 4]}),)),
