@@ -8,7 +8,7 @@ import re
 from langgraph.runtime import Runtime
 
 from brainchat import grounding, llm
-from brainchat.agent import echo, pace
+from brainchat.agent import echo, evidence, pace
 from brainchat.agent.answer_input import LIMIT_STOPS, NOTHING, answer_messages, no_tools_line
 from brainchat.agent.context import AgentContext, AgentState, Deps
 from brainchat.agent.decide import base_url
@@ -120,6 +120,9 @@ def _checked(d: Deps, run: RunContext, state: AgentState, text: str) -> str:
     )
     run.unverified += unverified
     text = _not_an_echo(d, run, text)
+    if under := evidence.shown_under(d, run, text):
+        text += under
+        emit(AnswerChecked(text=text, flags=[]))
     cited = sorted({int(n) for n in CITATION.findall(text)})
     real = [s for s in run.ledger.sources if s["n"] in cited]
     if real:
