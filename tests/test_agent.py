@@ -95,7 +95,8 @@ async def test_two_search_rounds_then_answer(scripted_server, search) -> None:
     assert len(fc_requests) == 3 and len(ans_requests) == 1
     assert fc_requests[0].tools[0]["function"]["name"] == "web_search"
     assert not ans_requests[0].tools  # the answer model gets no tools, only verified results
-    assert "[1] EEGNet: a compact CNN" in ans_requests[0].messages[-1]["content"]
+    asked = ans_requests[0].messages[-1]["content"]
+    assert "[1] EEGNet uses depthwise" in asked and "(from: EEGNet: a compact CNN" in asked
     assert of(events, "model_switch")[0].model == "ans"
 
 

@@ -175,8 +175,11 @@ async def test_the_answer_request_shows_how_to_cite_right_after_the_sources(
     await collect(agent_.run("What kind of convolutions does EEGNet use? Cite your sources."))
     text = str(s.requests_for("ans")[-1].messages[-1]["content"])
     sources = text.index("Web sources (cite as [n]")
-    how = text.index('A sentence that uses a source ends with its number: "... as reported [1]."')
+    how = text.index('A sentence that uses a source ends with its number: "... [1]."')
     assert how > text.rindex("\n[", 0, how) > sources  # after the last source listed
+    # what each source says sits next to its number; its title follows as where it is from
+    said = "[1] EEGNet uses depthwise and separable convolutions for EEG decoding."
+    assert said in text and "(from: EEGNet: a compact CNN for EEG-based BCIs — " in text
     # the sources' specifics, not a title and a number (the 1.5B model's "EEGNet is a compact
     # CNN for EEG-based BCIs, as reported [1]." dropped the convolutions the request asked for)
     assert "their specifics (names, methods, figures) included, not their titles alone" in text

@@ -167,9 +167,11 @@ def _sources(found: list[dict[str, Any]], keep: int | None, cap: int, chars: int
     # the only place a citation is asked for: an answer model primed with "[n]" elsewhere
     # numbers a file list [1]..[4] with no source at all
     lines = [f"{SOURCES_HEADER}, with these numbers only; cite none where no source supports a claim):"]  # fmt: skip
+    # what a source says first, its title and address after: a small model copies the line
+    # next to the number, and given the title there it answered with the title alone
     lines += [
-        f"[{s['n']}] {clip(s['title'], min(chars, 200))} — {clip(s['url'], min(chars, 300))}"
-        f"\n    {cut_text(s['snippet'], max(cap // 4, 50))}"
+        f"[{s['n']}] {cut_text(s['snippet'], max(cap // 4, 50))}"
+        f"\n    (from: {clip(s['title'], min(chars, 200))} — {clip(s['url'], min(chars, 300))})"
         for s in sources
     ]
     if old_sources:
@@ -182,7 +184,7 @@ def _sources(found: list[dict[str, Any]], keep: int | None, cap: int, chars: int
         *lines,
         "Answer with what the sources say that the request asks about, their specifics (names, "
         "methods, figures) included, not their titles alone. A sentence that uses a source ends "
-        f'with its number: "... as reported [{n}]."',
+        f'with its number: "... [{n}]."',
         "",
     ]
 

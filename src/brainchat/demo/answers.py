@@ -24,7 +24,8 @@ NO_DATA = (
     "**Write the demo EEG set** button (or `brainchat demo-data`), then ask again."
 )
 _TOOL = re.compile(r"^- (\w+)\((.*)\):$")
-_SOURCE = re.compile(r"^\[(\d+)\] (.*) — (\S+)$")
+_SOURCE = re.compile(r"^\[(\d+)\] (.*)$")  # what the source says
+_FROM = re.compile(r"^\s+\(from: (.*) — (\S+)\)$")  # its title and address, below
 _RECORDING = re.compile(
     r"^- (?P<name>.+?): subject (?P<sub>\S+), session (?P<ses>\S+), (?P<ch>\d+) ch @ "
     r"(?P<sf>[\d.]+) Hz, (?P<dur>\d+) s, events: (?P<events>.*?)(?: \(damaged.*)?$",
@@ -68,10 +69,10 @@ def parse(text: str) -> AnswerInput:
         elif section == "question":
             got.question += line.removeprefix("User request: ") + "\n"
         elif section == HEADERS[0] and (m := _SOURCE.match(line)):
-            got.sources.append((m[1], m[2], m[3], ""))
-        elif section == HEADERS[0] and line.startswith("    ") and got.sources:
-            n, title, url, _ = got.sources[-1]
-            got.sources[-1] = (n, title, url, line.strip())
+            got.sources.append((m[1], "", "", m[2]))
+        elif section == HEADERS[0] and (m := _FROM.match(line)) and got.sources:
+            n, _, _, snippet = got.sources[-1]
+            got.sources[-1] = (n, m[1], m[2], snippet)
         elif section == HEADERS[1] and (m := _TOOL.match(line)):
             close()
             name, lines = m[1], []
