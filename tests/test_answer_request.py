@@ -205,6 +205,7 @@ def test_a_cross_validation_asks_for_its_score_by_name_and_only_a_test_that_ran(
     assert "W and p" not in one and "no paired test ran, so state none" in one
     two = state_line("cross_validate", TWO)
     assert (
-        "the score's name (balanced accuracy)" in two and "the paired test with its W and p" in two
+        "the score's name (balanced accuracy)" in two
+        and "the paired test by its name with its W and p" in two
     )
     assert state_line("load_data", "loaded 2 file(s)") == STATE["load_data"]

@@ -15,15 +15,15 @@ STATE = {
     "evaluate_model": "(State from this result: the accuracy, balanced accuracy or kappa when "
     "given, the per-class scores and the split, as written.)",
     "cross_validate": "(State from this result, as written: the score's name, each pipeline's "
-    "mean ± sd, its permutation chance level and p-value, the paired test with its W and p, and "
-    "what each fold held out.)",
+    "mean ± sd, its permutation chance level and p-value, the paired test by its name with its "
+    "W and p, and what each fold held out.)",
     "list_data_files": "(Name every file listed, with its subject and session.)",
     "load_data": "(Name every file loaded, with its subject, session, channels, duration and "
     "events.)",
 }
 # the score's name as the cross_validate result writes it ("...; score ROC AUC (chance ~0.5)")
 SCORE_NAME = re.compile(r"; score (.{1,40}?) \(chance")
-PAIRED = ", the paired test with its W and p,"
+PAIRED = ", the paired test by its name with its W and p,"
 LEAKAGE = f"the leakage risk it names ('{MARK} ...'), as written"
 # a split by trial: the same sessions in training and test (eeg/core/holdout.py)
 SPLIT = f"what its '{SPLIT_MARK}' says the test scores can show, in a sentence"
