@@ -82,7 +82,9 @@ async def test_a_passage_is_cited_with_its_document_and_page(scripted_server) ->
         (1, f"{EEGNET}, p. 4", "knowledge://d1?chunk=7#page=4")
     ]
     sent = answer_request(s)
-    assert f"[1] {EEGNET}, p. 4" in sent and "0.68 mean accuracy" in sent
+    # the passage next to its number, the document and page it is from after it
+    assert f"(from: {EEGNET}, p. 4 — knowledge://d1?chunk=7#page=4)" in sent
+    assert "0.68 mean accuracy" in sent.split("[1] ", 1)[1].split("(from: ", 1)[0]
     assert "Bo's" not in sent
     assert not of(events, "answer_checked")  # [1] is a source the run found
 

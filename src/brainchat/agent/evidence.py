@@ -14,7 +14,7 @@ from brainchat.agent.context import Deps
 from brainchat.agent.state import RunContext
 from brainchat.grounding.figures import Shown, figures
 
-SHOWN_LINES = 10  # of the result: its heading, the rows of scores and tests
+SHOWN_LINES = 10  # of the result's lines that measure: its heading, the rows of scores and tests
 
 
 def shown_under(d: Deps, run: RunContext, answer: str) -> str:
@@ -30,7 +30,13 @@ def shown_under(d: Deps, run: RunContext, answer: str) -> str:
     shown = Shown([last.result], units)
     if any(shown.holds(f) for f in figures(answer, units)):
         return ""
-    lines = [line for line in last.result.splitlines() if line.strip()][:SHOWN_LINES]
+    # the lines that measure (a decimal figure) and a table's rows and header; not the
+    # result's notes to the model (a figure "shown to the user", a next-step hint)
+    lines = [
+        line
+        for line in last.result.splitlines()
+        if "|" in line or any("." in f.text for f in figures(line, units))
+    ][:SHOWN_LINES]
     body = "\n".join(lines)
     return (
         f"\n\n---\n*The answer states none of the figures {last.name} returned; they are, as "

@@ -22,34 +22,9 @@ def _p(v: float | None) -> str:
 def table(res: CVResult) -> str:
     """The lines the model reads: protocol, scoring, per-pipeline mean ± sd, chance and p,
     per-subject scores, paired tests, notes (left-out groups, leakage)."""
-    cfg = res.config
-    unit = "folds per session" if cfg.protocol == "within_session" else "folds"
-    held = {
-        "cross_session": "leave-one-out: each session held out in turn",
-        "cross_subject": "leave-one-out: each subject held out in turn",
-    }
-    folds = f"{cfg.folds} {unit}" if cfg.protocol == "within_session" else held[cfg.protocol]
-    lines = [
-        f"cross_validate {cfg.protocol} ({folds}, seed {cfg.seed}): {res.n_epochs} epochs, "
-        f"{len(res.subjects)} subject(s), {res.sessions} subject-session group(s); score "
-        f"{SCORING.get(res.scoring, res.scoring)} ({chance_text(res)})",
-    ]
     shown = list(res.subjects[:SUBJECTS_SHOWN])
-    more = (
-        f" (+{len(res.subjects) - len(shown)} more in the plot)"
-        if len(res.subjects) > len(shown)
-        else ""
-    )
     balanced = shows_balanced(res)
-    extra = " | balanced accuracy (chance 1/k) | Cohen's kappa (chance 0)" if balanced else ""
-    # the score's name heads its figures too: an answer that copies the table's columns
-    # without the first line otherwise reports bare numbers whose measure it never names
-    score = SCORING.get(res.scoring, res.scoring)
-    lines.append(
-        f"pipeline | {score} mean ± sd over subjects | permutation test{extra} | {score} per subject "
-        + " ".join(f"{s}" for s in shown)
-        + more
-    )
+    lines = [_heading(res), _columns(res, shown)]
     for s in res.summaries:
         perm = (
             # each figure carries its own label: a header naming two quantities over one
@@ -79,9 +54,37 @@ def table(res: CVResult) -> str:
         # up a W and a p for a run of one pipeline
         lines.append("paired test: none (one pipeline; a Wilcoxon test compares two pipelines)")
     lines += [f"note: {n}" for n in res.notes]
-    if held_note := protocol_note(cfg.protocol):
+    if held_note := protocol_note(res.config.protocol):
         lines.append(f"note: {held_note}")
     return "\n".join(lines)
+
+
+def _heading(res: CVResult) -> str:
+    """The table's first line: protocol, folds, seed, what was scored, the score and its chance."""
+    cfg = res.config
+    unit = "folds per session" if cfg.protocol == "within_session" else "folds"
+    held = {
+        "cross_session": "leave-one-out: each session held out in turn",
+        "cross_subject": "leave-one-out: each subject held out in turn",
+    }
+    folds = f"{cfg.folds} {unit}" if cfg.protocol == "within_session" else held[cfg.protocol]
+    return (
+        f"cross_validate {cfg.protocol} ({folds}, seed {cfg.seed}): {res.n_epochs} epochs, "
+        f"{len(res.subjects)} subject(s), {res.sessions} subject-session group(s); score "
+        f"{SCORING.get(res.scoring, res.scoring)} ({chance_text(res)})"
+    )
+
+
+def _columns(res: CVResult, shown: list[str]) -> str:
+    """The columns' header. The score's name heads its figures too: an answer that copies the
+    columns without the first line otherwise reports bare numbers whose measure it never names."""
+    more = f" (+{len(res.subjects) - len(shown)} more in the plot)" if len(res.subjects) > len(shown) else ""  # fmt: skip
+    extra = " | balanced accuracy (chance 1/k) | Cohen's kappa (chance 0)" if shows_balanced(res) else ""  # fmt: skip
+    score = SCORING.get(res.scoring, res.scoring)
+    return (
+        f"pipeline | {score} mean ± sd over subjects | permutation test{extra} | {score} per "
+        "subject " + " ".join(f"{s}" for s in shown) + more
+    )
 
 
 def per_subject_p_lines(res: CVResult, shown: list[str]) -> list[str]:
