@@ -71,7 +71,9 @@ async def test_a_run_with_no_result_to_rest_on_adds_nothing(scripted_server) -> 
 
 @pytest.mark.scripted_lenient("the run may answer after the one result")
 async def test_the_results_notes_to_the_model_stay_with_the_model(scripted_server) -> None:
-    result = f"{CV}\nimage: csp_lda scores per subject shown to the user\nnote: each subject held out"
+    result = (
+        f"{CV}\nimage: csp_lda scores per subject shown to the user\nnote: each subject held out"
+    )
     events = await answered(scripted_server, "cross_validate", result, "是的，能用。")
     under = of(events, "run_finished")[0].answer.split("是的，能用。", 1)[1]
     assert "csp_lda | 0.612 ± 0.041" in under and "pipeline | ROC AUC mean" in under
