@@ -62,6 +62,11 @@ class Streamed:
     first_token: float | None = None  # perf_counter time of the first text
     cut: bool = False  # the server stopped it at max_tokens (finish_reason "length")
     repeated: Repetition | None = None  # ended early for repeating itself
+    # perf_counter time after which the stream is read no further, and whether it was: a
+    # caller's own deadline, checked at each chunk, since a cancellation from a timeout can be
+    # swallowed inside the HTTP stack while the stream goes on
+    stop_at: float | None = None
+    stopped: bool = False
 
     @property
     def text(self) -> str:
@@ -173,6 +178,9 @@ class ModelClient:
                         emit(Notice(kind="info", message=told, hint=hint))
                         return
                 out.cut = out.cut or cut_at_limit(chunk)
+                if out.stop_at is not None and time.perf_counter() >= out.stop_at:
+                    out.stopped = True  # this chunk is kept: its tokens were shown already
+                    return
 
     async def _stream_whole(
         self, messages: list[BaseMessage], config: dict[str, Any], usage: bool

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
 from conftest import STOP_NOTICE, WAIT_MS, open_chat, pick_mode, send, spec, wait_idle
@@ -154,6 +155,9 @@ def test_a_long_pasted_message_folds_with_show_all(model_server, app, browser):
     toggle = page.locator(".brainchat-fold-toggle").last
     toggle.wait_for()
     assert toggle.inner_text() == "Show all"
+    # the page may render the message's box anew after it is sent; the fold follows the box
+    # it is on (a CI run read the height while the new box was not folded yet)
+    expect(bubble).to_have_attribute("data-brainchat-fold", "folded")
     assert bubble.bounding_box()["height"] < 400
     toggle.click()
     assert toggle.inner_text() == "Show less"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 
 from langgraph.runtime import Runtime
 
@@ -42,8 +43,9 @@ async def answer(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
         return {"answer": "", "stop_reason": "error", "error": messages}
     if (facts := pace.facts_instead(d, run)) is not None:  # too little time left to write
         return facts
-    spec, out = d.specs.get("answer"), Streamed()
-    deadline = asyncio.timeout(run.answer_remaining())
+    left = run.answer_remaining()
+    spec, out = d.specs.get("answer"), Streamed(stop_at=time.perf_counter() + left)
+    deadline = asyncio.timeout(left)
     try:
         async with deadline:
             await ModelClient(d.answer_llm, spec, name).text(messages, [run.callback], out)
@@ -58,7 +60,7 @@ async def answer(state: AgentState, runtime: Runtime[AgentContext]) -> AgentStat
     finally:
         if run.first_answer_token is None:
             run.first_answer_token = out.first_token
-    if deadline.expired():  # the cancellation was swallowed below (a stream ended quietly)
+    if out.stopped or deadline.expired():  # read to the limit, or its cancellation swallowed
         return _out_of_time(d, run, name, out)
     pace.remember_speed(d, run)  # for the next runs' answer reserve
     if out.repeated is None and out.cut:
