@@ -220,7 +220,6 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
         try:
             await self.store.upsert_thread(
                 thread_id,
-                name=None if user_id else name,
                 user_id=user_id,
                 user_identifier=identifier,
                 tags=tags,
@@ -229,6 +228,8 @@ class BrainchatDataLayer(SQLAlchemyDataLayer):
             )
             if name is not None and user_id:  # unique among the user's threads
                 await titles.name_thread(self.store, thread_id, name)
+            elif name is not None:
+                await titles.rename_thread(self.store, thread_id, name)
         except Exception as exc:  # noqa: BLE001 - Chainlit calls this from fire-and-forget tasks
             log.warning("thread %s not saved: %s", thread_id[:40], mask(str(exc)))
 

@@ -8,6 +8,11 @@ from pathlib import Path
 from typing import Any
 
 _naming = asyncio.Lock()  # one naming at a time: two threads asking the same get (1) and (2)
+# threads named on purpose (renamed by their user, or titled by the chat model): a name taken from
+# the first question never replaces theirs. Chainlit names a thread from a task of its own, which
+# can end after a fast title model has answered. Recent ones are enough: the race is seconds long.
+_chosen: dict[str, None] = {}
+CHOSEN_KEPT = 4096
 
 
 async def unique_title(engine: Any, thread_id: str, title: str) -> str:
@@ -42,6 +47,8 @@ async def name_thread(
     from brainchat.store.schema import threads
 
     async with _naming:
+        if thread_id in _chosen:
+            return None
         if unnamed_only:
             async with store.engine.connect() as conn:
                 stmt = select(threads.c.name).where(threads.c.id == thread_id)
@@ -50,6 +57,18 @@ async def name_thread(
         named = await unique_title(store.engine, thread_id, title)
         await store.upsert_thread(thread_id, name=named, created_at=utc_now())
         return named
+
+
+async def rename_thread(store: Any, thread_id: str, title: str) -> None:
+    """Name the thread `title` on purpose (a rename, a model's title): kept as given, and never
+    replaced by a name taken from its first question afterwards."""
+    from chainlit.utils import utc_now
+
+    async with _naming:
+        _chosen[thread_id] = None
+        while len(_chosen) > CHOSEN_KEPT:
+            del _chosen[next(iter(_chosen))]
+        await store.upsert_thread(thread_id, name=title, created_at=utc_now())
 
 
 def attached(element: Any) -> bool:
