@@ -227,29 +227,25 @@ async def _print_run(session: Any, question: str, as_json: bool, allow: bool) ->
         print(f"{verdict} {name}: it asks first because {ask.why(name)}{hint}", file=sys.stderr)
         return allow
 
+    from brainchat.cli_answer import CheckedAnswer  # what a checked answer adds
     from brainchat.cli_elicit import terminal_asker  # an MCP server asks for input
     from brainchat.cli_sampling import terminal_approver  # or to use the model (#43)
     from brainchat.tools.mcp_elicit_route import answering
     from brainchat.tools.mcp_sampling import approving
 
-    status = 0
+    status, answer = 0, CheckedAnswer()
     # the terminal answers (and approves), else a clear refusal
     with answering(terminal_asker()), approving(terminal_approver()):
         async for event in session.ask(question, confirm=confirm):
             if as_json:
                 print(json.dumps(event.to_dict(), default=str), flush=True)
             else:
-                _print_event(event)
+                sys.stdout.write(event_text(event) + answer.extra(event))
+                sys.stdout.flush()
             if isinstance(event, ev.RunFinished) and event.reason == "error":
                 status = 1
                 print(event.error, file=sys.stderr)
     return status
-
-
-def _print_event(event: Event) -> None:
-    """The same events the browser shows, as terminal lines."""
-    sys.stdout.write(event_text(event))
-    sys.stdout.flush()
 
 
 def event_text(event: Event) -> str:
