@@ -6,7 +6,9 @@ when the conversation is opened again."""
 
 from __future__ import annotations
 
+import json
 import re
+import time
 from urllib.parse import urlparse
 
 import pytest
@@ -96,6 +98,14 @@ def test_a_chinese_browser_gets_brainchat_in_chinese(model_server, app, browser,
     page.context.close()
 
 
+def saved_language(page, thread_url: str) -> str | None:
+    """The Interface language stored with the thread's state (None while none is stored)."""
+    r = page.request.get(thread_url)
+    meta = (r.json().get("metadata") if r.ok else None) or {}
+    meta = json.loads(meta) if isinstance(meta, str) else meta
+    return (meta.get("brainchat_state") or {}).get("interface_language")
+
+
 def test_choosing_english_in_the_panel_wins_over_a_chinese_browser(
     model_server, app_factory, browser
 ):
@@ -127,7 +137,12 @@ def test_choosing_english_in_the_panel_wins_over_a_chinese_browser(
     thread = urlparse(page.url).path
 
     # the choice is kept with the conversation's state, written with each turn: after a crash
-    # (before the page could say goodbye), the thread opened again on a zh-CN browser is English
+    # (before the page could say goodbye), the thread opened again on a zh-CN browser is English.
+    # The turn's write is waited for: a crash before it would lose the turn, not the choice.
+    deadline = time.monotonic() + 60
+    while saved_language(page, app + "/project" + thread) in (None, "auto"):
+        assert time.monotonic() < deadline, "the turn's state was not saved within 60 s"
+        page.wait_for_timeout(100)
     app_factory.stop(app, kill=True)
     page.context.close()
     again = app_factory(models(model_server), home=app_factory.home[app])
