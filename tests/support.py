@@ -62,6 +62,17 @@ def write_fixture(path: Path, data: Any = None) -> Path:
     return path
 
 
+def agent_env(server: Any, tmp: Path) -> dict[str, str]:
+    """The environment of `brainchat ask --mode agent` against the scripted models "fc" and
+    "ans", with the search fixture and a data folder under `tmp`."""
+    return {
+        "AGENT_FUNCTION_CALL_MODEL": spec_json(server, "fc"),
+        "AGENT_ANSWER_MODEL": spec_json(server, "ans"),
+        "BRAINCHAT_SEARCH_FIXTURE": str(write_fixture(tmp / "fx.json")),
+        "BRAINCHAT_DATA_DIR": str(tmp / "data"),
+    }
+
+
 async def collect(events: AsyncIterator[Event]) -> list[Event]:
     return [e async for e in events]
 

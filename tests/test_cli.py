@@ -13,7 +13,7 @@ import pytest
 
 from brainchat.testing.scripted_server import Call, Fault, Text, ToolCalls
 
-from support import spec_json, write_fixture
+from support import agent_env, spec_json
 
 BIN = Path(sys.executable).parent / "brainchat"
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,12 +50,7 @@ def test_ask_agent_json_prints_one_event_per_line(scripted_server, tmp_path) -> 
     s = scripted_server
     s.queue("fc", ToolCalls([Call("web_search", {"query": "EEGNet"})]))  # the rule ends the loop
     s.queue("ans", Text("EEGNet is compact [1]."))
-    env = {
-        "AGENT_FUNCTION_CALL_MODEL": spec_json(s, "fc"),
-        "AGENT_ANSWER_MODEL": spec_json(s, "ans"),
-        "BRAINCHAT_SEARCH_FIXTURE": str(write_fixture(tmp_path / "fx.json")),
-        "BRAINCHAT_DATA_DIR": str(tmp_path / "data"),
-    }
+    env = agent_env(s, tmp_path)
     out = run(["ask", "--mode", "agent", "--json", "What is EEGNet?"], env, tmp_path)
     assert out.returncode == 0, out.stderr
     events = [json.loads(line) for line in out.stdout.splitlines()]
@@ -80,12 +75,7 @@ def test_ask_agent_readable_output(scripted_server, tmp_path) -> None:
     s = scripted_server
     s.queue("fc", ToolCalls([Call("web_search", {"query": "mu rhythm"})]))  # the rule ends the loop
     s.queue("ans", Text("Mu is 8-13 Hz [2]."))
-    env = {
-        "AGENT_FUNCTION_CALL_MODEL": spec_json(s, "fc"),
-        "AGENT_ANSWER_MODEL": spec_json(s, "ans"),
-        "BRAINCHAT_SEARCH_FIXTURE": str(write_fixture(tmp_path / "fx.json")),
-        "BRAINCHAT_DATA_DIR": str(tmp_path / "data"),
-    }
+    env = agent_env(s, tmp_path)
     out = run(["ask", "--mode", "agent", "mu?"], env, tmp_path)
     assert out.returncode == 0, out.stderr
     assert '→ web_search({"query": "mu rhythm"})' in out.stdout

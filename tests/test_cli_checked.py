@@ -6,27 +6,17 @@ server: one `brainchat ask` process, and agent runs whose events the terminal's 
 from __future__ import annotations
 
 import pytest
-from langchain_core.tools import StructuredTool
 
-from brainchat.agent.graph import build_agent
 from brainchat.cli import event_text
 from brainchat.cli_answer import CheckedAnswer
-from brainchat.eeg.guidance import EEG
 from brainchat.events import Event
-from brainchat.llm import make_chat_model
 from brainchat.testing.scripted_server import Call, Text, ToolCalls
-from brainchat.tools.registry import set_flags
+from test_answer_evidence import CV, answered
 from test_cli import run
 
-from support import collect, spec, spec_json, write_fixture
+from support import agent_env
 
 HEADING = "· the answer as brainchat checked it:"
-CV = (
-    "cross_validate cross_subject (leave-one-out: each subject held out in turn, seed 0): 60 "
-    "epochs, 3 subject(s); score ROC AUC (chance 0.5 at any class balance)\n"
-    "pipeline | ROC AUC mean ± sd over subjects | permutation test | ROC AUC per subject 01 02 03\n"
-    "csp_lda | 0.612 ± 0.041 | chance 0.515, p=0.048 (20 perms) | 0.58 0.60 0.66"
-)
 
 
 def printed(events: list[Event]) -> str:
@@ -35,35 +25,13 @@ def printed(events: list[Event]) -> str:
     return "".join(event_text(e) + answer.extra(e) for e in events)
 
 
-def tool(name: str, result: str) -> StructuredTool:
-    async def call() -> str:
-        return result
-
-    made = StructuredTool.from_function(coroutine=call, name=name, description=f"{name} tool")
-    return set_flags(made, read_only=True)  # type: ignore[return-value]
-
-
-async def answered(server, name: str, result: str, answer: str) -> list[Event]:
-    server.queue("fc", ToolCalls([Call(name, {})]), Text("done"))
-    server.queue("ans", Text(answer))
-    fc = make_chat_model(spec(server, "fc"), "function_call")
-    ans = make_chat_model(spec(server, "ans"), "answer")
-    agent = build_agent(fc, ans, [tool(name, result)], domain=EEG)
-    return await collect(agent.run("Does CSP+LDA work on a person it has never seen?"))
-
-
 def test_source_numbers_brainchat_placed_are_printed_with_the_answer(
     scripted_server, tmp_path
 ) -> None:
     s = scripted_server
     s.queue("fc", ToolCalls([Call("web_search", {"query": "mne formats"})]))
     s.queue("ans", Text("MNE-Python can read EDF, BDF, FIF, BrainVision and EEGLAB files."))
-    env = {
-        "AGENT_FUNCTION_CALL_MODEL": spec_json(s, "fc"),
-        "AGENT_ANSWER_MODEL": spec_json(s, "ans"),
-        "BRAINCHAT_SEARCH_FIXTURE": str(write_fixture(tmp_path / "fx.json")),
-        "BRAINCHAT_DATA_DIR": str(tmp_path / "data"),
-    }
+    env = agent_env(s, tmp_path)
     out = run(["ask", "--mode", "agent", "Which file formats can MNE read?"], env, tmp_path)
     assert out.returncode == 0, out.stderr
     checked = out.stdout.split(HEADING, 1)[1]
