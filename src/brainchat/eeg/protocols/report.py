@@ -24,7 +24,7 @@ def table(res: CVResult) -> str:
     per-subject scores, paired tests, notes (left-out groups, leakage)."""
     shown = list(res.subjects[:SUBJECTS_SHOWN])
     balanced = shows_balanced(res)
-    lines = [_heading(res), _columns(res, shown)]
+    lines = [_heading(res), _columns(res, shown, balanced)]
     for s in res.summaries:
         perm = (
             # each figure carries its own label: a header naming two quantities over one
@@ -75,15 +75,16 @@ def _heading(res: CVResult) -> str:
     )
 
 
-def _columns(res: CVResult, shown: list[str]) -> str:
+def _columns(res: CVResult, shown: list[str], balanced: bool) -> str:
     """The columns' header. The score's name heads its figures too: an answer that copies the
     columns without the first line otherwise reports bare numbers whose measure it never names."""
-    more = f" (+{len(res.subjects) - len(shown)} more in the plot)" if len(res.subjects) > len(shown) else ""  # fmt: skip
-    extra = " | balanced accuracy (chance 1/k) | Cohen's kappa (chance 0)" if shows_balanced(res) else ""  # fmt: skip
+    hidden = len(res.subjects) - len(shown)
+    more = f" (+{hidden} more in the plot)" if hidden > 0 else ""
+    extra = " | balanced accuracy (chance 1/k) | Cohen's kappa (chance 0)" if balanced else ""
     score = SCORING.get(res.scoring, res.scoring)
     return (
         f"pipeline | {score} mean ± sd over subjects | permutation test{extra} | {score} per "
-        "subject " + " ".join(f"{s}" for s in shown) + more
+        f"subject {' '.join(shown)}{more}"
     )
 
 
